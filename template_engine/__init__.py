@@ -1,0 +1,39 @@
+"""Compose layered Run:ai-style defaults, assets and templates into effective distributed-training specs."""
+
+from template_engine.compose import Composition, Submission, compose
+from template_engine.errors import (
+    CompositionError,
+    InputError,
+    Location,
+    NotFoundError,
+    Problem,
+    RenderError,
+    TemplateEngineError,
+)
+from template_engine.explain import explain
+from template_engine.loader.tree import load_org, reference_problems
+from template_engine.org import Org, Scope, Template, View
+from template_engine.paths import Match, format_path, parse_path
+
+__all__ = [
+    "Composition",
+    "CompositionError",
+    "InputError",
+    "Location",
+    "Match",
+    "NotFoundError",
+    "Org",
+    "Problem",
+    "RenderError",
+    "Scope",
+    "Submission",
+    "Template",
+    "TemplateEngineError",
+    "View",
+    "compose",
+    "explain",
+    "format_path",
+    "load_org",
+    "parse_path",
+    "reference_problems",
+]

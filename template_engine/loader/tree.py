@@ -1,0 +1,297 @@
+"""Read a templates folder into an :class:`~template_engine.org.Org`: the only module that reads files.
+
+Layout (DESIGN.md): ``org.yaml``; ``system/``, ``departments/D/`` and ``projects/P/``, each with
+``defaults.yaml`` and ``templates/T.yaml``; ``assets/{environments,computes,datasources}/NAME.yaml``.  Every
+file is read once; a file with problems is recorded in ``Org.broken`` (so ``validate`` can list all of them
+and a composition that needs it fails with them), never skipped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path as FsPath
+from typing import Any
+
+from template_engine.compose import SPEC_PLAN
+from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.validate import key_problems, locate, validate
+from template_engine.loader.yaml_safe import load_yaml
+from template_engine.models.documents import (
+    ASSET_FOLDERS,
+    ASSET_MODELS,
+    AssetKind,
+    DatasourceAsset,
+    LayerDocument,
+    OrgDocument,
+    TemplateDocument,
+)
+from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template
+
+_YAML = (".yaml", ".yml")
+
+
+def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
+    """Read and parse one file; ``rel`` (relative to ``root``, POSIX) names it in every message."""
+    try:
+        text = (root / rel).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None, [Problem("file is not UTF-8 text", (), Location(rel), "a UTF-8 YAML file")]
+    except OSError as exc:
+        return None, [Problem(f"cannot read file: {exc.strerror}", (), Location(rel))]
+    try:
+        loaded = load_yaml(text, rel)
+    except InputError as exc:
+        return None, list(exc.problems)
+    data = loaded.data if loaded.data is not None else {}
+    if not isinstance(data, Mapping):
+        return None, [Problem("document must be a mapping", (), Location(rel, 1, 1), "a YAML mapping")]
+    return Source(rel, data, loaded.lines), []
+
+
+def _master_conflict(source: Source, same: bool | None, master: Any) -> list[Problem]:
+    if same is True and master is not None:
+        return [
+            Problem(
+                "masterSpecSameAsWorker is true and a master section is given",
+                ("master",),
+                locate(source.file, source.lines, ("master",)),
+                "masterSpecSameAsWorker: false, or no master section",
+            )
+        ]
+    return []
+
+
+def _spec_key_problems(source: Source, roots: tuple[tuple[str, ...], ...]) -> list[Problem]:
+    problems = []
+    for root in roots:
+        spec: Any = source.data
+        for part in root:
+            spec = spec.get(part) if isinstance(spec, Mapping) else None
+        if spec is not None:
+            problems += key_problems(SPEC_PLAN, spec, root, source.file, source.lines)
+    return problems
+
+
+def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[Problem]:
+    if name == stem:
+        return []
+    return [
+        Problem(
+            f"{what} meta.name {name!r} does not match its file name",
+            ("meta", "name"),
+            locate(source.file, source.lines, ("meta", "name")),
+            f"meta.name: {stem}",
+        )
+    ]
+
+
+def load_defaults(root: FsPath, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
+    source, problems = read_source(root, rel)
+    if source is None:
+        return None, problems
+    doc, problems = validate(LayerDocument, source.data, rel, source.lines)
+    if doc is None:
+        return None, problems
+    problems = _master_conflict(source, doc.masterSpecSameAsWorker, doc.master)
+    problems += _spec_key_problems(source, (("spec",), ("master", "spec")))
+    return (None if problems else Defaults(scope, source, doc)), problems
+
+
+def load_template(root: FsPath, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
+    source, problems = read_source(root, rel)
+    if source is None:
+        return None, problems
+    doc, problems = validate(TemplateDocument, source.data, rel, source.lines)
+    if doc is None:
+        return None, problems
+    stem = FsPath(rel).stem
+    problems = _name_matches_file(source, doc.meta.name, stem, "template")
+    problems += _master_conflict(source, doc.masterSpecSameAsWorker, doc.master)
+    problems += _spec_key_problems(source, (("spec",), ("master", "spec")))
+    return (None if problems else Template(stem, scope, source, doc)), problems
+
+
+def load_asset(root: FsPath, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
+    source, problems = read_source(root, rel)
+    if source is None:
+        return None, problems
+    doc, problems = validate(ASSET_MODELS[kind], source.data, rel, source.lines)
+    if doc is None:
+        return None, problems
+    stem = FsPath(rel).stem
+    problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
+    if isinstance(doc, DatasourceAsset):
+        storage = source.data.get("spec", {}).get("storage") or {}
+        items = [(k, len(v)) for k, v in storage.items() if v]
+        if len(items) != 1 or items[0][1] != 1:
+            problems.append(
+                Problem(
+                    "a data source asset holds exactly one item under one storage kind",
+                    ("spec", "storage"),
+                    locate(rel, source.lines, ("spec", "storage")),
+                    "spec.storage.<kind>: [one item]",
+                )
+            )
+    else:
+        problems += _spec_key_problems(source, (("spec",),))
+    return (None if problems else Asset(kind, stem, source, doc)), problems
+
+
+def _yaml_files(folder: FsPath) -> list[FsPath]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in _YAML)
+
+
+def _org_document(root: FsPath) -> OrgDocument:
+    if not (root / "org.yaml").is_file():
+        raise InputError(
+            [
+                Problem(
+                    "no org.yaml in the templates folder",
+                    (),
+                    Location(str(root)),
+                    "org.yaml naming the departments and their projects",
+                )
+            ]
+        )
+    source, problems = read_source(root, "org.yaml")
+    if source is None:
+        raise InputError(problems)
+    doc, problems = validate(OrgDocument, source.data, "org.yaml", source.lines)
+    if doc is None:
+        raise InputError(problems)
+    seen: dict[str, str] = {}
+    for d_index, dept in enumerate(doc.departments):
+        if dept.name in {d.name for d in doc.departments[:d_index]}:
+            problems.append(
+                Problem(
+                    f"department {dept.name!r} is listed twice",
+                    ("departments", d_index),
+                    locate("org.yaml", source.lines, ("departments", d_index)),
+                )
+            )
+        for p_index, project in enumerate(dept.projects):
+            if project in seen:
+                problems.append(
+                    Problem(
+                        f"project {project!r} is listed in {seen[project]!r} and {dept.name!r}",
+                        ("departments", d_index, "projects", p_index),
+                        locate("org.yaml", source.lines, ("departments", d_index, "projects", p_index)),
+                        "project names unique across the org",
+                    )
+                )
+            seen[project] = dept.name
+    if problems:
+        raise InputError(problems)
+    return doc
+
+
+def load_org(root: FsPath) -> Org:
+    """Read the whole templates folder at ``root``.
+
+    Raises :class:`InputError` only when the folder or ``org.yaml`` is unusable; problems of other files are
+    recorded in ``Org.broken``.
+    """
+    if not root.is_dir():
+        raise InputError(
+            [
+                Problem(
+                    f"templates folder {str(root)!r} does not exist",
+                    (),
+                    None,
+                    "--root pointing at a folder with org.yaml",
+                )
+            ]
+        )
+    org_doc = _org_document(root)
+    departments = {d.name: tuple(d.projects) for d in org_doc.departments}
+    projects = {p for ps in departments.values() for p in ps}
+    broken: dict[str, tuple[Problem, ...]] = {}
+    defaults: dict[Scope, Defaults] = {}
+    templates: dict[Scope, dict[str, Template]] = {}
+
+    def note(rel: str, problems: list[Problem]) -> None:
+        if problems:
+            broken[rel] = tuple(problems)
+
+    scopes: list[tuple[Scope, str]] = [(SYSTEM, "system")]
+    for kind, folder, known in (
+        ("department", "departments", departments),
+        ("project", "projects", projects),
+    ):
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
+            rel = f"{folder}/{sub.name}"
+            if sub.name not in known:
+                note(
+                    rel,
+                    [
+                        Problem(
+                            f"unknown {kind} {sub.name!r}: it is not in org.yaml",
+                            (),
+                            Location(rel),
+                            f"a {kind} listed in org.yaml",
+                        )
+                    ],
+                )
+                continue
+            scopes.append((Scope(kind, sub.name), rel))  # type: ignore[arg-type]
+
+    for scope, rel_dir in scopes:
+        rel = f"{rel_dir}/defaults.yaml"
+        if (root / rel).is_file():
+            entry, problems = load_defaults(root, rel, scope)
+            note(rel, problems)
+            if entry is not None:
+                defaults[scope] = entry
+        for path in _yaml_files(root / rel_dir / "templates"):
+            trel = f"{rel_dir}/templates/{path.name}"
+            template, problems = load_template(root, trel, scope)
+            note(trel, problems)
+            if template is not None:
+                templates.setdefault(scope, {})[template.name] = template
+
+    assets: dict[AssetKind, dict[str, Asset]] = {}
+    for kind, folder in ASSET_FOLDERS.items():
+        for path in _yaml_files(root / "assets" / folder):
+            arel = f"assets/{folder}/{path.name}"
+            asset, problems = load_asset(root, arel, kind)
+            note(arel, problems)
+            if asset is not None:
+                assets.setdefault(kind, {})[asset.name] = asset
+    return Org(departments, defaults, templates, assets, broken)
+
+
+def reference_problems(org: Org) -> list[Problem]:
+    """Templates that refer to assets the org does not have."""
+    problems = []
+    for by_name in org.templates.values():
+        for template in by_name.values():
+            for root, assets in (
+                (("assets",), template.doc.assets),
+                (("master", "assets"), (template.doc.master.assets if template.doc.master else None)),
+            ):
+                if assets is None:
+                    continue
+                refs: list[tuple[AssetKind, str, tuple[str | int, ...]]] = []
+                if assets.environment:
+                    refs.append(("environment", assets.environment, (*root, "environment")))
+                if assets.compute:
+                    refs.append(("compute", assets.compute, (*root, "compute")))
+                for i, ref in enumerate(assets.datasources or ()):
+                    refs.append(("datasource", ref.name, (*root, "datasources", i, "name")))
+                for kind, name, path in refs:
+                    if name not in org.assets.get(kind, {}):
+                        folder = ASSET_FOLDERS[kind]
+                        problems.append(
+                            Problem(
+                                f"unknown {kind} asset {name!r}",
+                                path,
+                                locate(template.source.file, template.source.lines, path),
+                                f"a file assets/{folder}/{name}.yaml",
+                            )
+                        )
+    return problems

@@ -1,0 +1,114 @@
+"""Turn a parsed document into a validated model, or into every problem it has, with lines."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from template_engine.errors import Location, Problem
+from template_engine.merge.engine import check_keys
+from template_engine.merge.plan import PlanNode
+from template_engine.models import spec as spec_models
+from template_engine.models.spec import WORKER_ONLY_FIELDS
+from template_engine.paths import Path
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def _all_field_names() -> tuple[str, ...]:
+    names: set[str] = set()
+    for value in vars(spec_models).values():
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            names.update(value.model_fields)
+    return tuple(sorted(names))
+
+
+def _has(value: Any, part: int | str) -> bool:
+    if isinstance(value, Mapping):
+        return isinstance(part, str) and part in value
+    return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+
+
+def _real_path(data: Any, loc: tuple[int | str, ...]) -> Path:
+    """Pydantic's location without the union-branch names it inserts (``str``, ``int``...)."""
+    path: list[str | int] = []
+    value = data
+    for part in loc:
+        if _has(value, part):
+            path.append(part)
+            value = value[part]
+        elif isinstance(value, Mapping) and isinstance(part, str):
+            path.append(part)  # a missing field: the path ends here
+            break
+    return tuple(path)
+
+
+def locate(file: str, lines: Mapping[Path, tuple[int, int]], path: Path) -> Location:
+    probe = path
+    while True:
+        pos = lines.get(probe)
+        if pos is not None:
+            return Location(file, pos[0], pos[1])
+        if not probe:
+            return Location(file)
+        probe = probe[:-1]
+
+
+def _problem(file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: Any) -> Problem:
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        path = _real_path(data, loc)
+        name = str(loc[-1])
+        if name in WORKER_ONLY_FIELDS and "master" in loc:
+            return Problem(
+                f"a master spec cannot set the worker-only field {name!r}",
+                path,
+                locate(file, lines, path),
+                "worker-only fields in the worker spec only",
+            )
+        close = difflib.get_close_matches(name, _all_field_names(), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return Problem(
+            f"unknown field {name!r}{hint}", path, locate(file, lines, path), "a field of the schema"
+        )
+    path = _real_path(data, loc)
+    if kind == "missing":
+        return Problem(f"missing required field {str(loc[-1])!r}", path, locate(file, lines, path[:-1]), None)
+    got = err.get("input")
+    shown = repr(got) if not isinstance(got, Mapping | list) else type(got).__name__
+    return Problem(f"invalid value {shown}", path, locate(file, lines, path), err["msg"])
+
+
+def validate(
+    model: type[M], data: Any, file: str, lines: Mapping[Path, tuple[int, int]]
+) -> tuple[M | None, list[Problem]]:
+    """The model, or ``None`` with every schema problem of the document."""
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        seen: set[tuple[str, Path]] = set()
+        problems = []
+        for err in exc.errors(include_url=False):
+            problem = _problem(file, data, lines, err)
+            if (problem.message, problem.path) not in seen:
+                seen.add((problem.message, problem.path))
+                problems.append(problem)
+        return None, problems
+
+
+def key_problems(
+    plan: PlanNode, spec: Any, root: Path, file: str, lines: Mapping[Path, tuple[int, int]]
+) -> list[Problem]:
+    """Keyed-list items without their key, and keys given twice within this one document."""
+    out = []
+    for message, path, other in check_keys(plan, spec):
+        full = (*root, *path)
+        related = (locate(file, lines, (*root, *other)),) if other is not None else ()
+        out.append(Problem(message, full, locate(file, lines, full), None, related))
+    return out

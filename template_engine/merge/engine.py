@@ -1,0 +1,270 @@
+"""Exclude-aware keyed merge of layer fragments, built on deepmerge strategies.
+
+Each strategy has deepmerge's shape ``(config, path, base, nxt)``.  The ``path`` it threads through is a
+:class:`Trail`: the output path (keyed items as ``Match``), the path inside the current layer's document
+(list positions as ``int``, for line numbers) and the plan node that says how the value merges.
+
+The accumulator is built only from containers created here, so the layers are never mutated: a new subtree
+is merged into a fresh ``{}`` or ``[]`` rather than assigned by reference (the trap deepmerge's own
+``always_merger`` falls into).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, cast
+
+from deepmerge import Merger
+from deepmerge.strategy.core import STRATEGY_END
+
+from template_engine.errors import CompositionError, Location, Problem
+from template_engine.merge.plan import PlanNode, item_key
+from template_engine.paths import Match, Path, Segment, format_path
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One layer of a composition: a spec fragment and where it came from."""
+
+    label: str
+    file: str
+    spec: Mapping[str, Any]
+    lines: Mapping[Path, tuple[int, int]] = field(default_factory=dict)
+    #: Where ``spec`` sits inside ``file`` (``("spec",)`` for a defaults file, ``("master", "spec")``...).
+    root: Path = ()
+
+    def location(self, raw: Path) -> Location:
+        """File, line and column of the value at ``raw`` (relative to ``spec``), or of its nearest parent."""
+        full = (*self.root, *raw)
+        while True:
+            pos = self.lines.get(full)
+            if pos is not None:
+                return Location(self.file, pos[0], pos[1], self.label)
+            if not full:
+                return Location(self.file, None, None, self.label)
+            full = full[:-1]
+
+
+class Origin(NamedTuple):
+    """The layer (by position) and the path inside it that set or excluded a value."""
+
+    layer: int
+    raw: Path
+
+
+@dataclass(frozen=True, slots=True)
+class MergeWarning:
+    """Something suspicious that does not stop the composition (an exclusion that matched nothing)."""
+
+    message: str
+    path: Path
+    location: Location
+
+    def render(self) -> str:
+        return f"{self.message}\n    at: {format_path(self.path)}\n    in: {self.location}"
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """The merged spec and its provenance."""
+
+    spec: dict[str, Any]
+    layers: tuple[Layer, ...]
+    set_by: dict[Path, Origin]
+    excluded: dict[Path, Origin]
+    warnings: tuple[MergeWarning, ...]
+
+    def location(self, origin: Origin) -> Location:
+        return self.layers[origin.layer].location(origin.raw)
+
+    def origin_of(self, path: Path) -> Origin | None:
+        """The layer that set ``path`` or, for a value replaced whole, the nearest parent that was set."""
+        probe = path
+        while probe:
+            found = self.set_by.get(probe)
+            if found is not None:
+                return found
+            probe = probe[:-1]
+        return None
+
+
+class Trail(NamedTuple):
+    out: Path
+    raw: Path
+    plan: PlanNode
+
+    def key(self, name: str) -> Trail:
+        return Trail((*self.out, name), (*self.raw, name), self.plan.child(name))
+
+    def item(self, match: Match, index: int) -> Trail:
+        return Trail((*self.out, match), (*self.raw, index), self.plan)
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of plain data (mappings, lists, scalars)."""
+    if isinstance(value, Mapping):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clone(v) for v in value]
+    return value
+
+
+def _descend(config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
+    return config.value_strategy(cast(Any, trail), base, nxt)
+
+
+class _Run:
+    """The mutable state of one merge: the current layer and the provenance being recorded."""
+
+    def __init__(self, plan: PlanNode, layers: Sequence[Layer]) -> None:
+        self.plan = plan
+        self.layers = tuple(layers)
+        self.layer = 0
+        self.set_by: dict[Path, Origin] = {}
+        self.excluded: dict[Path, Origin] = {}
+        self.warnings: list[MergeWarning] = []
+        # deepmerge types its path as a list; ours is a Trail it threads through untouched.
+        self.merger = Merger(
+            cast(
+                Any,
+                [(dict, [self.merge_whole, self.merge_mapping]), (list, [self.merge_whole, self.merge_list])],
+            ),
+            cast(Any, [self.set_scalar]),
+            cast(Any, [self.keep_on_null, self.set_scalar]),
+        )
+
+    # -- strategies -----------------------------------------------------------------------------------------
+
+    def merge_whole(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
+        """``ReplaceWhole`` values (and lists that are not keyed) are replaced by the higher layer."""
+        if trail.plan.whole or (isinstance(nxt, list) and trail.plan.key is None):
+            self.set_by[trail.out] = Origin(self.layer, trail.raw)
+            return clone(nxt)
+        return STRATEGY_END
+
+    def merge_mapping(self, config: Merger, trail: Trail, base: dict[str, Any], nxt: Any) -> Any:
+        for name, value in nxt.items():
+            if value is None:
+                continue  # null: no opinion
+            child = trail.key(name)
+            if name in base:
+                base[name] = _descend(config, child, base[name], value)
+            elif isinstance(value, Mapping):
+                base[name] = _descend(config, child, {}, value)
+            elif isinstance(value, list):
+                base[name] = _descend(config, child, [], value)
+            else:
+                self.set_by[child.out] = Origin(self.layer, child.raw)
+                base[name] = value
+        return base
+
+    def merge_list(self, config: Merger, trail: Trail, base: list[Any], nxt: list[Any]) -> Any:
+        key = trail.plan.key
+        assert key is not None  # merge_whole took every list without a key
+        positions = {item_key(item, key): i for i, item in enumerate(base)}
+        for index, item in enumerate(nxt):
+            match = item_key(item, key)
+            if match is None:
+                raise CompositionError(
+                    [
+                        Problem(
+                            f"keyed list item has no {key.field!r}",
+                            (*trail.out, index),
+                            self.layers[self.layer].location((*trail.raw, index)),
+                            f"every item of this list to have {key.field!r}",
+                        )
+                    ]
+                )
+            here = trail.item(match, index)
+            if item.get("exclude") is True:
+                pos = positions.pop(match, None)
+                if pos is None:
+                    self.warnings.append(
+                        MergeWarning(
+                            f"exclusion of {format_path(here.out)} matches nothing below "
+                            f"{self.layers[self.layer].label} (is the {match.field} a typo?)",
+                            here.out,
+                            self.layers[self.layer].location(here.raw),
+                        )
+                    )
+                else:
+                    del base[pos]
+                    positions = {m: (p - 1 if p > pos else p) for m, p in positions.items()}
+                    self.excluded[here.out] = Origin(self.layer, here.raw)
+                continue
+            pos = positions.get(match)
+            if pos is None:
+                positions[match] = len(base)
+                self.set_by[here.out] = Origin(self.layer, here.raw)
+                base.append(_descend(config, here, {}, item))
+            else:
+                base[pos] = _descend(config, here, base[pos], item)
+        return base
+
+    def set_scalar(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
+        self.set_by[trail.out] = Origin(self.layer, trail.raw)
+        return nxt
+
+    def keep_on_null(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
+        return base if nxt is None else STRATEGY_END
+
+    # -- driver ---------------------------------------------------------------------------------------------
+
+    def run(self) -> MergeResult:
+        acc: dict[str, Any] = {}
+        root = Trail((), (), self.plan)
+        for index, layer in enumerate(self.layers):
+            self.layer = index
+            if layer.spec:
+                acc = _descend(self.merger, root, acc, layer.spec)
+        return MergeResult(acc, self.layers, self.set_by, self.excluded, tuple(self.warnings))
+
+
+def merge_layers(plan: PlanNode, layers: Sequence[Layer]) -> MergeResult:
+    """Fold ``layers`` (lowest precedence first) into one spec; the layers are left unchanged."""
+    return _Run(plan, layers).run()
+
+
+def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None]]:
+    """Keyed-list problems inside one layer: items without a key and keys given twice.
+
+    Returns ``(message, path, other_path)`` triples; ``other_path`` is the first position of a duplicate.
+    """
+    problems: list[tuple[str, Path, Path | None]] = []
+    if isinstance(spec, Mapping) and not plan.whole:
+        for name, value in spec.items():
+            problems.extend(check_keys(plan.child(name), value, (*path, name)))
+    elif isinstance(spec, list) and plan.key is not None:
+        seen: dict[Match, int] = {}
+        for index, item in enumerate(spec):
+            if not isinstance(item, Mapping):
+                continue
+            match = item_key(item, plan.key)
+            if match is None:
+                want = (
+                    f"neither {plan.key.field!r} nor {plan.key.fallback!r}"
+                    if plan.key.fallback
+                    else f"no {plan.key.field!r}"
+                )
+                problems.append((f"keyed list item has {want} (its identity key)", (*path, index), None))
+                continue
+            if match in seen:
+                problems.append((f"duplicate key {match} in one layer", (*path, index), (*path, seen[match])))
+            else:
+                seen[match] = index
+            for name, value in item.items():
+                problems.extend(check_keys(plan.child(name), value, (*path, index, name)))
+    return problems
+
+
+__all__ = [
+    "Layer",
+    "MergeResult",
+    "MergeWarning",
+    "Origin",
+    "Segment",
+    "check_keys",
+    "clone",
+    "merge_layers",
+]

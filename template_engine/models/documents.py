@@ -1,0 +1,135 @@
+"""The documents a templates folder (or the service's database) holds: layers, templates, assets, the org."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from template_engine.models.spec import (
+    ComputeAssetSpec,
+    DatasourceAssetSpec,
+    EnvironmentAssetSpec,
+    MasterSpec,
+    WorkerSpec,
+)
+
+ScopeType = Literal["system", "department", "project"]
+AssetKind = Literal["environment", "compute", "datasource"]
+
+#: The folder under ``assets/`` that holds each kind.
+ASSET_FOLDERS: dict[AssetKind, str] = {
+    "environment": "environments",
+    "compute": "computes",
+    "datasource": "datasources",
+}
+
+_NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
+_NAME = Field(min_length=1, max_length=253, pattern=_NAME_PATTERN)
+_OPTIONAL_NAME = Field(default=None, min_length=1, max_length=253, pattern=_NAME_PATTERN)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class MasterDefaults(_Strict):
+    """The ``master`` section of a defaults document."""
+
+    spec: MasterSpec | None = None
+
+
+class LayerDocument(_Strict):
+    """Scope defaults: ``system/``, ``departments/D/`` or ``projects/P/defaults.yaml``."""
+
+    spec: WorkerSpec | None = None
+    masterSpecSameAsWorker: bool | None = None
+    master: MasterDefaults | None = None
+
+
+class DatasourceOverrides(_Strict):
+    containerPath: str | None = Field(default=None, min_length=1)
+
+
+class DatasourceRef(_Strict):
+    """A data source asset used by a template, optionally moved inside the container."""
+
+    name: str = _NAME
+    overrides: DatasourceOverrides | None = None
+
+
+class TemplateAssets(_Strict):
+    """Assets a template refers to by name."""
+
+    environment: str | None = _OPTIONAL_NAME
+    compute: str | None = _OPTIONAL_NAME
+    datasources: list[DatasourceRef] | None = None
+
+
+class TemplateMasterSection(_Strict):
+    """A template's ``master``: its own spec and assets."""
+
+    spec: MasterSpec | None = None
+    assets: TemplateAssets | None = None
+
+
+class TemplateMeta(_Strict):
+    name: str = _NAME
+    description: str | None = Field(default=None, max_length=250)
+
+
+class TemplateDocument(_Strict):
+    """A distributed training template, as the API's create request body (without scope)."""
+
+    meta: TemplateMeta
+    spec: WorkerSpec | None = None
+    assets: TemplateAssets | None = None
+    masterSpecSameAsWorker: bool | None = None
+    master: TemplateMasterSection | None = None
+
+
+class AssetMeta(_Strict):
+    name: str = _NAME
+    description: str | None = Field(default=None, max_length=250)
+
+
+class EnvironmentAsset(_Strict):
+    meta: AssetMeta
+    spec: EnvironmentAssetSpec
+
+
+class ComputeAsset(_Strict):
+    meta: AssetMeta
+    spec: ComputeAssetSpec
+
+
+class DatasourceAsset(_Strict):
+    meta: AssetMeta
+    spec: DatasourceAssetSpec
+
+
+ASSET_MODELS: dict[AssetKind, type[EnvironmentAsset | ComputeAsset | DatasourceAsset]] = {
+    "environment": EnvironmentAsset,
+    "compute": ComputeAsset,
+    "datasource": DatasourceAsset,
+}
+
+
+class OrgDepartment(_Strict):
+    name: str = _NAME
+    description: str | None = None
+    projects: list[str] = Field(default_factory=list)
+
+    @field_validator("projects")
+    @classmethod
+    def _project_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or len(name) > 253:
+                raise ValueError(f"project name {name!r} must be 1 to 253 characters")
+        return value
+
+
+class OrgDocument(_Strict):
+    """``org.yaml``: the departments and their projects."""
+
+    departments: list[OrgDepartment] = Field(default_factory=list)

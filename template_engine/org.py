@@ -1,0 +1,213 @@
+"""The organisation as plain values: scopes, defaults, assets and templates, wherever they were read from.
+
+The loader builds an :class:`Org` from a templates folder and the service builds one from its database; the
+composition only ever sees this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from template_engine.errors import NotFoundError, Problem
+from template_engine.models.documents import (
+    AssetKind,
+    ComputeAsset,
+    DatasourceAsset,
+    EnvironmentAsset,
+    LayerDocument,
+    ScopeType,
+    TemplateDocument,
+)
+from template_engine.paths import Path
+
+
+class Scope(NamedTuple):
+    """``Scope("system", None)``, ``Scope("department", "research")``, ``Scope("project", "vision")``."""
+
+    type: ScopeType
+    name: str | None
+
+    def __str__(self) -> str:
+        return "system" if self.name is None else f"{self.type} {self.name}"
+
+
+SYSTEM = Scope("system", None)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A document as read: its raw data, the file it came from and the line of every field."""
+
+    file: str
+    data: Mapping[str, Any]
+    lines: Mapping[Path, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    scope: Scope
+    source: Source
+    doc: LayerDocument
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    name: str
+    scope: Scope
+    source: Source
+    doc: TemplateDocument
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    kind: AssetKind
+    name: str
+    source: Source
+    doc: EnvironmentAsset | ComputeAsset | DatasourceAsset
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """Where a template is seen from: the department and project whose layers apply (either may be absent)."""
+
+    department: str | None = None
+    project: str | None = None
+
+    def chain(self) -> tuple[Scope, ...]:
+        scopes = [SYSTEM]
+        if self.department is not None:
+            scopes.append(Scope("department", self.department))
+        if self.project is not None:
+            scopes.append(Scope("project", self.project))
+        return tuple(scopes)
+
+
+@dataclass(frozen=True)
+class Org:
+    """Everything a composition can draw on."""
+
+    departments: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    defaults: Mapping[Scope, Defaults] = field(default_factory=dict)
+    templates: Mapping[Scope, Mapping[str, Template]] = field(default_factory=dict)
+    assets: Mapping[AssetKind, Mapping[str, Asset]] = field(default_factory=dict)
+    #: Problems of files that could not be read; compositions that need such a file fail with them.
+    broken: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
+
+    def department_of(self, project: str) -> str:
+        for department, projects in self.departments.items():
+            if project in projects:
+                return department
+        raise NotFoundError([Problem(f"unknown project {project!r}", (), None, _known(self.projects()))])
+
+    def projects(self) -> list[str]:
+        return [p for projects in self.departments.values() for p in projects]
+
+    def check_department(self, department: str) -> None:
+        if department not in self.departments:
+            raise NotFoundError(
+                [Problem(f"unknown department {department!r}", (), None, _known(list(self.departments)))]
+            )
+
+    def view_of(self, project: str | None = None, department: str | None = None) -> View:
+        """The view of a project (its department implied) or of a department alone."""
+        if project is not None:
+            owner = self.department_of(project)
+            if department is not None and department != owner:
+                raise NotFoundError(
+                    [Problem(f"project {project!r} belongs to department {owner!r}, not {department!r}")]
+                )
+            return View(owner, project)
+        if department is not None:
+            self.check_department(department)
+            return View(department)
+        return View()
+
+    def own_view(self, template: Template) -> View:
+        """The view down to a template's own scope."""
+        if template.scope.type == "project" and template.scope.name is not None:
+            return View(self.department_of(template.scope.name), template.scope.name)
+        if template.scope.type == "department":
+            return View(template.scope.name)
+        return View()
+
+    def visible(self, view: View) -> dict[str, Template]:
+        """Templates visible from ``view``; the nearest scope's template shadows farther ones."""
+        out: dict[str, Template] = {}
+        for scope in view.chain():
+            out.update(self.templates.get(scope, {}))
+        return out
+
+    def find_template(self, name: str, view: View) -> Template:
+        """The template ``name`` as seen from ``view``.
+
+        With no department or project, the system template of that name, or else the only one anywhere.
+        """
+        if view.department is None and view.project is None:
+            system = self.templates.get(SYSTEM, {})
+            if name in system:
+                return system[name]
+            found = [t for by_name in self.templates.values() for t in by_name.values() if t.name == name]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                where = ", ".join(str(t.scope) for t in found)
+                raise NotFoundError(
+                    [
+                        Problem(
+                            f"template {name!r} exists in several scopes ({where})",
+                            (),
+                            None,
+                            "--project or --department to say which view to compose",
+                        )
+                    ]
+                )
+        template = self.visible(view).get(name)
+        if template is None:
+            where = (
+                f"project {view.project!r}"
+                if view.project
+                else (f"department {view.department!r}" if view.department else "the system scope")
+            )
+            raise NotFoundError(
+                [
+                    Problem(
+                        f"no template {name!r} is visible from {where}",
+                        (),
+                        None,
+                        _known(sorted(self.visible(view))),
+                    )
+                ]
+            )
+        return template
+
+    def asset(self, kind: AssetKind, name: str) -> Asset:
+        found = self.assets.get(kind, {}).get(name)
+        if found is None:
+            raise NotFoundError(
+                [
+                    Problem(
+                        f"unknown {kind} asset {name!r}", (), None, _known(sorted(self.assets.get(kind, {})))
+                    )
+                ]
+            )
+        return found
+
+    def views(self) -> list[tuple[View, Template]]:
+        """Every (project, template) pair a project sees, then each system and department template seen from
+        its own scope (a project template's own view is already one of the pairs)."""
+        out: list[tuple[View, Template]] = []
+        for project in sorted(self.projects()):
+            view = self.view_of(project)
+            out.extend((view, t) for _, t in sorted(self.visible(view).items()))
+        for scope in sorted(self.templates, key=lambda s: (s.type != "system", s.type, s.name or "")):
+            if scope.type == "project":
+                continue
+            for _, template in sorted(self.templates[scope].items()):
+                out.append((self.own_view(template), template))
+        return out
+
+
+def _known(names: list[str]) -> str:
+    return "one of: " + ", ".join(names) if names else "none is defined"

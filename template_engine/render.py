@@ -1,0 +1,83 @@
+"""Sandboxed Jinja2 rendering of the string values of a combined spec.
+
+Strings without ``{{``/``{%`` are left as they are.  An unknown name, a syntax error or a sandbox violation is
+a :class:`~template_engine.errors.RenderError` naming the field path and the layer that wrote the string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, Undefined
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+
+from template_engine.errors import Location, Problem
+from template_engine.merge.plan import PlanNode, item_key
+from template_engine.paths import Path
+
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+#: Names the composition itself provides; user variables may not shadow them.
+RESERVED = frozenset({"department", "project", "template"})
+
+
+def is_expression(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+@lru_cache(maxsize=4096)
+def _compile(text: str) -> Any:
+    return _ENV.from_string(text)
+
+
+def render_string(text: str, context: Mapping[str, Any]) -> str:
+    """Render one string; raises jinja2's errors (``UndefinedError``, ``SecurityError``, syntax errors)."""
+    result = _compile(text).render(context)
+    if isinstance(result, Undefined):  # a lone undefined must never pass as a value
+        result._fail_with_undefined_error()
+    return str(result)
+
+
+def render_spec(
+    spec: Mapping[str, Any],
+    context: Mapping[str, Any],
+    locate: Callable[[Path], Location | None],
+    replica: str,
+    plan: PlanNode,
+) -> tuple[dict[str, Any], list[Problem]]:
+    """Render every expression in ``spec``; returns the rendered copy and every failure."""
+    problems: list[Problem] = []
+
+    def walk(value: Any, path: Path, node: PlanNode) -> Any:
+        if isinstance(value, str):
+            if not is_expression(value):
+                return value
+            try:
+                return render_string(value, context)
+            except SecurityError as exc:
+                why = f"unsafe expression refused by the sandbox: {exc}"
+            except TemplateError as exc:
+                why = f"cannot render {value!r}: {exc.message or exc}"
+            problems.append(
+                Problem(
+                    f"{replica} {why}",
+                    path,
+                    locate(path),
+                    "names: " + ", ".join(sorted(context)) if context else "no names are defined",
+                )
+            )
+            return value
+        if isinstance(value, Mapping):
+            return {k: walk(v, (*path, k), node.child(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            out = []
+            for index, item in enumerate(value):
+                match = item_key(item, node.key) if node.key is not None else None
+                out.append(walk(item, (*path, match if match is not None else index), node))
+            return out
+        return value
+
+    return walk(spec, (), plan), problems

@@ -1,0 +1,188 @@
+"""Whether a combined spec can be submitted as is, and every reason why not.
+
+Problems are data: :func:`check` returns them all, in a stable order (worker first, then master; within a
+replica in the order of the checks below).  Nothing here raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from template_engine.merge.plan import PlanNode, item_key
+from template_engine.paths import Match, Path, format_path
+from template_engine.quantity import parse_quantity
+
+Replica = Literal["worker", "master"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunnableIssue:
+    replica: Replica
+    field: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"replica": self.replica, "field": self.field, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Runnable:
+    issues: tuple[RunnableIssue, ...]
+    warnings: tuple[RunnableIssue, ...]
+
+    @property
+    def is_runnable(self) -> bool:
+        return not self.issues
+
+    @property
+    def issue(self) -> str | None:
+        return self.issues[0].message if self.issues else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "isRunnable": self.is_runnable,
+            "issue": self.issue,
+            "issues": [i.to_dict() for i in self.issues],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+#: Attributes each list item must have to be submitted (runai-facts section 4; DESIGN.md "Runnable").
+REQUIRED_ITEM_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("ports",): ("container", "serviceType"),
+    ("exposedUrls",): ("container",),
+    ("relatedUrls",): ("url", "type"),
+    ("tolerations",): ("operator", "effect"),
+    ("compute", "extendedResources"): ("quantity",),
+    ("storage", "pvc"): ("path",),
+    ("storage", "nfs"): ("server", "path", "mountPath"),
+    ("storage", "s3"): ("bucket", "path"),
+    ("storage", "git"): ("repository", "path"),
+    ("storage", "hostPath"): ("path", "mountPath"),
+    ("storage", "configMapVolume"): ("configMap", "mountPath"),
+    ("storage", "secretVolume"): ("secret", "mountPath"),
+    ("storage", "emptyDirVolume"): ("path",),
+    ("storage", "dataVolume"): ("id", "mountPath"),
+}
+
+_MPI_ONLY = ("slotsPerWorker", "sshAuthMountPath", "mpiLauncherCreationPolicy")
+_PYTORCH_ONLY = ("minReplicas", "maxReplicas")
+
+
+def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> Iterator[tuple[Path, Any]]:
+    value: Any = spec
+    node = plan
+    for name in names:
+        if not isinstance(value, Mapping):
+            return
+        value = value.get(name)
+        node = node.child(name)
+    if not isinstance(value, list):
+        return
+    for index, item in enumerate(value):
+        if isinstance(item, Mapping):
+            match = item_key(item, node.key) if node.key is not None else None
+            yield (*names, match if match is not None else index), item
+
+
+def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> list[RunnableIssue]:
+    issues: list[RunnableIssue] = []
+
+    def add(path: Path, message: str) -> None:
+        issues.append(RunnableIssue(replica, format_path(path), message))
+
+    if not spec.get("image"):
+        add(("image",), "mandatory image is not provided")
+    if replica == "worker" and not spec.get("distributedFramework"):
+        add(("distributedFramework",), "mandatory distributedFramework is not provided")
+
+    for names, required in REQUIRED_ITEM_FIELDS.items():
+        for path, item in _items(spec, names, plan):
+            for attr in required:
+                if item.get(attr) in (None, ""):
+                    add((*path, attr), f"mandatory {attr} of {format_path(path)} is not provided")
+            if names == ("tolerations",):
+                if item.get("operator") != "Exists" and not item.get("key"):
+                    add((*path, "key"), f"{format_path(path)} needs a key unless its operator is Exists")
+                if item.get("seconds") is not None and item.get("effect") != "NoExecute":
+                    add((*path, "seconds"), f"{format_path(path)} sets seconds without effect NoExecute")
+            if names == ("exposedUrls",) and item.get("authorizedUsers") and item.get("authorizedGroups"):
+                add(path, f"{format_path(path)} sets both authorizedUsers and authorizedGroups")
+            if names == ("storage", "pvc") and not item.get("claimName") and not item.get("claimInfo"):
+                add((*path, "claimName"), f"{format_path(path)} needs claimName or claimInfo")
+
+    compute = spec.get("compute")
+    if isinstance(compute, Mapping):
+        issues.extend(_compute_issues(compute, replica))
+
+    low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        add(("minReplicas",), f"minReplicas {low} is above maxReplicas {high}")
+    return issues
+
+
+def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[RunnableIssue]:
+    issues: list[RunnableIssue] = []
+
+    def add(name: str, message: str) -> None:
+        issues.append(RunnableIssue(replica, f"compute.{name}", message))
+
+    for name in ("cpuMemoryRequest", "cpuMemoryLimit", "gpuMemoryRequest", "gpuMemoryLimit"):
+        value = compute.get(name)
+        if value is not None and parse_quantity(value) is None:
+            add(name, f"compute.{name} {value!r} is not a valid quantity (such as 512Mi, 20M or 1Gi)")
+    for request, limit in (
+        ("cpuCoreRequest", "cpuCoreLimit"),
+        ("cpuMemoryRequest", "cpuMemoryLimit"),
+        ("gpuPortionRequest", "gpuPortionLimit"),
+        ("gpuMemoryRequest", "gpuMemoryLimit"),
+    ):
+        want, cap = parse_quantity(compute.get(request)), parse_quantity(compute.get(limit))
+        if want is not None and cap is not None and want > cap:
+            add(request, f"compute.{request} {compute[request]} is above compute.{limit} {compute[limit]}")
+    kind = compute.get("gpuRequestType")
+    if kind == "portion" and compute.get("gpuPortionRequest") is None:
+        add("gpuPortionRequest", "gpuRequestType portion needs compute.gpuPortionRequest")
+    if kind == "memory" and compute.get("gpuMemoryRequest") is None:
+        add("gpuMemoryRequest", "gpuRequestType memory needs compute.gpuMemoryRequest")
+    devices = compute.get("gpuDevicesRequest")
+    if isinstance(devices, int) and devices > 1 and kind == "memory":
+        add("gpuRequestType", "gpuRequestType memory is not allowed with more than one GPU device")
+    return issues
+
+
+def _framework_warnings(spec: Mapping[str, Any]) -> list[RunnableIssue]:
+    framework = spec.get("distributedFramework")
+    if framework is None:
+        return []
+    out: list[RunnableIssue] = []
+    for names, owner in ((_MPI_ONLY, "MPI"), (_PYTORCH_ONLY, "PyTorch")):
+        if framework == owner:
+            continue
+        for name in names:
+            if spec.get(name) is not None:
+                out.append(
+                    RunnableIssue(
+                        "worker", name, f"{name} means something only for {owner}; {framework} ignores it"
+                    )
+                )
+    return out
+
+
+def check(
+    worker: Mapping[str, Any],
+    master: Mapping[str, Any] | None,
+    master_separate: bool,
+    plan: PlanNode,
+    extra_warnings: tuple[RunnableIssue, ...] = (),
+) -> Runnable:
+    """Every issue of the rendered combined specs; the master is checked only when composed separately."""
+    issues = _spec_issues(worker, "worker", plan)
+    if master is not None and master_separate:
+        issues.extend(_spec_issues(master, "master", plan))
+    return Runnable(tuple(issues), (*_framework_warnings(worker), *extra_warnings))
+
+
+__all__ = ["REQUIRED_ITEM_FIELDS", "Match", "Runnable", "RunnableIssue", "check"]
