@@ -269,4 +269,7 @@ def validate(root: FsPath, output: str) -> None:
     sys.exit(EXIT_FINDINGS if problems else 0)
 
 
+# -- commands from other modules (one add_command line each) --
+
+
 __all__ = ["View", "main"]
