@@ -170,6 +170,23 @@ def check(
                 warnings=[w.to_dict() for w in runnable.warnings],
             )
         rows.append(row)
+    for ref, file in sorted(org.broken_refs.items()):
+        kind, scope_type, scope_name, *rest = ref
+        if kind != "template" or (template is not None and rest[0] != template):
+            continue
+        if project is not None and not (scope_type == "project" and scope_name == project):
+            continue
+        rows.append(
+            {
+                "project": scope_name if scope_type == "project" else None,
+                "department": scope_name if scope_type == "department" else None,
+                "template": rest[0],
+                "scope": scope_type if not scope_name else f"{scope_type} {scope_name}",
+                "status": "error",
+                "isRunnable": False,
+                "issues": [p.to_dict() for p in org.broken[file]],
+            }
+        )
     if template is not None and not rows:
         fail(TemplateEngineError([_no_pairs(template, project)]))
     if output == "text":
@@ -186,6 +203,14 @@ def _no_pairs(template: str, project: str | None) -> Any:
     return Problem(f"no template {template!r} is visible{where}")
 
 
+def _first_issue(issue: dict[str, Any]) -> str:
+    where = issue.get("file", "")
+    if where and issue.get("line"):
+        where += f":{issue['line']}"
+    field = issue.get("field", "")
+    return ": ".join(x for x in (where, field, issue["message"]) if x)
+
+
 def _print_table(rows: list[dict[str, Any]]) -> None:
     head = ("PROJECT", "TEMPLATE", "SCOPE", "STATUS", "FIRST ISSUE")
     table = [
@@ -194,9 +219,7 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
             r["template"],
             r["scope"],
             r["status"],
-            (r["issues"][0].get("field", "") + ": " + r["issues"][0]["message"]).lstrip(": ")
-            if r["issues"]
-            else "",
+            _first_issue(r["issues"][0]) if r["issues"] else "",
         )
         for r in rows
     ]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from template_engine.errors import CompositionError, Location, NotFoundError, Problem, RenderError
-from template_engine.merge.engine import Layer, MergeResult, merge_layers
+from template_engine.merge.engine import Layer, MergeResult, MergeWarning, merge_layers
 from template_engine.merge.plan import PlanNode, build_plan
 from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, TemplateAssets
 from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
-from template_engine.org import Org, Scope, Template, View
+from template_engine.org import Org, Scope, Template, View, asset_ref, defaults_ref
 from template_engine.paths import Path, format_path
 from template_engine.render import RESERVED, render_spec
 from template_engine.runnable import Runnable, RunnableIssue, check
@@ -118,10 +118,10 @@ def _scope_label(scope: Scope) -> str:
 def _default_layers(org: Org, view: View, master: bool) -> list[Layer]:
     layers = []
     for scope in view.chain():
+        org.require_intact(defaults_ref(scope))
         entry = org.defaults.get(scope)
         if entry is None:
             continue
-        _require_intact(org, entry.source.file)
         data = entry.source.data
         root: Path = ("master", "spec") if master else ("spec",)
         spec = data.get("master", {}).get("spec") if master else data.get("spec")
@@ -182,6 +182,7 @@ def _asset_layers(org: Org, assets: TemplateAssets | None, template: Template, r
 
 
 def _asset(org: Org, kind: Any, name: str, template: Template, path: Path) -> Any:
+    org.require_intact(asset_ref(kind, name))
     try:
         asset = org.asset(kind, name)
     except NotFoundError:
@@ -196,14 +197,7 @@ def _asset(org: Org, kind: Any, name: str, template: Template, path: Path) -> An
                 )
             ]
         ) from None
-    _require_intact(org, asset.source.file)
     return asset
-
-
-def _require_intact(org: Org, file: str) -> None:
-    problems = org.broken.get(file)
-    if problems:
-        raise CompositionError(problems)
 
 
 # -- composition --------------------------------------------------------------------------------------------
@@ -242,8 +236,6 @@ def compose(
 ) -> Composition:
     """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``."""
     variables = variables or {}
-    if template is not None:
-        _require_intact(org, template.source.file)
     doc = template.doc if template is not None else None
     written = template.source if template is not None else None
 
@@ -345,18 +337,22 @@ def compose(
 
     combined_spec = finalize(rendered_worker)
     combined_master = finalize(rendered_master) if rendered_master is not None else None
-    merge_warnings = [
-        RunnableIssue("worker", format_path(w.path), f"{w.message} ({w.location})") for w in worker.warnings
-    ]
+    merge_warnings = [RunnableIssue("worker", format_path(w.path), _with_place(w)) for w in worker.warnings]
     if master is not None and not same:
         merge_warnings += [
-            RunnableIssue("master", format_path(w.path), f"{w.message} ({w.location})")
-            for w in master.warnings
+            RunnableIssue("master", format_path(w.path), _with_place(w)) for w in master.warnings
         ]
     runnable = check(combined_spec, combined_master, not same, SPEC_PLAN, tuple(merge_warnings))
     return Composition(
         template, view, same, worker, master, combined_spec, combined_master, runnable, context
     )
+
+
+def _with_place(warning: MergeWarning) -> str:
+    where = warning.location.file
+    if warning.location.line is not None:
+        where += f":{warning.location.line}"
+    return f"{warning.message} [{where}]"
 
 
 def _locate(result: MergeResult, path: Path) -> Location | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from template_engine.errors import NotFoundError, Problem
+from template_engine.errors import InputError, NotFoundError, Problem
 from template_engine.models.documents import (
     AssetKind,
     ComputeAsset,
@@ -94,6 +94,15 @@ class Org:
     assets: Mapping[AssetKind, Mapping[str, Asset]] = field(default_factory=dict)
     #: Problems of files that could not be read; compositions that need such a file fail with them.
     broken: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
+    #: Which broken file would have provided a document (``defaults_ref(scope)``,
+    #: ``template_ref(scope, name)`` or ``asset_ref(kind, name)``) -> that file.
+    broken_refs: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+
+    def require_intact(self, ref: tuple[str, ...]) -> None:
+        """Raise the problems of the broken file that would have provided ``ref``, if there is one."""
+        file = self.broken_refs.get(ref)
+        if file is not None:
+            raise InputError(self.broken.get(file, (Problem("file could not be read", (), None),)))
 
     def department_of(self, project: str) -> str:
         for department, projects in self.departments.items():
@@ -151,6 +160,9 @@ class Org:
             found = [t for by_name in self.templates.values() for t in by_name.values() if t.name == name]
             if len(found) == 1:
                 return found[0]
+            for ref, _ in self.broken_refs.items():
+                if ref[0] == "template" and ref[-1] == name:
+                    self.require_intact(ref)
             if len(found) > 1:
                 where = ", ".join(str(t.scope) for t in found)
                 raise NotFoundError(
@@ -163,6 +175,10 @@ class Org:
                         )
                     ]
                 )
+        for scope in reversed(view.chain()):
+            if name in self.templates.get(scope, {}):
+                break
+            self.require_intact(template_ref(scope, name))
         template = self.visible(view).get(name)
         if template is None:
             where = (
@@ -183,6 +199,7 @@ class Org:
         return template
 
     def asset(self, kind: AssetKind, name: str) -> Asset:
+        self.require_intact(asset_ref(kind, name))
         found = self.assets.get(kind, {}).get(name)
         if found is None:
             raise NotFoundError(
@@ -207,6 +224,18 @@ class Org:
             for _, template in sorted(self.templates[scope].items()):
                 out.append((self.own_view(template), template))
         return out
+
+
+def defaults_ref(scope: Scope) -> tuple[str, ...]:
+    return ("defaults", scope.type, scope.name or "")
+
+
+def template_ref(scope: Scope, name: str) -> tuple[str, ...]:
+    return ("template", scope.type, scope.name or "", name)
+
+
+def asset_ref(kind: str, name: str) -> tuple[str, ...]:
+    return ("asset", kind, name)
 
 
 def _known(names: list[str]) -> str:

@@ -25,7 +25,18 @@ from template_engine.models.documents import (
     OrgDocument,
     TemplateDocument,
 )
-from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template
+from template_engine.org import (
+    SYSTEM,
+    Asset,
+    Defaults,
+    Org,
+    Scope,
+    Source,
+    Template,
+    asset_ref,
+    defaults_ref,
+    template_ref,
+)
 
 _YAML = (".yaml", ".yml")
 
@@ -208,12 +219,15 @@ def load_org(root: FsPath) -> Org:
     departments = {d.name: tuple(d.projects) for d in org_doc.departments}
     projects = {p for ps in departments.values() for p in ps}
     broken: dict[str, tuple[Problem, ...]] = {}
+    refs: dict[tuple[str, ...], str] = {}
     defaults: dict[Scope, Defaults] = {}
     templates: dict[Scope, dict[str, Template]] = {}
 
-    def note(rel: str, problems: list[Problem]) -> None:
+    def note(rel: str, problems: list[Problem], ref: tuple[str, ...] | None = None) -> None:
         if problems:
             broken[rel] = tuple(problems)
+            if ref is not None:
+                refs[ref] = rel
 
     scopes: list[tuple[Scope, str]] = [(SYSTEM, "system")]
     for kind, folder, known in (
@@ -244,13 +258,13 @@ def load_org(root: FsPath) -> Org:
         rel = f"{rel_dir}/defaults.yaml"
         if (root / rel).is_file():
             entry, problems = load_defaults(root, rel, scope)
-            note(rel, problems)
+            note(rel, problems, defaults_ref(scope))
             if entry is not None:
                 defaults[scope] = entry
         for path in _yaml_files(root / rel_dir / "templates"):
             trel = f"{rel_dir}/templates/{path.name}"
             template, problems = load_template(root, trel, scope)
-            note(trel, problems)
+            note(trel, problems, template_ref(scope, path.stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
 
@@ -259,10 +273,10 @@ def load_org(root: FsPath) -> Org:
         for path in _yaml_files(root / "assets" / folder):
             arel = f"assets/{folder}/{path.name}"
             asset, problems = load_asset(root, arel, kind)
-            note(arel, problems)
+            note(arel, problems, asset_ref(kind, path.stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset
-    return Org(departments, defaults, templates, assets, broken)
+    return Org(departments, defaults, templates, assets, broken, refs)
 
 
 def reference_problems(org: Org) -> list[Problem]:
