@@ -251,11 +251,11 @@ def compose(
     if submission is not None and submission.spec:
         worker_layers.append(Layer(submission.label, submission.file, submission.spec, {}, ("spec",)))
 
-    same = True
+    same, same_by = True, "default"
     for scope in view.chain():
         entry = org.defaults.get(scope)
         if entry is not None and entry.doc.masterSpecSameAsWorker is not None:
-            same = entry.doc.masterSpecSameAsWorker
+            same, same_by = entry.doc.masterSpecSameAsWorker, entry.source.file
     if doc is not None and doc.masterSpecSameAsWorker is not None:
         same = doc.masterSpecSameAsWorker
     if submission is not None and submission.master_same_as_worker is not None:
@@ -342,6 +342,14 @@ def compose(
         merge_warnings += [
             RunnableIssue("master", format_path(w.path), _with_place(w)) for w in master.warnings
         ]
+    if same and doc is not None and doc.master is not None:
+        merge_warnings.append(
+            RunnableIssue(
+                "master",
+                "master",
+                f"the template's master section is ignored: masterSpecSameAsWorker is true ({same_by})",
+            )
+        )
     runnable = check(combined_spec, combined_master, not same, SPEC_PLAN, tuple(merge_warnings))
     return Composition(
         template, view, same, worker, master, combined_spec, combined_master, runnable, context

@@ -102,4 +102,11 @@ def explain(composition: Composition, field: Path = ()) -> list[Entry]:
     entries += _entries(
         "master", composition.combined_master_spec, composition.master, composition.master_same_as_worker
     )
-    return [e for e in entries if is_prefix(field, e.path)]
+    found = [e for e in entries if is_prefix(field, e.path)]
+    if not found and field:
+        # A value set but omitted from the output (an empty list or mapping replaces the lower value).
+        for replica, result in (("worker", composition.worker), ("master", composition.master)):
+            origin = result.set_by.get(field) if result is not None else None
+            if result is not None and origin is not None:
+                found.append(Entry(replica, field, "set", [], result.location(origin)))  # type: ignore[arg-type]
+    return found

@@ -125,7 +125,14 @@ class Org:
             owner = self.department_of(project)
             if department is not None and department != owner:
                 raise NotFoundError(
-                    [Problem(f"project {project!r} belongs to department {owner!r}, not {department!r}")]
+                    [
+                        Problem(
+                            f"project {project!r} belongs to department {owner!r}, not {department!r}",
+                            (),
+                            None,
+                            f"--department {owner} or no --department",
+                        )
+                    ]
                 )
             return View(owner, project)
         if department is not None:

@@ -298,7 +298,7 @@ def reference_problems(org: Org) -> list[Problem]:
                 for i, ref in enumerate(assets.datasources or ()):
                     refs.append(("datasource", ref.name, (*root, "datasources", i, "name")))
                 for kind, name, path in refs:
-                    if name not in org.assets.get(kind, {}):
+                    if name not in org.assets.get(kind, {}) and asset_ref(kind, name) not in org.broken_refs:
                         folder = ASSET_FOLDERS[kind]
                         problems.append(
                             Problem(

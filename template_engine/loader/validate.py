@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from template_engine.errors import Location, Problem
 from template_engine.merge.engine import check_keys
-from template_engine.merge.plan import PlanNode
+from template_engine.merge.plan import PlanNode, models_in
 from template_engine.models import spec as spec_models
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Path
@@ -59,7 +59,22 @@ def locate(file: str, lines: Mapping[Path, tuple[int, int]], path: Path) -> Loca
         probe = probe[:-1]
 
 
-def _problem(file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: Any) -> Problem:
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model that holds the last element of ``loc`` (list positions and union tags skipped)."""
+    current = model
+    for part in loc[:-1]:
+        if not isinstance(part, str) or part not in current.model_fields:
+            continue
+        found = models_in(current.model_fields[part].annotation)
+        if not found:
+            return None
+        current = found[0]
+    return current
+
+
+def _problem(
+    model: type[BaseModel], file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: Any
+) -> Problem:
     loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -72,16 +87,30 @@ def _problem(file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: A
                 locate(file, lines, path),
                 "worker-only fields in the worker spec only",
             )
-        close = difflib.get_close_matches(name, _all_field_names(), n=1)
+        holder = _model_at(model, loc)
+        allowed = sorted(holder.model_fields) if holder is not None else list(_all_field_names())
+        if name in _all_field_names() and name not in allowed:
+            return Problem(
+                f"field {name!r} is not allowed here",
+                path,
+                locate(file, lines, path),
+                "one of: " + ", ".join(allowed),
+            )
+        close = difflib.get_close_matches(name, allowed, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return Problem(
-            f"unknown field {name!r}{hint}", path, locate(file, lines, path), "a field of the schema"
+        expected = (
+            f"{close[0]!r} or another field of this section" if close else "one of: " + ", ".join(allowed)
         )
+        return Problem(f"unknown field {name!r}{hint}", path, locate(file, lines, path), expected)
     path = _real_path(data, loc)
     if kind == "missing":
         return Problem(f"missing required field {str(loc[-1])!r}", path, locate(file, lines, path[:-1]), None)
     got = err.get("input")
     shown = repr(got) if not isinstance(got, Mapping | list) else type(got).__name__
+    if isinstance(got, bool) and kind == "string_type":
+        shown += " (YAML reads yes/no/on/off/true/false as a boolean: quote it)"
+    elif isinstance(got, int | float) and kind == "string_type":
+        shown += " (quote it to make it text)"
     return Problem(f"invalid value {shown}", path, locate(file, lines, path), err["msg"])
 
 
@@ -95,7 +124,7 @@ def validate(
         seen: set[tuple[str, Path]] = set()
         problems = []
         for err in exc.errors(include_url=False):
-            problem = _problem(file, data, lines, err)
+            problem = _problem(model, file, data, lines, err)
             if (problem.message, problem.path) not in seen:
                 seen.add((problem.message, problem.path))
                 problems.append(problem)
@@ -110,5 +139,6 @@ def key_problems(
     for message, path, other in check_keys(plan, spec):
         full = (*root, *path)
         related = (locate(file, lines, (*root, *other)),) if other is not None else ()
-        out.append(Problem(message, full, locate(file, lines, full), None, related))
+        expected = "each key once per list in one file" if other is not None else "the item's identity key"
+        out.append(Problem(message, full, locate(file, lines, full), expected, related))
     return out

@@ -59,10 +59,18 @@ class _Builder:
         self.count += 1
         if self.count > MAX_NODES:
             raise self.fail(
-                f"document expands to more than {MAX_NODES} values (alias expansion is bounded)", node, path
+                f"document expands to more than {MAX_NODES} values (alias expansion is bounded)",
+                node,
+                path,
+                f"at most {MAX_NODES} values, aliases expanded",
             )
         if len(path) > MAX_DEPTH:
-            raise self.fail(f"document is nested deeper than {MAX_DEPTH} levels", node, path)
+            raise self.fail(
+                f"document is nested deeper than {MAX_DEPTH} levels",
+                node,
+                path,
+                f"at most {MAX_DEPTH} levels",
+            )
         self.lines[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, ScalarNode):
             if node.tag == "tag:yaml.org,2002:timestamp":
@@ -71,7 +79,7 @@ class _Builder:
                 raise self.fail(f"unsupported YAML tag {node.tag!r}", node, path, "a plain scalar")
             return _SCALAR[node.tag](self.constructor, node)
         if id(node) in self.active:
-            raise self.fail("recursive alias", node, path)
+            raise self.fail("recursive alias", node, path, "an anchor used only after its own value")
         self.active.add(id(node))
         try:
             if isinstance(node, SequenceNode):
@@ -105,11 +113,14 @@ class _Builder:
                             (*path, key),
                             Location(self.file, mark.line + 1, mark.column + 1),
                             "each key once per mapping",
+                            (Location(self.file, first.line + 1, first.column + 1),),
                         )
                     ]
                 )
             seen[key] = key_node
             out[key] = self.build(value_node, (*path, key))
+            mark = key_node.start_mark
+            self.lines[(*path, key)] = (mark.line + 1, mark.column + 1)  # a field is where its key is
         return out
 
 
@@ -125,9 +136,13 @@ def load_yaml(text: str, file: str) -> Loaded:
         mark = exc.problem_mark or exc.context_mark
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
-        raise InputError([Problem(f"invalid YAML: {what}", (), where)]) from None
+        raise InputError(
+            [Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document")]
+        ) from None
     except yaml.YAMLError as exc:
-        raise InputError([Problem(f"invalid YAML: {exc}", (), Location(file))]) from None
+        raise InputError(
+            [Problem(f"invalid YAML: {exc}", (), Location(file), "one well-formed YAML document")]
+        ) from None
     if node is None:
         return Loaded(None, {})
     builder = _Builder(file)

@@ -199,7 +199,11 @@ class _Run:
                 self.set_by[here.out] = Origin(self.layer, here.raw)
                 base.append(_descend(config, here, {}, item))
             else:
+                key_path = (*here.out, match.field)
+                first = self.set_by.get(key_path)
                 base[pos] = _descend(config, here, base[pos], item)
+                if first is not None:
+                    self.set_by[key_path] = first  # the key identifies the item; it was set when it appeared
         return base
 
     def set_scalar(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:

@@ -40,15 +40,15 @@ def item_key(item: typing.Mapping[str, Any], key: MergeKey) -> Match | None:
     return None
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
+def models_in(annotation: Any) -> list[type[BaseModel]]:
     """The pydantic models an annotation refers to, through ``X | None``, ``list[X]`` and ``Annotated``."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _models_in(typing.get_args(annotation)[0])
+        return models_in(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType, list, tuple):
         found: list[type[BaseModel]] = []
         for arg in typing.get_args(annotation):
-            found.extend(_models_in(arg))
+            found.extend(models_in(arg))
         return found
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
@@ -66,7 +66,7 @@ def build_plan(model: type[BaseModel]) -> PlanNode:
             elif isinstance(marker, ReplaceWhole):
                 node.whole = True
         if not node.whole:
-            for sub in _models_in(info.annotation):
+            for sub in models_in(info.annotation):
                 node.children.update(build_plan(sub).children)
         if node.key is not None or node.whole or node.children:
             root.children[name] = node
