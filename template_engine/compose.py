@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from template_engine.errors import CompositionError, Location, NotFoundError, Problem, RenderError
-from template_engine.merge.engine import Layer, MergeResult, MergeWarning, merge_layers
+from template_engine.merge.engine import Layer, MergeResult, MergeWarning, clone, merge_layers
 from template_engine.merge.plan import PlanNode, build_plan
 from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, TemplateAssets
 from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
@@ -83,10 +83,10 @@ class Composition:
         master = written.get("master") if doc is not None else None
         return {
             "meta": self.meta(),
-            "spec": dict(written.get("spec") or {}),
-            "assets": dict(written.get("assets") or {}),
+            "spec": clone(written.get("spec") or {}),
+            "assets": clone(written.get("assets") or {}),
             "masterSpecSameAsWorker": self.master_same_as_worker,
-            "master": dict(master) if isinstance(master, Mapping) else None,
+            "master": clone(master) if isinstance(master, Mapping) else None,
             "runnable": self.runnable.to_dict(),
             "combinedSpec": self.combined_spec,
             "combinedMasterSpec": self.combined_master_spec,
@@ -115,19 +115,24 @@ def _scope_label(scope: Scope) -> str:
     return "system defaults" if scope.name is None else f"{scope.type} {scope.name} defaults"
 
 
+def _section(data: Mapping[str, Any], *names: str) -> Mapping[str, Any] | None:
+    """``data[names[0]][names[1]]...`` where every step is a mapping, else ``None`` (null is no opinion)."""
+    value: Any = data
+    for name in names:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) and value else None
+
+
 def _default_layers(org: Org, view: View, master: bool) -> list[Layer]:
     layers = []
+    root: tuple[str, ...] = ("master", "spec") if master else ("spec",)
     for scope in view.chain():
         org.require_intact(defaults_ref(scope))
         entry = org.defaults.get(scope)
         if entry is None:
             continue
-        data = entry.source.data
-        root: Path = ("master", "spec") if master else ("spec",)
-        spec = data.get("master", {}).get("spec") if master else data.get("spec")
-        if master and not isinstance(data.get("master"), Mapping):
-            spec = None
-        if spec:
+        spec = _section(entry.source.data, *root)
+        if spec is not None:
             layers.append(Layer(_scope_label(scope), entry.source.file, spec, entry.source.lines, root))
     return layers
 
@@ -283,7 +288,7 @@ def compose(
             doc is not None
             and doc.master is not None
             and (
-                bool(written and (written.data.get("master") or {}).get("spec"))
+                (written is not None and _section(written.data, "master", "spec") is not None)
                 or doc.master.assets is not None
             )
         )
@@ -295,8 +300,8 @@ def compose(
             master_layers = _default_layers(org, view, master=True)
             if template is not None and doc is not None and doc.master is not None and written is not None:
                 master_layers += _asset_layers(org, doc.master.assets, template, ("master", "assets"))
-                own = (written.data.get("master") or {}).get("spec")
-                if own:
+                own = _section(written.data, "master", "spec")
+                if own is not None:
                     master_layers.append(
                         Layer(
                             f"template {template.name} master",

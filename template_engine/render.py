@@ -18,7 +18,34 @@ from template_engine.errors import Location, Problem
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Path
 
-_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+#: Bounds on operators that could exhaust the machine (``10 ** 10 ** 10``, ``'x' * 10 ** 9``).
+MAX_EXPONENT = 256
+MAX_REPEAT = 100_000
+MAX_RESULT_BITS = 100_000
+
+
+class _BoundedSandbox(SandboxedEnvironment):
+    """The stock sandbox (no attribute escapes, bounded ``range``) plus bounded ``**`` and ``*``."""
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int | float):
+            too_big = isinstance(left, int) and left.bit_length() * abs(right) > MAX_RESULT_BITS
+            if abs(right) > MAX_EXPONENT or too_big:
+                raise SecurityError("a power above the limits of this sandbox is refused")
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if (
+                    isinstance(seq, str | list | tuple)
+                    and isinstance(times, int)
+                    and len(seq) * times > MAX_REPEAT
+                ):
+                    raise SecurityError(f"a repeated value longer than {MAX_REPEAT} items is refused")
+        return super().call_binop(context, operator, left, right)
+
+
+_ENV = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 #: Names the composition itself provides; user variables may not shadow them.
 RESERVED = frozenset({"department", "project", "template"})
@@ -61,6 +88,8 @@ def render_spec(
                 why = f"unsafe expression refused by the sandbox: {exc}"
             except TemplateError as exc:
                 why = f"cannot render {value!r}: {exc.message or exc}"
+            except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError) as exc:
+                why = f"cannot render {value!r}: {type(exc).__name__}: {exc}"
             problems.append(
                 Problem(
                     f"{replica} {why}",
