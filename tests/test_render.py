@@ -1,0 +1,241 @@
+"""Sandboxed Jinja2 rendering of combined specs (DESIGN.md "Rendering")."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from pathlib import Path as FsPath
+from typing import Any
+
+import pytest
+from jinja2 import UndefinedError
+from jinja2.exceptions import SecurityError
+
+from template_engine import Composition, CompositionError, Location, RenderError
+from template_engine.compose import SPEC_PLAN
+from template_engine.paths import Match, Path
+from template_engine.render import RESERVED, is_expression, render_spec, render_string
+
+Preview = Callable[..., Composition]
+WriteTree = Callable[[Mapping[str, Any]], FsPath]
+
+CONTEXT = {"project": {"name": "vision"}, "department": {"name": "research"}, "user": "alice"}
+
+
+def render(spec: dict[str, Any], context: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[Any]]:
+    seen: list[Path] = []
+
+    def locate(path: Path) -> Location:
+        seen.append(path)
+        return Location("f.yaml", 3, 5, "layer x")
+
+    out, problems = render_spec(
+        spec, CONTEXT if context is None else context, locate, "combinedSpec", SPEC_PLAN
+    )
+    return out, problems
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{{ x }}", True),
+        ("a {% if x %}b{% endif %}", True),
+        ("plain", False),
+        ("{ x }", False),
+        ("}}{{", True),
+    ],
+)
+def test_is_expression(text: str, expected: bool) -> None:
+    assert is_expression(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/home/{{ user }}", "/home/alice"),
+        ("{{ department.name }}-{{ project.name }}", "research-vision"),
+        ("{{ missing | default('bot') }}", "bot"),
+        ("{% if user == 'alice' %}yes{% else %}no{% endif %}", "yes"),
+        ("{{ user | upper }}", "ALICE"),
+        ("{{ 1 + 1 }}", "2"),
+    ],
+)
+def test_render_string(text: str, expected: str) -> None:
+    assert render_string(text, CONTEXT) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["{{ missing }}", "x{{ missing }}", "{{ project.missing }}", "{{ template.name }}"]
+)
+def test_unknown_names_raise(text: str) -> None:
+    with pytest.raises(UndefinedError):
+        render_string(text, CONTEXT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{ ''.__class__ }}",
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ cycler.__init__.__globals__ }}",
+        "{{ '{0.__class__}'.format('') }}",
+        "{{ user.__class__ }}",
+    ],
+)
+def test_the_sandbox_refuses_unsafe_access(text: str) -> None:
+    with pytest.raises(SecurityError):
+        render_string(text, CONTEXT)
+
+
+def test_render_spec_renders_every_string_and_leaves_the_rest() -> None:
+    spec = {
+        "workingDir": "/home/{{ user }}",
+        "command": "echo ${HOME} { not }",
+        "numWorkers": 2,
+        "stdin": True,
+        "labels": [{"name": "team", "value": "{{ project.name }}"}],
+        "compute": {"cpuCoreRequest": 0.5, "cpuMemoryRequest": "1Gi"},
+        "nodePools": ["{{ department.name }}-pool", "shared"],
+    }
+    before = copy.deepcopy(spec)
+    out, problems = render(spec)
+    assert problems == []
+    assert out == {
+        "workingDir": "/home/alice",
+        "command": "echo ${HOME} { not }",
+        "numWorkers": 2,
+        "stdin": True,
+        "labels": [{"name": "team", "value": "vision"}],
+        "compute": {"cpuCoreRequest": 0.5, "cpuMemoryRequest": "1Gi"},
+        "nodePools": ["research-pool", "shared"],
+    }
+    assert spec == before
+
+
+def test_render_spec_reports_every_failure_with_its_path() -> None:
+    spec = {
+        "workingDir": "/home/{{ usr }}",
+        "environmentVariables": [{"name": "A", "value": "{{ nope }}"}, {"name": "B", "value": "ok"}],
+        "ports": [{"container": 8080, "toolName": "{{ ''.__class__ }}"}],
+        "args": "{{ unclosed",
+    }
+    out, problems = render(spec)
+    paths = [p.path for p in problems]
+    assert paths == [
+        ("workingDir",),
+        ("environmentVariables", Match("name", "A"), "value"),
+        ("ports", Match("container", 8080), "toolName"),
+        ("args",),
+    ]
+    assert all(p.location == Location("f.yaml", 3, 5, "layer x") for p in problems)
+    assert "'usr' is undefined" in problems[0].message
+    assert "sandbox" in problems[2].message
+    assert problems[0].message.startswith("combinedSpec")
+    assert out["workingDir"] == "/home/{{ usr }}"  # left as written, never half-rendered
+
+
+def test_reserved_names() -> None:
+    assert {"department", "project", "template"} == RESERVED
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{ 1 / 0 }}", "{{ range(10 ** 6) | list | length }}", "{{ 1 + 'a' }}"],
+    ids=["zero-division", "sandbox-range-limit", "type-error"],
+)
+def test_a_runtime_error_in_an_expression_is_a_render_problem(text: str) -> None:
+    # DESIGN.md "Errors": bad input never produces a traceback; any failure of an expression is reported with
+    # its field path, like an unknown name.
+    out, problems = render({"workingDir": text})
+    assert [p.path for p in problems] == [("workingDir",)]
+    assert out["workingDir"] == text
+
+
+# -- through compose -----------------------------------------------------------------------------------------
+
+
+def test_names_come_from_the_view(write_tree: WriteTree, preview: Preview) -> None:
+    body = """\
+        meta:
+          name: job
+        spec:
+          image: '{{ department.name }}/{{ project.name }}/{{ template.name }}:{{ tag }}'
+          distributedFramework: PyTorch
+        """
+    root = write_tree({"projects/vision/templates/job.yaml": body})
+    composition = preview(root, "job", "vision", variables={"tag": "v1"})
+    assert composition.combined_spec["image"] == "research/vision/job:v1"
+    assert composition.combined_master_spec == {"image": "research/vision/job:v1"}
+    assert composition.to_response()["spec"]["image"].startswith("{{ department.name }}")
+
+
+def test_a_render_error_names_the_layer_that_wrote_the_string(
+    write_tree: WriteTree, preview: Preview
+) -> None:
+    root = write_tree({"departments/research/defaults.yaml": "spec:\n  workingDir: /home/{{ usr }}\n"})
+    with pytest.raises(RenderError) as caught:
+        preview(root, "job", "vision")
+    (problem,) = caught.value.problems
+    assert problem.path == ("workingDir",)
+    assert problem.location is not None
+    assert problem.location.file == "departments/research/defaults.yaml"
+    assert problem.location.line == 2
+    assert problem.location.layer == "department research defaults"
+
+
+def test_the_string_that_wins_is_the_one_rendered(write_tree: WriteTree, preview: Preview) -> None:
+    # A broken expression overridden by a higher layer is never rendered.
+    root = write_tree(
+        {
+            "system/defaults.yaml": "spec:\n  workingDir: /home/{{ usr }}\n",
+            "projects/vision/defaults.yaml": "spec:\n  workingDir: /home/{{ user }}\n",
+        }
+    )
+    assert (
+        preview(root, "job", "vision", variables={"user": "bob"}).combined_spec["workingDir"] == "/home/bob"
+    )
+
+
+def test_a_department_view_has_no_project(write_tree: WriteTree, preview: Preview) -> None:
+    root = write_tree(
+        {
+            "system/defaults.yaml": "spec:\n  workingDir: /home/{{ project.name }}\n",
+            "departments/research/templates/dept.yaml": "meta:\n  name: dept\nspec:\n  image: x\n",
+        }
+    )
+    with pytest.raises(RenderError, match="project"):
+        preview(root, "dept", department="research")
+
+
+@pytest.mark.parametrize("name", ["project", "department", "template"])
+def test_a_variable_may_not_shadow_a_scope_name(write_tree: WriteTree, preview: Preview, name: str) -> None:
+    with pytest.raises(CompositionError, match=f"'{name}'"):
+        preview(write_tree({}), "job", "vision", variables={name: "x"})
+
+
+def test_a_worker_render_error_is_reported_once(write_tree: WriteTree, preview: Preview) -> None:
+    # With the master the same as the worker, the master's copy of the string is not reported again.
+    root = write_tree({"system/defaults.yaml": "spec:\n  workingDir: /home/{{ usr }}\n"})
+    with pytest.raises(RenderError) as caught:
+        preview(root, "job", "vision")
+    assert len(caught.value.problems) == 1
+
+
+def test_a_separate_master_render_error_names_the_master(write_tree: WriteTree, preview: Preview) -> None:
+    body = """\
+        meta:
+          name: job
+        masterSpecSameAsWorker: false
+        spec:
+          image: x
+          distributedFramework: TF
+        master:
+          spec:
+            image: '{{ master_image }}'
+        """
+    root = write_tree({"projects/vision/templates/job.yaml": body})
+    with pytest.raises(RenderError) as caught:
+        preview(root, "job", "vision")
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("combinedMasterSpec")
+    assert problem.location is not None and problem.location.line == 9
