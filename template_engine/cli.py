@@ -293,6 +293,10 @@ def validate(root: FsPath, output: str) -> None:
 
 
 # -- commands from other modules (one add_command line each) --
+from template_engine.cli_diff import diff, impact  # noqa: E402
+
+main.add_command(diff)
+main.add_command(impact)
 
 
 __all__ = ["View", "main"]

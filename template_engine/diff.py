@@ -1,0 +1,169 @@
+"""What changes between two versions of an org: every pair whose effective output differs, field by field.
+
+Pure: two :class:`~template_engine.org.Org` values in, a :class:`OrgDiff` out.  Only pairs that can differ
+are composed: a pair whose view, template and every file it depends on (``dependencies``) are the same on
+both sides composes to the same output, so a change to one department's defaults recomposes that
+department's pairs and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from template_engine.errors import Problem
+from template_engine.org import Org
+from template_engine.snapshots.fields import FieldChange, diff_outputs, problem_lines, same
+from template_engine.snapshots.pairs import Outcome, Pair, compose_pair, dependencies, pairs, sources
+
+Status = Literal["changed", "appeared", "disappeared"]
+
+
+@dataclass(frozen=True, slots=True)
+class PairDiff:
+    """One pair that differs: changed (with its field changes), appeared or disappeared."""
+
+    pair: Pair
+    status: Status
+    old: Outcome | None
+    new: Outcome | None
+    changes: tuple[FieldChange, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.pair.id
+
+    def error_lines(self) -> tuple[list[str], list[str]]:
+        """The composition problems of the old and new side (empty when that side composes)."""
+        old = problem_lines(self.old.problems) if self.old is not None else []
+        new = problem_lines(self.new.problems) if self.new is not None else []
+        return old, new
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.pair.to_dict()
+        out["status"] = self.status
+        for side, outcome in (("old", self.old), ("new", self.new)):
+            if outcome is not None:
+                out[side] = {"status": outcome.status(), "errors": [p.to_dict() for p in outcome.problems]}
+        out["changes"] = [change.to_dict() for change in self.changes]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class OrgDiff:
+    """The pairs that differ, in a stable order (the new org's pair order, then pairs that disappeared)."""
+
+    pairs: tuple[PairDiff, ...]
+    #: Pairs on either side.
+    total: int
+    #: Pairs that had to be composed to compare them (the others provably did not change).
+    composed: int
+    #: For an impact query: the pairs (on either side) that depend on the file asked about.
+    users: tuple[str, ...] = field(default_factory=tuple)
+    #: Files (or folders) of the new side that are invalid, and were not, or not so, before: the pairs they
+    #: would make are missing, so they count as a difference.
+    broken: tuple[tuple[str, tuple[Problem, ...]], ...] = field(default_factory=tuple)
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.pairs or self.broken)
+
+    def count(self, status: Status) -> int:
+        return sum(p.status == status for p in self.pairs)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "invalidFiles": len(self.broken),
+            "pairs": self.total,
+            "changed": self.count("changed"),
+            "appeared": self.count("appeared"),
+            "disappeared": self.count("disappeared"),
+            "unchanged": self.total - len(self.pairs),
+        }
+
+
+class _Side:
+    """One org with its pairs by id and, lazily, each pair's dependencies."""
+
+    def __init__(self, org: Org) -> None:
+        self.org = org
+        self.pairs = {pair.id: pair for pair in pairs(org)}
+        self.sources = sources(org)
+        self._deps: dict[str, tuple[str, ...]] = {}
+
+    def deps(self, pair: Pair) -> tuple[str, ...]:
+        found = self._deps.get(pair.id)
+        if found is None:
+            found = self._deps[pair.id] = dependencies(self.org, pair)
+        return found
+
+
+def _compare(old: Outcome, new: Outcome) -> tuple[FieldChange, ...] | None:
+    """The field changes between two outcomes, or ``None`` when they are the same."""
+    if old.composition is None or new.composition is None:
+        if old.composition is None and new.composition is None:
+            return None if problem_lines(old.problems) == problem_lines(new.problems) else ()
+        return ()
+    before, after = old.output, new.output
+    if same(before, after):
+        return None
+    return tuple(diff_outputs(before, after, new.composition, old.composition))
+
+
+def diff_orgs(
+    old: Org, new: Org, variables: Mapping[str, str] | None = None, file: str | None = None
+) -> OrgDiff:
+    """Every pair whose effective output differs between ``old`` and ``new``.
+
+    With ``file`` (a path relative to the templates folder), also list the pairs that depend on it.
+    """
+    before, after = _Side(old), _Side(new)
+    unchanged_files: dict[str, bool] = {}
+    # A file that could not be read fails every composition that needs it; when those differ, compare all.
+    trust_files = old.broken == new.broken
+
+    def file_same(name: str) -> bool:
+        found = unchanged_files.get(name)
+        if found is None:
+            found = unchanged_files[name] = before.sources.get(name) == after.sources.get(name)
+        return found
+
+    ids = list(after.pairs) + [pid for pid in before.pairs if pid not in after.pairs]
+    diffs: list[PairDiff] = []
+    users: list[str] = []
+    composed = 0
+    for pid in ids:
+        old_pair, new_pair = before.pairs.get(pid), after.pairs.get(pid)
+        deps = set(before.deps(old_pair) if old_pair else ()) | set(after.deps(new_pair) if new_pair else ())
+        if file is not None and (file in deps or file == "org.yaml"):
+            users.append(pid)
+        if old_pair is None or new_pair is None:
+            present = new_pair or old_pair
+            assert present is not None
+            outcome = compose_pair(new if new_pair else old, present, variables)
+            composed += 1
+            status: Status = "appeared" if new_pair else "disappeared"
+            diffs.append(
+                PairDiff(present, status, None if new_pair else outcome, outcome if new_pair else None)
+            )
+            continue
+        if (
+            trust_files
+            and old_pair.view == new_pair.view
+            and before.deps(old_pair) == after.deps(new_pair)
+            and all(file_same(name) for name in after.deps(new_pair))
+        ):
+            continue
+        old_outcome, new_outcome = (
+            compose_pair(old, old_pair, variables),
+            compose_pair(new, new_pair, variables),
+        )
+        composed += 2
+        changes = _compare(old_outcome, new_outcome)
+        if changes is not None:
+            diffs.append(PairDiff(new_pair, "changed", old_outcome, new_outcome, changes))
+    broken = tuple(
+        (name, problems) for name, problems in sorted(new.broken.items()) if old.broken.get(name) != problems
+    )
+    return OrgDiff(tuple(diffs), len(ids), composed, tuple(users), broken)

@@ -1,0 +1,325 @@
+"""pytest plugin: snapshot tests of every effective spec of a templates folder, on syrupy.
+
+Installed with the package (a ``pytest11`` entry point) and off until asked for: it does nothing unless
+``--template-root DIR`` is given or the ini option ``template_root`` is set.  Then the session gets one test
+per pair (every template a project sees, and every system and department template seen from its own
+scope), each comparing the pair's effective output with ``snapshots/<pair id>.yaml``.
+
+``--snapshot-update`` (syrupy) writes the files and removes those of pairs that no longer exist.  A test
+that fails lists the changed fields by path and the layer responsible, then the line diff of the file.
+
+A test module can run the same checks over a folder of its own with :class:`OrgSnapshots`::
+
+    SUITE = OrgSnapshots(REPO / "templates", REPO / "snapshots")
+
+    @pytest.mark.parametrize("pair", SUITE.params())
+    def test_example_org(pair, snapshot):
+        SUITE.check(pair, snapshot)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from template_engine.errors import TemplateEngineError
+from template_engine.loader.tree import load_org
+from template_engine.org import Org
+from template_engine.snapshots import (
+    SUFFIX,
+    Outcome,
+    Pair,
+    compose_pair,
+    diff_outputs,
+    pairs,
+    problem_lines,
+    read_snapshot,
+    snapshot_text,
+)
+from template_engine.snapshots.document import UPDATE_HINT
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
+    from _pytest.reports import CollectReport
+    from _pytest.terminal import TerminalReporter
+    from syrupy.assertion import SnapshotAssertion
+
+#: The name of every generated test: ``template_snapshot[projects/vision/mpi-horovod]``.
+TEST_NAME = "template_snapshot"
+#: The test that every file of the templates folder is valid.
+FILES_TEST_NAME = "template_files_valid"
+_SUITE = pytest.StashKey["OrgSnapshots"]()
+_ON_COMMAND_LINE = pytest.StashKey[bool]()
+
+
+def _shown(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+class OrgSnapshots:
+    """The snapshot checks of one templates folder against one snapshots folder."""
+
+    def __init__(
+        self, root: Path | str, snapshots: Path | str, variables: Mapping[str, str] | None = None
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.snapshots = Path(snapshots).resolve()
+        self.variables = dict(variables or {})
+        #: Whether a session collected these checks (as ``--template-root`` does).
+        self.collected = False
+
+    @cached_property
+    def org(self) -> Org:
+        return load_org(self.root)
+
+    def pairs(self) -> list[Pair]:
+        return pairs(self.org)
+
+    def params(self) -> list[Any]:
+        """``pytest.param`` per pair, for ``@pytest.mark.parametrize("pair", ...)``.
+
+        A templates folder that cannot be read gives one parameter that fails with the reason.
+        """
+        try:
+            return [pytest.param(pair, id=pair.id) for pair in self.pairs()]
+        except TemplateEngineError as exc:
+            return [pytest.param(exc, id="org")]
+
+    def check_files(self) -> None:
+        """Fail when files of the templates folder are invalid: the pairs they would make are missing."""
+        broken = self.org.broken
+        if broken:
+            lines = [line for file in sorted(broken) for line in problem_lines(broken[file])]
+            pytest.fail(
+                f"{len(broken)} invalid file(s) in {_shown(self.root)}: the pairs they would make "
+                "are missing from this run (and their snapshots look unused):\n"
+                + "\n".join(f"  {line}" for line in lines),
+                pytrace=False,
+            )
+
+    def location(self, pair: Pair) -> Path:
+        return self.snapshots / f"{pair.id}{SUFFIX}"
+
+    def orphans(self) -> list[Path]:
+        """Snapshot files of pairs the org no longer has."""
+        if not self.snapshots.is_dir():
+            return []
+        known = {self.location(pair) for pair in self.pairs()}
+        return sorted(p for p in self.snapshots.rglob(f"*{SUFFIX}") if p.is_file() and p not in known)
+
+    def check(self, pair: Pair | TemplateEngineError, snapshot: SnapshotAssertion) -> None:
+        """Compare the pair's effective output with its snapshot; fail with a readable diff if it differs."""
+        if isinstance(pair, TemplateEngineError):
+            pytest.fail(
+                f"cannot read the templates folder {_shown(self.root)}:\n{pair.render()}", pytrace=False
+            )
+        from template_engine.snapshots.extension import extension_for
+
+        assertion = snapshot.use_extension(extension_for(self.snapshots))
+        location = self.location(pair)
+        outcome = compose_pair(self.org, pair, self.variables)
+        output = outcome.output
+        if output is None:
+            if location.is_file():
+                # The pair still exists: keep its last good snapshot instead of reporting it unused.
+                assertion(name=pair.id).assert_match(location.read_text(encoding="utf-8"))
+            reasons = "\n".join(f"  {line}" for line in problem_lines(outcome.problems))
+            pytest.fail(f"{pair.id}: {pair.describe()} does not compose:\n{reasons}", pytrace=False)
+        text = snapshot_text(pair, output)
+        if assertion(name=pair.id) == text:
+            return
+        result = assertion.executions[assertion.num_executions - 1]
+        if result.exception is not None:
+            raise result.exception
+        pytest.fail(_failure(pair, location, result.recalled_data, text, outcome), pytrace=False)
+
+    def test_for(self, pair: Pair) -> Callable[..., None]:
+        def template_snapshot(snapshot: SnapshotAssertion) -> None:
+            self.check(pair, snapshot)
+
+        return template_snapshot
+
+
+def _failure(pair: Pair, location: Path, recalled: Any, text: str, outcome: Outcome) -> str:
+    shown = _shown(location)
+    if recalled is None:
+        return (
+            f"{pair.id}: no snapshot yet ({shown})\n"
+            f"  {pair.describe()} is new, or its snapshot was deleted.\n"
+            f"  Run {UPDATE_HINT} to write it, then review and commit the file."
+        )
+    old_text = recalled.decode() if isinstance(recalled, bytes) else str(recalled)
+    lines = [f"{pair.id}: the effective spec differs from its snapshot {shown}", f"  {pair.describe()}", ""]
+    try:
+        old = read_snapshot(old_text, shown)
+    except TemplateEngineError as exc:
+        lines += ["the snapshot file cannot be read:", *(f"  {line}" for line in problem_lines(exc.problems))]
+    else:
+        changes = diff_outputs(old, outcome.output, outcome.composition)
+        lines.append("changed fields:")
+        lines += [f"  {change.render()}" for change in changes] or ["  (none: only the file's text differs)"]
+    lines += ["", "snapshot file (- recorded, + now):"]
+    lines += list(
+        difflib.unified_diff(old_text.splitlines(), text.splitlines(), "recorded", "now", lineterm="", n=2)
+    )[2:]
+    lines += ["", f"If the change is intended, run {UPDATE_HINT} and commit the updated snapshot."]
+    return "\n".join(lines)
+
+
+# -- pytest integration -------------------------------------------------------------------------------------
+
+
+class PairTest(pytest.Function):
+    """One pair's snapshot test; reported at the templates folder, not at this module's source."""
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        return self.path, None, self.name
+
+
+class TemplatesFolder(pytest.File):
+    """The collector of a templates folder (its ``org.yaml``): one :class:`PairTest` per pair, after a test
+    that every file is valid."""
+
+    def __init__(self, *, suite: OrgSnapshots, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+
+    def collect(self) -> Iterator[pytest.Item]:
+        self.suite.collected = True
+        found = self.suite.pairs()
+        yield PairTest.from_parent(self, name=FILES_TEST_NAME, callobj=self.suite.check_files)
+        for pair in found:
+            yield PairTest.from_parent(
+                self,
+                name=f"{TEST_NAME}[{pair.id}]",
+                callobj=self.suite.test_for(pair),
+            )
+
+    def repr_failure(  # type: ignore[override]  # the signature of pytest.Collector's own override
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, TemplateEngineError):
+            return f"cannot read the templates folder {_shown(self.suite.root)}:\n{excinfo.value.render()}"
+        return super().repr_failure(excinfo)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    root: Path
+    snapshots: Path
+    #: ``--template-root`` was given on the command line (not only in the ini file).
+    on_command_line: bool
+
+
+def settings(config: pytest.Config) -> Settings | None:
+    """The folders to use, or ``None`` when the plugin was not asked for."""
+    here = config.invocation_params.dir
+    ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
+    option, ini = config.getoption("template_root"), str(config.getini("template_root") or "")
+    if not option and not ini:
+        return None
+    root = here / option if option else ini_dir / ini
+    given = config.getoption("template_snapshots")
+    ini_snapshots = str(config.getini("template_snapshots") or "")
+    if given:
+        snapshots = here / given
+    elif ini_snapshots:
+        snapshots = ini_dir / ini_snapshots
+    else:
+        snapshots = config.rootpath / "snapshots"
+    return Settings(root.resolve(), snapshots.resolve(), bool(option))
+
+
+def _walked(config: pytest.Config, root: Path) -> bool:
+    """Whether pytest's walk of its arguments reaches ``root/org.yaml`` (and so calls the collect hook)."""
+    org_yaml = root / "org.yaml"
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == org_yaml or path in org_yaml.parents:
+            return True
+    return False
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("template_engine", "template_engine effective-spec snapshots")
+    group.addoption(
+        "--template-root",
+        dest="template_root",
+        metavar="DIR",
+        default=None,
+        help="snapshot-test every effective spec of the templates folder DIR (one test per pair); "
+        "the plugin is off without this option or the template_root ini option",
+    )
+    group.addoption(
+        "--template-snapshots",
+        dest="template_snapshots",
+        metavar="DIR",
+        default=None,
+        help="folder of the effective-spec snapshots (default: snapshots/ in the rootdir)",
+    )
+    parser.addini("template_root", "templates folder to snapshot-test (relative to the ini file)", default="")
+    parser.addini("template_snapshots", "folder of the effective-spec snapshots (relative to the ini file)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    found = settings(config)
+    if found is None:
+        return
+    if not config.pluginmanager.hasplugin("syrupy"):
+        raise pytest.UsageError(
+            "template_engine snapshot tests (--template-root, template_root) need syrupy: pip install syrupy"
+        )
+    config.stash[_SUITE] = OrgSnapshots(found.root, found.snapshots)
+    config.stash[_ON_COMMAND_LINE] = found.on_command_line
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TemplatesFolder | None:
+    suite = parent.config.stash.get(_SUITE, None)
+    if suite is None or file_path != suite.root / "org.yaml":
+        return None
+    return TemplatesFolder.from_parent(parent, path=file_path, suite=suite)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, CollectReport, CollectReport]:
+    """Add the templates folder to the session when pytest's walk does not reach it (``testpaths``...).
+
+    With explicit paths that miss it, only ``--template-root`` on the command line adds it: an ini option
+    alone does not turn ``pytest tests/test_one.py`` into a run of every snapshot.
+    """
+    report = yield
+    config = collector.config
+    suite = config.stash.get(_SUITE, None)
+    if isinstance(collector, pytest.Session) and report.passed and suite is not None:
+        explicit = config.args_source is pytest.Config.ArgsSource.ARGS
+        if not _walked(config, suite.root) and (not explicit or config.stash[_ON_COMMAND_LINE]):
+            report.result.append(
+                TemplatesFolder.from_parent(collector, path=suite.root / "org.yaml", suite=suite)
+            )
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
+    """Name the snapshot files left without a pair (syrupy counts them as unused)."""
+    suite = config.stash.get(_SUITE, None)
+    if suite is None or not suite.collected:
+        return
+    try:
+        orphans = suite.orphans()
+    except TemplateEngineError:
+        return
+    if orphans:
+        terminalreporter.write_sep("-", "template_engine snapshots")
+        for path in orphans:
+            terminalreporter.write_line(f"no pair any more: {_shown(path)}")
+        terminalreporter.write_line(f"{len(orphans)} unused snapshot(s); {UPDATE_HINT} removes them.")

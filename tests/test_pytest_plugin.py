@@ -1,0 +1,338 @@
+"""The pytest plugin in throwaway projects: each test builds a repository with a templates folder and runs
+pytest on it.  The plugin is found through its ``pytest11`` entry point, as in any project that installs
+template_engine; every throwaway project runs with ``filterwarnings = error``.
+
+The runs are in process (``pytester.runpytest``) for speed, except the one that shows that a fresh
+interpreter loads the plugin; see :func:`run` for the one piece of syrupy state an inner run leaves behind.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import syrupy
+
+pytest_plugins = ["pytester"]
+
+INI = """\
+[pytest]
+filterwarnings = error
+addopts = -p no:cacheprovider
+"""
+
+ORG = {
+    "templates/org.yaml": """\
+        departments:
+        - name: research
+          projects: [vision, nlp]
+        - name: applied
+          projects: [recsys]
+        """,
+    "templates/system/defaults.yaml": """\
+        spec:
+          imagePullPolicy: IfNotPresent
+          environmentVariables:
+          - name: HTTP_PROXY
+            value: http://proxy:3128
+          - name: TZ
+            value: UTC
+          labels:
+          - name: tier
+            value: standard
+        """,
+    "templates/departments/research/defaults.yaml": """\
+        spec:
+          labels:
+          - name: tier
+            value: research
+        """,
+    "templates/assets/environments/python.yaml": """\
+        meta:
+          name: python
+        spec:
+          image: python:3.11
+        """,
+    "templates/system/templates/job.yaml": """\
+        meta:
+          name: job
+        assets:
+          environment: python
+        spec:
+          distributedFramework: PyTorch
+          numWorkers: 2
+        """,
+    "templates/departments/research/templates/sweep.yaml": """\
+        meta:
+          name: sweep
+        assets:
+          environment: python
+        spec:
+          distributedFramework: MPI
+          numWorkers: 4
+        """,
+}
+
+#: Every pair of ORG: three projects see ``job``, the research projects see ``sweep``, plus the two scope
+#: templates seen from their own scope.
+PAIRS = {
+    "projects/vision/job",
+    "projects/vision/sweep",
+    "projects/nlp/job",
+    "projects/nlp/sweep",
+    "projects/recsys/job",
+    "system/job",
+    "departments/research/sweep",
+}
+RESEARCH = {"projects/vision/job", "projects/vision/sweep", "projects/nlp/job", "projects/nlp/sweep"}
+RESEARCH |= {"departments/research/sweep"}
+#: With --template-root, one more test checks that every file of the templates folder is valid.
+ITEMS = len(PAIRS) + 1
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A fresh repository holding the templates folder ORG (and no snapshots yet)."""
+    pytester.makefile(".ini", pytest=INI)
+    write(pytester.path, ORG)
+    return pytester
+
+
+def pytest_in_process(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """``pytester.runpytest``, then give syrupy back the outer session.
+
+    syrupy keeps its session in a module global (``syrupy._syrupy``) to record test outcomes; an inner
+    session replaces it, and the outer run would record its own outcomes in the inner one.
+    """
+    outer = syrupy._syrupy
+    try:
+        return project.runpytest(*args)
+    finally:
+        syrupy._syrupy = outer
+
+
+def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytest_in_process(project, "--template-root=templates", *args)
+
+
+def failed_pairs(result: pytest.RunResult) -> set[str]:
+    return set(re.findall(r"^FAILED \S+::template_snapshot\[(\S+)\]", result.stdout.str(), re.MULTILINE))
+
+
+def snapshot_files(root: Path) -> set[str]:
+    return {p.relative_to(root).with_suffix("").as_posix() for p in root.rglob("*.yaml")}
+
+
+def updated(project: pytest.Pytester) -> pytest.Pytester:
+    result = run(project, "--snapshot-update")
+    result.assert_outcomes(passed=ITEMS)
+    return project
+
+
+def test_the_plugin_is_off_unless_asked_for(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not (project.path / "snapshots").exists()
+    # ...but installed: a fresh interpreter loads it from the entry point, with its options.
+    assert "--template-root=DIR" in project.runpytest_subprocess("--help").stdout.str()
+    project.runpytest_subprocess("--template-root=templates", "--snapshot-update").assert_outcomes(
+        passed=ITEMS
+    )
+
+
+def test_a_fresh_repository_passes_after_snapshot_update(project: pytest.Pytester) -> None:
+    first = run(project)
+    first.assert_outcomes(failed=len(PAIRS), passed=1)
+    assert failed_pairs(first) == PAIRS
+    first.stdout.fnmatch_lines(["projects/vision/job: no snapshot yet (snapshots/projects/vision/job.yaml)"])
+
+    update = run(project, "--snapshot-update")
+    update.assert_outcomes(passed=ITEMS)
+    update.stdout.fnmatch_lines(["*7 snapshots generated.*"])
+    assert snapshot_files(project.path / "snapshots") == PAIRS
+
+    again = run(project, "-v")
+    again.assert_outcomes(passed=ITEMS)
+    again.stdout.fnmatch_lines(["templates/org.yaml::template_snapshot[[]projects/vision/job[]] PASSED*"])
+    assert "warning" not in again.stdout.str().lower()
+
+
+def test_a_snapshot_is_readable_sorted_yaml(project: pytest.Pytester) -> None:
+    updated(project)
+    text = (project.path / "snapshots/projects/vision/job.yaml").read_text(encoding="utf-8")
+    assert text.startswith(
+        "# template job (system template) as seen from project vision (department research)\n"
+    )
+    top = [line.split(":")[0] for line in text.splitlines() if re.match(r"^[a-zA-Z]", line)]
+    assert top == ["combinedMasterSpec", "combinedSpec", "masterSpecSameAsWorker", "runnable"]
+    assert "  image: python:3.11\n" in text
+    assert "  - name: tier\n    value: research\n" in text
+    assert "isRunnable: true" in text
+
+
+def test_a_changed_default_fails_exactly_the_affected_pairs_with_a_readable_diff(
+    project: pytest.Pytester,
+) -> None:
+    updated(project)
+    write(
+        project.path,
+        {
+            "templates/departments/research/defaults.yaml": """\
+                spec:
+                  labels:
+                  - name: tier
+                    value: research-gpu
+                  environmentVariables:
+                  - name: HTTP_PROXY
+                    exclude: true
+                """
+        },
+    )
+    result = run(project)
+    result.assert_outcomes(failed=len(RESEARCH), passed=ITEMS - len(RESEARCH))
+    assert failed_pairs(result) == RESEARCH
+    result.stdout.fnmatch_lines(
+        [
+            "projects/vision/job: the effective spec differs from its snapshot "
+            "snapshots/projects/vision/job.yaml",
+            "changed fields:",
+            "  combinedSpec.environmentVariables[[]name=HTTP_PROXY[]]: removed (excluded by "
+            "departments/research/defaults.yaml:6, department research defaults); "
+            "the same in combinedMasterSpec",
+            '  combinedSpec.labels[[]name=tier[]].value: "research" -> "research-gpu" (set by '
+            "departments/research/defaults.yaml:4, department research defaults); "
+            "the same in combinedMasterSpec",
+            "snapshot file (- recorded, + now):",
+            "-  - name: HTTP_PROXY",
+            "*run pytest --snapshot-update and commit the updated snapshot.",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+    run(project, "--snapshot-update").assert_outcomes(passed=ITEMS)
+    run(project).assert_outcomes(passed=ITEMS)
+
+
+def test_a_removed_project_reports_its_snapshots_as_unused_and_update_removes_them(
+    project: pytest.Pytester,
+) -> None:
+    updated(project)
+    org = (project.path / "templates/org.yaml").read_text(encoding="utf-8")
+    (project.path / "templates/org.yaml").write_text(org.replace("[vision, nlp]", "[nlp]"), encoding="utf-8")
+
+    result = run(project)
+    assert result.ret != 0
+    result.assert_outcomes(passed=ITEMS - 2)
+    result.stdout.fnmatch_lines(["*2 snapshots unused.*"])
+    result.stdout.fnmatch_lines(
+        [
+            "no pair any more: snapshots/projects/vision/job.yaml",
+            "no pair any more: snapshots/projects/vision/sweep.yaml",
+        ]
+    )
+
+    update = run(project, "--snapshot-update")
+    assert update.ret == 0
+    update.stdout.fnmatch_lines(["*2 unused snapshots deleted.*"])
+    assert snapshot_files(project.path / "snapshots") == PAIRS - {
+        "projects/vision/job",
+        "projects/vision/sweep",
+    }
+    assert not (project.path / "snapshots/projects/vision").exists()
+    assert run(project).ret == 0
+
+
+def test_a_new_pair_fails_until_its_snapshot_is_written(project: pytest.Pytester) -> None:
+    updated(project)
+    write(project.path, {"templates/projects/recsys/templates/ranker.yaml": "meta:\n  name: ranker\n"})
+    result = run(project)
+    result.assert_outcomes(failed=1, passed=ITEMS)
+    assert failed_pairs(result) == {"projects/recsys/ranker"}
+    result.stdout.fnmatch_lines(["*Run pytest --snapshot-update to write it*"])
+
+
+def test_a_pair_that_stops_composing_fails_and_keeps_its_snapshot(project: pytest.Pytester) -> None:
+    updated(project)
+    job = project.path / "templates/system/templates/job.yaml"
+    job.write_text(job.read_text(encoding="utf-8").replace("environment: python", "environment: gone"))
+    for args in ((), ("--snapshot-update",)):
+        result = run(project, *args)
+        assert failed_pairs(result) == {p for p in PAIRS if p.endswith("/job")}
+        result.stdout.fnmatch_lines(
+            [
+                "projects/vision/job: template job (system template) as seen from project vision "
+                "* does not compose:"
+            ]
+        )
+        result.stdout.fnmatch_lines(["*unknown environment asset 'gone'*"])
+        assert "unused" not in result.stdout.str()
+    assert snapshot_files(project.path / "snapshots") == PAIRS
+
+
+def test_an_invalid_file_fails_instead_of_its_pairs_vanishing(project: pytest.Pytester) -> None:
+    updated(project)
+    write(project.path, {"templates/departments/research/templates/sweep.yaml": "meta: [\n"})
+    result = run(project)
+    result.assert_outcomes(failed=1, passed=len(PAIRS) - 3)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ template_files_valid _*",
+            "1 invalid file(s) in templates: the pairs they would make are missing from this run*",
+            "  departments/research/templates/sweep.yaml:2: invalid YAML:*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["no pair any more: snapshots/departments/research/sweep.yaml"])
+
+
+def test_an_unreadable_org_is_one_clear_collection_error(project: pytest.Pytester) -> None:
+    write(project.path, {"templates/org.yaml": "departments: [\n"})
+    result = run(project)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["cannot read the templates folder templates:", "invalid YAML:*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_ini_options_and_another_snapshot_folder(project: pytest.Pytester) -> None:
+    project.makefile(".ini", pytest=INI + "template_root = templates\ntemplate_snapshots = reviewed/specs\n")
+    project.makepyfile(test_other="def test_other():\n    pass\n")
+    assert pytest_in_process(project, "--snapshot-update").ret == 0
+    assert snapshot_files(project.path / "reviewed/specs") == PAIRS
+    pytest_in_process(project).assert_outcomes(passed=ITEMS + 1)
+    # Naming only another test file leaves the org alone (the ini option does not force it in)...
+    pytest_in_process(project, "test_other.py").assert_outcomes(passed=1)
+    # ...and so does -k, without calling the other snapshots unused.
+    result = pytest_in_process(project, "-k", "vision")
+    result.assert_outcomes(passed=2, deselected=ITEMS - 1)
+    assert "unused" not in result.stdout.str()
+
+
+def test_a_test_module_can_run_the_same_checks(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_org="""
+        from pathlib import Path
+
+        import pytest
+
+        from template_engine.pytest_plugin import OrgSnapshots
+
+        SUITE = OrgSnapshots(Path(__file__).parent / "templates", Path(__file__).parent / "snapshots")
+
+        @pytest.mark.parametrize("pair", SUITE.params())
+        def test_org(pair, snapshot):
+            SUITE.check(pair, snapshot)
+        """
+    )
+    assert pytest_in_process(project, "--snapshot-update").ret == 0
+    assert snapshot_files(project.path / "snapshots") == PAIRS
+    result = pytest_in_process(project, "-v")
+    result.assert_outcomes(passed=len(PAIRS))
+    result.stdout.fnmatch_lines(["test_org.py::test_org[[]projects/nlp/sweep[]] PASSED*"])
