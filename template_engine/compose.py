@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, Tem
 from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
 from template_engine.org import Org, Scope, Template, View, asset_ref, defaults_ref
 from template_engine.paths import Path, format_path
-from template_engine.render import RESERVED, render_spec
+from template_engine.render import RESERVED, is_expression, render_spec, render_string
 from template_engine.runnable import Runnable, RunnableIssue, check
 
 #: How every spec merges, read once from the markers on the models.
@@ -93,19 +93,44 @@ class Composition:
         }
 
 
-def finalize(value: Any) -> Any:
-    """Drop absent values and empty mappings/lists, sort mapping keys (byte-for-byte stable output)."""
-    if isinstance(value, Mapping):
+def finalize(value: Any, render: Callable[[str], str] | None = None) -> Any:
+    """Drop absent values and empty mappings/lists, sort mapping keys (byte-for-byte stable output), and
+    pass every string holding an expression through ``render``."""
+    kind = type(value)
+    if kind is dict:
         out = {}
         for key in sorted(value):
-            item = finalize(value[key])
+            item = finalize(value[key], render)
             if item is None or item == {} or item == []:
                 continue
             out[key] = item
         return out
-    if isinstance(value, list):
-        return [finalize(item) for item in value]
+    if kind is list:
+        return [finalize(item, render) for item in value]
+    if render is not None and kind is str and is_expression(value):
+        return render(value)
     return value
+
+
+def _render_final(
+    spec: dict[str, Any], context: Mapping[str, Any], result: MergeResult, replica: str
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The final (rendered, pruned, sorted) form of ``spec``, or every render problem with its path."""
+    failed = False
+
+    def render(text: str) -> str:
+        nonlocal failed
+        try:
+            return render_string(text, context)
+        except Exception:  # reported with its path below; the fast pass carries no paths
+            failed = True
+            return text
+
+    final = finalize(spec, render)
+    if not failed:
+        return final, []
+    _, problems = render_spec(spec, context, lambda p: _locate(result, p), replica, SPEC_PLAN)
+    return final, problems
 
 
 # -- layers -------------------------------------------------------------------------------------------------
@@ -326,22 +351,17 @@ def compose(
             master_spec = master.spec
 
     context = _context(view, template, variables)
-    rendered_worker, problems = render_spec(
-        worker.spec, context, lambda p: _locate(worker, p), "combinedSpec", SPEC_PLAN
-    )
-    rendered_master: dict[str, Any] | None = None
-    if master_spec is not None and master is not None:
-        m = master
-        rendered_master, more = render_spec(
-            master_spec, context, lambda p: _locate(m, p), "combinedMasterSpec", SPEC_PLAN
-        )
-        if not same:
-            problems += more
+    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec")
+    combined_master: dict[str, Any] | None = None
+    if same:
+        # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
+        combined_master = {k: clone(v) for k, v in combined_spec.items() if k not in WORKER_ONLY_FIELDS}
+    elif master_spec is not None and master is not None:
+        combined_master, more = _render_final(master_spec, context, master, "combinedMasterSpec")
+        problems += more
     if problems:
         raise RenderError(problems)
 
-    combined_spec = finalize(rendered_worker)
-    combined_master = finalize(rendered_master) if rendered_master is not None else None
     merge_warnings = [RunnableIssue("worker", format_path(w.path), _with_place(w)) for w in worker.warnings]
     if master is not None and not same:
         merge_warnings += [

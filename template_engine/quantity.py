@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 _QUANTITY = re.compile(r"^([+]?[0-9]*\.?[0-9]+|[+]?[0-9]+\.)(([eE][-+]?[0-9]+)|[a-zA-Z]*)$")
 
@@ -35,6 +36,11 @@ def parse_quantity(value: object) -> Decimal | None:
         return Decimal(str(value))
     if not isinstance(value, str):
         return None
+    return _parse_text(value)
+
+
+@lru_cache(maxsize=1024)
+def _parse_text(value: str) -> Decimal | None:
     m = _QUANTITY.match(value.strip())
     if m is None:
         return None

@@ -103,7 +103,7 @@ class Trail(NamedTuple):
 
 def clone(value: Any) -> Any:
     """A deep copy of plain data (mappings, lists, scalars)."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict | Mapping):
         return {k: clone(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [clone(v) for v in value]
@@ -124,6 +124,9 @@ class _Run:
         self.set_by: dict[Path, Origin] = {}
         self.excluded: dict[Path, Origin] = {}
         self.warnings: list[MergeWarning] = []
+        #: Item positions of each keyed list of the accumulator, by the list's identity; the list itself is
+        #: kept with them so that its id cannot be reused by another list during the run.
+        self.positions: dict[int, tuple[list[Any], dict[Match | None, int]]] = {}
         # deepmerge types its path as a list; ours is a Trail it threads through untouched.
         self.merger = Merger(
             cast(
@@ -144,25 +147,30 @@ class _Run:
         return STRATEGY_END
 
     def merge_mapping(self, config: Merger, trail: Trail, base: dict[str, Any], nxt: Any) -> Any:
+        set_by, layer = self.set_by, self.layer
+        out, raw, plan = trail
         for name, value in nxt.items():
             if value is None:
                 continue  # null: no opinion
-            child = trail.key(name)
-            if name in base:
-                base[name] = _descend(config, child, base[name], value)
-            elif isinstance(value, Mapping):
-                base[name] = _descend(config, child, {}, value)
-            elif isinstance(value, list):
-                base[name] = _descend(config, child, [], value)
+            if type(value) is dict:
+                child = Trail((*out, name), (*raw, name), plan.child(name))
+                base[name] = _descend(config, child, base.get(name, {}), value)
+            elif type(value) is list:
+                child = Trail((*out, name), (*raw, name), plan.child(name))
+                base[name] = _descend(config, child, base.get(name, []), value)
             else:
-                self.set_by[child.out] = Origin(self.layer, child.raw)
+                # A scalar replaces whatever was there: the fast path of deepmerge's "override".
+                set_by[(*out, name)] = Origin(layer, (*raw, name))
                 base[name] = value
         return base
 
     def merge_list(self, config: Merger, trail: Trail, base: list[Any], nxt: list[Any]) -> Any:
         key = trail.plan.key
         assert key is not None  # merge_whole took every list without a key
-        positions = {item_key(item, key): i for i, item in enumerate(base)}
+        known = self.positions.get(id(base))
+        if known is None:
+            known = self.positions[id(base)] = (base, {item_key(item, key): i for i, item in enumerate(base)})
+        positions = known[1]
         for index, item in enumerate(nxt):
             match = item_key(item, key)
             if match is None:
@@ -190,7 +198,9 @@ class _Run:
                     )
                 else:
                     del base[pos]
-                    positions = {m: (p - 1 if p > pos else p) for m, p in positions.items()}
+                    for other, at in positions.items():
+                        if at > pos:
+                            positions[other] = at - 1
                     self.excluded[here.out] = Origin(self.layer, here.raw)
                 continue
             pos = positions.get(match)
@@ -208,7 +218,7 @@ class _Run:
 
     def set_scalar(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
         self.set_by[trail.out] = Origin(self.layer, trail.raw)
-        return nxt
+        return clone(nxt)
 
     def keep_on_null(self, config: Merger, trail: Trail, base: Any, nxt: Any) -> Any:
         return base if nxt is None else STRATEGY_END

@@ -1,0 +1,36 @@
+"""The combined specs of a composition are independent values: nothing shared with each other or the org."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from template_engine import compose, load_org
+
+ROOT = Path(__file__).resolve().parents[1] / "templates"
+
+
+def _containers(value: Any) -> list[Any]:
+    found: list[Any] = []
+    if isinstance(value, dict):
+        found.append(value)
+        for item in value.values():
+            found.extend(_containers(item))
+    elif isinstance(value, list):
+        found.append(value)
+        for item in value:
+            found.extend(_containers(item))
+    return found
+
+
+def test_master_same_as_worker_shares_no_container_with_the_worker() -> None:
+    org = load_org(ROOT)
+    view = org.view_of("vision")
+    result = compose(org, org.find_template("vit-finetune", view), view)
+    assert result.master_same_as_worker is True
+    assert result.combined_master_spec is not None
+    worker_ids = {id(c) for c in _containers(result.combined_spec)}
+    master_ids = {id(c) for c in _containers(result.combined_master_spec)}
+    assert worker_ids.isdisjoint(master_ids)
+    result.combined_master_spec["labels"].clear()
+    assert result.combined_spec["labels"], "clearing the master's labels must leave the worker's alone"
