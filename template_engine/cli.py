@@ -39,7 +39,8 @@ def _emit(value: Any, output: str) -> None:
 
 
 def fail(error: TemplateEngineError) -> NoReturn:
-    click.echo(f"error: {error.render()}", err=True)
+    for problem in error.problems:
+        click.echo(f"error: {problem.render()}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -229,10 +230,12 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
     bad = sum(not r["isRunnable"] for r in rows)
     click.echo(f"\n{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all")
     for r in rows:
-        if len(r["issues"]) > 1:
+        notes = [("issue", i) for i in r["issues"][1:]] + [("warning", w) for w in r.get("warnings", [])]
+        if notes:
             click.echo(f"\n{r['project'] or r['scope']} / {r['template']}:")
-            for issue in r["issues"]:
-                click.echo(f"  - {issue.get('replica', '')} {issue.get('field', '')}: {issue['message']}")
+            for kind, note in notes:
+                where = " ".join(x for x in (note.get("replica"), _first_issue(note)) if x)
+                click.echo(f"  {kind}: {where}")
 
 
 @main.command(name="explain")
@@ -293,6 +296,10 @@ def validate(root: FsPath, output: str) -> None:
 
 
 # -- commands from other modules (one add_command line each) --
+from template_engine.service.commands import db, serve  # noqa: E402
+
+main.add_command(serve)
+main.add_command(db)
 from template_engine.cli_diff import diff, impact  # noqa: E402
 
 main.add_command(diff)

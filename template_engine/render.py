@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, Undefined
+from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -23,13 +23,111 @@ MAX_EXPONENT = 256
 MAX_REPEAT = 100_000
 MAX_RESULT_BITS = 100_000
 
+#: Statements allowed in a value: conditionals and assignments.  Loops, macros and call blocks are refused,
+#: so the cost of a value is bounded by its length (a nested ``for`` over ``range`` is a denial of service).
+ALLOWED_NODES: frozenset[type[nodes.Node]] = frozenset(
+    {
+        nodes.Template,
+        nodes.Output,
+        nodes.TemplateData,
+        nodes.If,
+        nodes.Assign,
+        nodes.Name,
+        nodes.Const,
+        nodes.Getattr,
+        nodes.Getitem,
+        nodes.Slice,
+        nodes.Filter,
+        nodes.Test,
+        nodes.CondExpr,
+        nodes.Concat,
+        nodes.Compare,
+        nodes.Operand,
+        nodes.Add,
+        nodes.Sub,
+        nodes.Mul,
+        nodes.Div,
+        nodes.FloorDiv,
+        nodes.Mod,
+        nodes.Pow,
+        nodes.And,
+        nodes.Or,
+        nodes.Not,
+        nodes.Neg,
+        nodes.Pos,
+        nodes.List,
+        nodes.Tuple,
+        nodes.Dict,
+        nodes.Pair,
+        nodes.Keyword,
+        nodes.Call,
+    }
+)
+
+#: Filters whose cost is linear in their input (``center(10**9)``, ``format`` and ``wordwrap`` are not).
+ALLOWED_FILTERS = frozenset(
+    {
+        "abs",
+        "capitalize",
+        "d",
+        "default",
+        "first",
+        "float",
+        "int",
+        "join",
+        "last",
+        "length",
+        "list",
+        "lower",
+        "max",
+        "min",
+        "replace",
+        "reverse",
+        "round",
+        "sort",
+        "string",
+        "title",
+        "trim",
+        "unique",
+        "upper",
+        "urlencode",
+        "count",
+    }
+)
+
+
+def _bounded_replace(text: Any, old: str, new: str, count: int | None = None) -> str:
+    value = str(text)
+    times = value.count(old) if count is None else min(count, value.count(old))
+    if len(value) + times * max(len(new) - len(old), 0) > MAX_REPEAT:
+        raise SecurityError(f"a replaced value longer than {MAX_REPEAT} characters is refused")
+    return value.replace(old, new) if count is None else value.replace(old, new, count)
+
 
 class _BoundedSandbox(SandboxedEnvironment):
-    """The stock sandbox (no attribute escapes, bounded ``range``) plus bounded ``**`` and ``*``."""
+    """The stock sandbox (no attribute escapes, bounded ``range``), with bounded operators, no loops or
+    macros, no string formatting, and only filters of linear cost."""
 
-    intercepted_binops = frozenset({"**", "*"})
+    intercepted_binops = frozenset({"**", "*", "%"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.filters = {name: f for name, f in self.filters.items() if name in ALLOWED_FILTERS}
+        self.filters["replace"] = _bounded_replace
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if attr in ("format", "format_map") or attr.startswith("_"):
+            return False
+        return bool(super().is_safe_attribute(obj, attr, value))
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        if super().wrap_str_format(value) is not None:
+            raise SecurityError("str.format is refused (a field width can allocate without bound)")
+        return None
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "%" and isinstance(left, str):
+            raise SecurityError("string formatting with % is refused")
         if operator == "**" and isinstance(right, int | float):
             too_big = isinstance(left, int) and left.bit_length() * abs(right) > MAX_RESULT_BITS
             if abs(right) > MAX_EXPONENT or too_big:
@@ -47,6 +145,7 @@ class _BoundedSandbox(SandboxedEnvironment):
 
 _ENV = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
+
 #: Names the composition itself provides; user variables may not shadow them.
 RESERVED = frozenset({"department", "project", "template"})
 
@@ -57,7 +156,12 @@ def is_expression(text: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _compile(text: str) -> Any:
-    return _ENV.from_string(text)
+    tree = _ENV.parse(text)
+    for node in tree.find_all(nodes.Node):
+        if type(node) not in ALLOWED_NODES:
+            kind = type(node).__name__
+            raise SecurityError(f"{kind} is not allowed in a value (only expressions, if and set)")
+    return _ENV.from_string(tree)
 
 
 def render_string(text: str, context: Mapping[str, Any]) -> str:

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import Any
 
 from template_engine.compose import SPEC_PLAN
 from template_engine.errors import InputError, Location, Problem
-from template_engine.loader.validate import key_problems, locate, validate
+from template_engine.loader.rules import (
+    SPEC_ROOTS,
+    asset_refs,
+    datasource_shape,
+    master_conflict,
+    spec_key_problems,
+)
+from template_engine.loader.validate import locate, validate
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import (
     ASSET_FOLDERS,
@@ -59,30 +65,6 @@ def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
     return Source(rel, data, loaded.lines), []
 
 
-def _master_conflict(source: Source, same: bool | None, master: Any) -> list[Problem]:
-    if same is True and master is not None:
-        return [
-            Problem(
-                "masterSpecSameAsWorker is true and a master section is given",
-                ("master",),
-                locate(source.file, source.lines, ("master",)),
-                "masterSpecSameAsWorker: false, or no master section",
-            )
-        ]
-    return []
-
-
-def _spec_key_problems(source: Source, roots: tuple[tuple[str, ...], ...]) -> list[Problem]:
-    problems = []
-    for root in roots:
-        spec: Any = source.data
-        for part in root:
-            spec = spec.get(part) if isinstance(spec, Mapping) else None
-        if spec is not None:
-            problems += key_problems(SPEC_PLAN, spec, root, source.file, source.lines)
-    return problems
-
-
 def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[Problem]:
     if name == stem:
         return []
@@ -103,8 +85,8 @@ def load_defaults(root: FsPath, rel: str, scope: Scope) -> tuple[Defaults | None
     doc, problems = validate(LayerDocument, source.data, rel, source.lines)
     if doc is None:
         return None, problems
-    problems = _master_conflict(source, doc.masterSpecSameAsWorker, doc.master)
-    problems += _spec_key_problems(source, (("spec",), ("master", "spec")))
+    problems = master_conflict(source.data, rel, source.lines)
+    problems += spec_key_problems(SPEC_PLAN, source.data, SPEC_ROOTS, rel, source.lines)
     return (None if problems else Defaults(scope, source, doc)), problems
 
 
@@ -117,8 +99,8 @@ def load_template(root: FsPath, rel: str, scope: Scope) -> tuple[Template | None
         return None, problems
     stem = FsPath(rel).stem
     problems = _name_matches_file(source, doc.meta.name, stem, "template")
-    problems += _master_conflict(source, doc.masterSpecSameAsWorker, doc.master)
-    problems += _spec_key_problems(source, (("spec",), ("master", "spec")))
+    problems += master_conflict(source.data, rel, source.lines)
+    problems += spec_key_problems(SPEC_PLAN, source.data, SPEC_ROOTS, rel, source.lines)
     return (None if problems else Template(stem, scope, source, doc)), problems
 
 
@@ -132,19 +114,9 @@ def load_asset(root: FsPath, rel: str, kind: AssetKind) -> tuple[Asset | None, l
     stem = FsPath(rel).stem
     problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
     if isinstance(doc, DatasourceAsset):
-        storage = source.data.get("spec", {}).get("storage") or {}
-        items = [(k, len(v)) for k, v in storage.items() if v]
-        if len(items) != 1 or items[0][1] != 1:
-            problems.append(
-                Problem(
-                    "a data source asset holds exactly one item under one storage kind",
-                    ("spec", "storage"),
-                    locate(rel, source.lines, ("spec", "storage")),
-                    "spec.storage.<kind>: [one item]",
-                )
-            )
+        problems += datasource_shape(source.data, rel, source.lines)
     else:
-        problems += _spec_key_problems(source, (("spec",),))
+        problems += spec_key_problems(SPEC_PLAN, source.data, (("spec",),), rel, source.lines)
     return (None if problems else Asset(kind, stem, source, doc)), problems
 
 
@@ -280,32 +252,18 @@ def load_org(root: FsPath) -> Org:
 
 
 def reference_problems(org: Org) -> list[Problem]:
-    """Templates that refer to assets the org does not have."""
+    """Templates that refer to assets the org does not have (a broken asset file reports its own problems)."""
     problems = []
     for by_name in org.templates.values():
         for template in by_name.values():
-            for root, assets in (
-                (("assets",), template.doc.assets),
-                (("master", "assets"), (template.doc.master.assets if template.doc.master else None)),
-            ):
-                if assets is None:
-                    continue
-                refs: list[tuple[AssetKind, str, tuple[str | int, ...]]] = []
-                if assets.environment:
-                    refs.append(("environment", assets.environment, (*root, "environment")))
-                if assets.compute:
-                    refs.append(("compute", assets.compute, (*root, "compute")))
-                for i, ref in enumerate(assets.datasources or ()):
-                    refs.append(("datasource", ref.name, (*root, "datasources", i, "name")))
-                for kind, name, path in refs:
-                    if name not in org.assets.get(kind, {}) and asset_ref(kind, name) not in org.broken_refs:
-                        folder = ASSET_FOLDERS[kind]
-                        problems.append(
-                            Problem(
-                                f"unknown {kind} asset {name!r}",
-                                path,
-                                locate(template.source.file, template.source.lines, path),
-                                f"a file assets/{folder}/{name}.yaml",
-                            )
+            for kind, name, path in asset_refs(template.doc):
+                if name not in org.assets.get(kind, {}) and asset_ref(kind, name) not in org.broken_refs:
+                    problems.append(
+                        Problem(
+                            f"unknown {kind} asset {name!r}",
+                            path,
+                            locate(template.source.file, template.source.lines, path),
+                            f"a file assets/{ASSET_FOLDERS[kind]}/{name}.yaml",
                         )
+                    )
     return problems

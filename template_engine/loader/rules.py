@@ -1,0 +1,84 @@
+"""Document rules beyond the schema, shared by the templates folder and the service's request bodies.
+
+Each rule takes a parsed document, the name it is known by (a file, or ``request body``) and its line map,
+and returns every problem it finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from template_engine.errors import Problem
+from template_engine.loader.validate import key_problems, locate
+from template_engine.merge.plan import PlanNode
+from template_engine.models.documents import AssetKind, TemplateAssets, TemplateDocument
+from template_engine.paths import Path
+
+Lines = Mapping[Path, tuple[int, int]]
+
+#: Where the specs of a defaults or template document sit.
+SPEC_ROOTS: tuple[tuple[str, ...], ...] = (("spec",), ("master", "spec"))
+
+
+def master_conflict(data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
+    """``masterSpecSameAsWorker: true`` together with a ``master`` section."""
+    if data.get("masterSpecSameAsWorker") is True and data.get("master") is not None:
+        return [
+            Problem(
+                "masterSpecSameAsWorker is true and a master section is given",
+                ("master",),
+                locate(file, lines, ("master",)),
+                "masterSpecSameAsWorker: false, or no master section",
+            )
+        ]
+    return []
+
+
+def spec_key_problems(
+    plan: PlanNode, data: Mapping[str, Any], roots: tuple[tuple[str, ...], ...], file: str, lines: Lines
+) -> list[Problem]:
+    """Keyed-list items without their key, and keys given twice, in each spec of the document."""
+    problems: list[Problem] = []
+    for root in roots:
+        spec: Any = data
+        for part in root:
+            spec = spec.get(part) if isinstance(spec, Mapping) else None
+        if spec is not None:
+            problems += key_problems(plan, spec, root, file, lines)
+    return problems
+
+
+def datasource_shape(data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
+    """A data source asset holds exactly one item under exactly one storage kind."""
+    spec = data.get("spec")
+    storage = spec.get("storage") if isinstance(spec, Mapping) else None
+    items = [(k, len(v)) for k, v in (storage or {}).items() if v]
+    if len(items) == 1 and items[0][1] == 1:
+        return []
+    return [
+        Problem(
+            "a data source asset holds exactly one item under one storage kind",
+            ("spec", "storage"),
+            locate(file, lines, ("spec", "storage")),
+            "spec.storage.<kind>: [one item]",
+        )
+    ]
+
+
+def asset_refs(doc: TemplateDocument) -> list[tuple[AssetKind, str, Path]]:
+    """Every asset a template refers to, with the field that names it."""
+    out: list[tuple[AssetKind, str, Path]] = []
+    sections: list[tuple[Path, TemplateAssets | None]] = [(("assets",), doc.assets)]
+    if doc.master is not None:
+        sections.append((("master", "assets"), doc.master.assets))
+    for root, assets in sections:
+        if assets is None:
+            continue
+        if assets.environment:
+            out.append(("environment", assets.environment, (*root, "environment")))
+        if assets.compute:
+            out.append(("compute", assets.compute, (*root, "compute")))
+        for index, ref in enumerate(assets.datasources or ()):
+            out.append(("datasource", ref.name, (*root, "datasources", index, "name")))
+    return out

@@ -1,0 +1,186 @@
+"""``template-engine serve`` and ``template-engine db import|export``.
+
+Only click and the standard library are imported here: FastAPI, SQLAlchemy and uvicorn are imported inside
+the commands, so the core CLI works with the core dependencies alone, and these commands say what to install
+when the ``service`` extra is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+EXIT_ERROR = 2
+_EXTRA = "install template-engine[service] (pip install 'template-engine[service]')"
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _require_service(*extra: str) -> None:
+    missing = []
+    for module in ("fastapi", "uvicorn", "sqlalchemy", *extra):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        _fail(f"the service is not installed: {_EXTRA}; missing: {', '.join(missing)}")
+
+
+def _driver_for(url: str | None) -> tuple[str, ...]:
+    return ("psycopg",) if url and url.startswith(("postgres", "postgresql")) else ()
+
+
+def _shown(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    from template_engine.service.storage.database import normalise_url
+
+    try:
+        return make_url(normalise_url(url)).render_as_string(hide_password=True)
+    except Exception:
+        return "(an unreadable database URL)"
+
+
+def _open(url: str | None) -> object:
+    """The migrated engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file)."""
+    _require_service(*_driver_for(url))
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from template_engine.service.settings import Settings
+    from template_engine.service.storage.database import SchemaError, create_db_engine, migrate
+
+    settings = Settings.from_env(database_url=url)
+    try:
+        engine = create_db_engine(settings.database_url)
+        migrate(engine)
+    except ArgumentError:
+        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
+    except ImportError as exc:
+        _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
+    except SchemaError as exc:
+        _fail(str(exc))
+    except SQLAlchemyError as exc:
+        _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
+    return engine
+
+
+_URL_HELP = "SQLAlchemy URL: sqlite:///FILE (default sqlite:///template-engine.db) or postgresql://..."
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="The port.")
+@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option(
+    "--auth-file",
+    envvar="TEMPLATE_ENGINE_AUTH_FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML file of tokens and role bindings. [env: TEMPLATE_ENGINE_AUTH_FILE]",
+)
+@click.option(
+    "--dev", is_flag=True, help="Accept the development tokens (dev-admin...); never in production."
+)
+@click.option(
+    "--seed",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Import this templates folder at start-up when the database is empty.",
+)
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)
+def serve(
+    host: str,
+    port: int,
+    database_url: str | None,
+    auth_file: Path | None,
+    dev: bool,
+    seed: Path | None,
+    log_level: str,
+) -> None:
+    """Run the template service (HTTP API shaped like Run:ai's) until interrupted."""
+    _require_service(*_driver_for(database_url))
+    import uvicorn
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from template_engine.errors import TemplateEngineError
+    from template_engine.service.app import ConfigError, create_app
+    from template_engine.service.settings import Settings
+    from template_engine.service.storage.database import SchemaError
+
+    settings = Settings.from_env(database_url=database_url, auth_file=auth_file, dev_tokens=dev, seed=seed)
+    try:
+        app = create_app(settings)
+    except (ConfigError, SchemaError) as exc:
+        _fail(str(exc))
+    except TemplateEngineError as exc:
+        _fail(f"cannot seed from {str(seed)!r}:\n{exc.render()}")
+    except ArgumentError:
+        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
+    except ImportError as exc:
+        _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
+    except SQLAlchemyError as exc:
+        _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
+    who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
+    click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+
+
+@click.group()
+def db() -> None:
+    """Move a templates folder into the service's database and back."""
+
+
+@db.command(name="import")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("templates"),
+    show_default=True,
+    help="The templates folder (with org.yaml).",
+)
+@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+def import_command(root: Path, database_url: str | None) -> None:
+    """Add or replace, by name, everything the folder holds (one transaction; nothing is removed)."""
+    engine = _open(database_url)
+    from template_engine.errors import TemplateEngineError
+    from template_engine.service.importer import import_folder
+
+    try:
+        report = import_folder(engine, root)  # type: ignore[arg-type]
+    except TemplateEngineError as exc:
+        _fail(f"nothing imported:\n{exc.render()}")
+    click.echo(f"imported {root}: {report.summary() if report else 'nothing'}")
+
+
+@db.command(name="export")
+@click.option(
+    "--root", type=click.Path(file_okay=False, path_type=Path), required=True, help="The folder to write."
+)
+@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option(
+    "--overwrite", is_flag=True, help="Replace org.yaml, system/, departments/, projects/, assets/."
+)
+def export_command(root: Path, database_url: str | None, overwrite: bool) -> None:
+    """Write the database as a templates folder."""
+    engine = _open(database_url)
+    from template_engine.errors import TemplateEngineError
+    from template_engine.service.importer import export_folder
+
+    try:
+        written = export_folder(engine, root, overwrite=overwrite)  # type: ignore[arg-type]
+    except TemplateEngineError as exc:
+        _fail(exc.render())
+    except OSError as exc:
+        _fail(f"cannot write {str(root)!r}: {exc.strerror}")
+    click.echo(f"exported {written} file(s) to {root}")

@@ -1,0 +1,198 @@
+"""From database rows to the engine's :class:`~template_engine.org.Org`, and compositions to response bodies.
+
+A composition only needs the layers of one view: the defaults of its scopes, the template and the assets the
+template names.  :func:`org_for` reads just those rows into an ``Org`` (``Source(file="db:<table>/<key>",
+data=<the stored document>)``), so a request costs a handful of indexed reads whatever the size of the
+database.  Validated documents are cached by row identity and version.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from template_engine.compose import Composition, Submission, compose
+from template_engine.errors import Location, Problem, TemplateEngineError
+from template_engine.loader.rules import asset_refs
+from template_engine.models.documents import (
+    ASSET_MODELS,
+    AssetKind,
+    LayerDocument,
+    TemplateDocument,
+)
+from template_engine.org import Asset, Defaults, Org, Scope, Source, Template
+from template_engine.paths import format_path
+from template_engine.service.context import Ctx, Placement
+from template_engine.service.storage.repository import Audit, TemplateRow
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _DocCache:
+    """Validated documents by ``(kind, key, version, updated_at)``; a small thread-safe LRU."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = build()
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+
+_CACHE = _DocCache()
+
+
+def _model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | list[Problem]:
+    """The validated document, or the problems that keep a stored document from being used."""
+
+    def build() -> M | list[Problem]:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            return [
+                Problem(f"the stored document is no longer valid: {e['msg']}", tuple(e["loc"]))
+                for e in exc.errors(include_url=False)
+            ]
+
+    result: M | list[Problem] = _CACHE.get((kind, key, audit.version, audit.updated_at), build)
+    return result
+
+
+def template_of(row: TemplateRow, own: Placement) -> tuple[Template | None, list[Problem]]:
+    source = Source(f"db:templates/{row.id}", row.document, {})
+    doc = _model(TemplateDocument, "template", row.id, row.audit, row.document)
+    if isinstance(doc, list):
+        return None, [Problem(p.message, p.path, Location(source.file)) for p in doc]
+    return Template(row.name, own.scope(), source, doc), []
+
+
+def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
+    """The part of the org a composition of ``template`` seen from ``view`` draws on."""
+    broken: dict[str, tuple[Problem, ...]] = {}
+    defaults: dict[Scope, Defaults] = {}
+    chain = dict(zip(view.chain_keys(), view.view().chain(), strict=True))
+    for key, row in ctx.repo.defaults(list(chain)).items():
+        source = Source(f"db:defaults/{key}", row.document, {})
+        doc = _model(LayerDocument, "defaults", key, row.audit, row.document)
+        if isinstance(doc, list):
+            broken[source.file] = tuple(doc)
+            doc = LayerDocument()
+        defaults[chain[key]] = Defaults(chain[key], source, doc)
+    assets: dict[AssetKind, dict[str, Asset]] = {}
+    if template is not None:
+        wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)]
+        for (kind, name), found in ctx.repo.assets_named(wanted).items():
+            source = Source(f"db:assets/{found.id}", found.document, {})
+            asset_kind: AssetKind = kind  # type: ignore[assignment]
+            asset = _model(ASSET_MODELS[asset_kind], "asset", found.id, found.audit, found.document)
+            if isinstance(asset, list):
+                broken[source.file] = tuple(asset)
+                continue
+            assets.setdefault(asset_kind, {})[name] = Asset(asset_kind, name, source, asset)
+    departments: dict[str, tuple[str, ...]] = {}
+    if view.department is not None:
+        departments[view.department.name] = (view.project.name,) if view.project is not None else ()
+    templates = {template.scope: {template.name: template}} if template is not None else {}
+    return Org(departments, defaults, templates, assets, broken)
+
+
+def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composition | list[Problem]:
+    """The template of ``row`` composed as seen from ``view``, or the problems that stop it."""
+    template, problems = template_of(row, own)
+    if template is None:
+        return problems
+    try:
+        return compose(org_for(ctx, view, template), template, view.view())
+    except TemplateEngineError as exc:
+        return list(exc.problems)
+
+
+def compose_submission(
+    ctx: Ctx, view: Placement, row: TemplateRow | None, own: Placement | None, submission: Submission
+) -> Composition:
+    """A workload: project defaults, the template (if any) and the submission; raises the engine's errors."""
+    template = None
+    if row is not None and own is not None:
+        template, problems = template_of(row, own)
+        if template is None:
+            raise TemplateEngineError(problems)
+    return compose(org_for(ctx, view, template), template, view.view(), submission=submission)
+
+
+# -- response bodies ----------------------------------------------------------------------------------------
+
+
+def timestamp(value: datetime) -> str:
+    """``2022-01-01T03:49:52.531Z``, as Run:ai writes times."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def audit_fields(audit: Audit) -> dict[str, Any]:
+    return {
+        "createdBy": audit.created_by,
+        "createdAt": timestamp(audit.created_at),
+        "updatedBy": audit.updated_by,
+        "updatedAt": timestamp(audit.updated_at),
+    }
+
+
+def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str, Any]:
+    meta: dict[str, Any] = {"id": row.id, "name": row.name}
+    description = (row.document.get("meta") or {}).get("description")
+    if description is not None:
+        meta["description"] = description
+    meta |= {"workloadType": "Distributed", "scopeType": row.scope_type}
+    meta["scopeId"] = str(own.id) if own.id is not None else None
+    if view.department is not None:
+        meta["departmentId"] = str(view.department.id)
+    if view.project is not None:
+        meta["projectId"] = str(view.project.id)
+    return meta | audit_fields(row.audit)
+
+
+def template_body(
+    row: TemplateRow, own: Placement, view: Placement, outcome: Composition | list[Problem]
+) -> dict[str, Any]:
+    """The seed's template response: ``meta``, ``spec``, ``master``, ``runnable``, the combined specs.
+
+    A template that cannot be composed (a Jinja2 error, a stored document the engine no longer accepts)
+    is answered all the same, not runnable, with the problems as its issues and no combined specs.
+    """
+    if isinstance(outcome, Composition):
+        body = outcome.to_response()
+        body["meta"] = template_meta(row, own, view)
+        return body
+    data = row.document
+    same = data.get("masterSpecSameAsWorker")
+    issues = [{"replica": "worker", "field": _field(p.path), "message": p.message} for p in outcome] or [
+        {"replica": "worker", "field": "", "message": "the template cannot be composed"}
+    ]
+    return {
+        "meta": template_meta(row, own, view),
+        "spec": dict(data.get("spec") or {}),
+        "assets": dict(data.get("assets") or {}),
+        "masterSpecSameAsWorker": same if isinstance(same, bool) else True,
+        "master": dict(data["master"]) if isinstance(data.get("master"), Mapping) else None,
+        "runnable": {"isRunnable": False, "issue": issues[0]["message"], "issues": issues, "warnings": []},
+        "combinedSpec": None,
+        "combinedMasterSpec": None,
+    }
+
+
+def _field(path: Iterable[Any]) -> str:
+    return format_path(tuple(path))

@@ -1,0 +1,288 @@
+"""Every failure the service answers: ``{code, message, details?}`` (Run:ai's ``Error``), never a traceback.
+
+``details`` is one line per problem (``field: message``); ``problems`` repeats them as records (``field``,
+``message``, ``expected``...) for programs.  The engine's :class:`~template_engine.errors.TemplateEngineError`
+problems keep their field paths.  A request that breaks is logged with its traceback and answered
+``500 Something went wrong.``; the client never sees the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from template_engine.errors import Problem, TemplateEngineError
+from template_engine.paths import Path, format_path
+from template_engine.service.storage.repository import StaleVersion
+
+log = logging.getLogger("template_engine.service")
+
+#: Run:ai's canonical messages (reference/runai-facts.md 7.4).
+MESSAGES: dict[int, str] = {
+    400: "Bad request.",
+    401: "Issuer is not familiar.",
+    403: "You do not have sufficient permissions.",
+    404: "Resource id not found.",
+    405: "Method not allowed.",
+    409: "Resource with this name already exists",
+    412: "The resource has changed since it was read.",
+    413: "Request body is too large.",
+    415: "Unsupported media type.",
+    500: "Something went wrong.",
+    503: "Please try again in few minutes.",
+}
+
+
+class ApiError(Exception):
+    """An answer other than success, with its status, message, details and any extra body fields."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        problems: Sequence[Problem] = (),
+        extra: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.message = message or MESSAGES.get(status, "Error.")
+        self.problems = tuple(problems)
+        self.extra = dict(extra or {})
+        self.headers = dict(headers or {})
+        super().__init__(self.message)
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.status, "message": self.message}
+        if self.problems:
+            out["details"] = details(self.problems)
+            out["problems"] = [p.to_dict() for p in self.problems]
+        out.update(self.extra)
+        return out
+
+
+def details(problems: Iterable[Problem]) -> str:
+    lines = []
+    for p in problems:
+        line = f"{format_path(p.path)}: {p.message}" if p.path else p.message
+        if p.expected:
+            line += f" (expected {p.expected})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def bad_request(problems: Sequence[Problem], message: str = "The request is not valid.") -> ApiError:
+    return ApiError(400, message, problems)
+
+
+def field_error(path: Path, message: str, expected: str | None = None) -> ApiError:
+    return bad_request([Problem(message, path, None, expected)])
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, f"Resource id not found: {what}.")
+
+
+def from_engine(error: TemplateEngineError, status: int = 400) -> ApiError:
+    return ApiError(status, "The request cannot be composed.", error.problems)
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """Raised while a request body is read past the limit (an HTTPException so FastAPI lets it through)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"Request body is larger than {limit} bytes.")
+
+
+# -- validation errors --------------------------------------------------------------------------------------
+
+
+def _has(value: Any, part: Any) -> bool:
+    if isinstance(value, Mapping):
+        return part in value
+    return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+
+
+def _path(data: Any, loc: Sequence[Any]) -> Path:
+    """Pydantic's location without the union branch names it inserts (``str``, ``int``, ``function-...``)."""
+    out: list[str | int] = []
+    value = data
+    for part in loc:
+        if _has(value, part):
+            out.append(part)
+            value = value[part]
+        elif isinstance(value, Mapping) and isinstance(part, str):
+            out.append(part)  # a missing or unknown field: the path ends here
+            break
+    return tuple(out)
+
+
+def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[str, Path]] = set()
+    for err in errors:
+        loc = tuple(err.get("loc", ()))
+        where, rest = (loc[0], loc[1:]) if loc else ("body", ())
+        kind = err.get("type", "")
+        if kind == "json_invalid":
+            error = (err.get("ctx") or {}).get("error", "invalid JSON")
+            problem = Problem(
+                f"malformed JSON: {error} at character {rest[0] if rest else 0}", (), None, "JSON"
+            )
+        elif where == "body":
+            path = _path(body, rest)
+            if not rest and kind == "missing":
+                problem = Problem("a JSON body is required", (), None, "Content-Type: application/json")
+            elif kind == "extra_forbidden":
+                problem = Problem(f"unknown field {str(rest[-1])!r}", path, None, "a field of the schema")
+            elif kind == "missing":
+                problem = Problem(f"missing required field {str(rest[-1])!r}", path)
+            elif not rest and kind in ("model_attributes_type", "dict_type"):
+                problem = Problem(
+                    "the body must be a JSON object", (), None, "Content-Type: application/json"
+                )
+            else:
+                problem = Problem(_invalid(err), path)
+        else:
+            name = ".".join(str(p) for p in rest) or where
+            problem = Problem(f"{where} parameter: {_invalid(err)}", (name,))
+        if (problem.message, problem.path) not in seen:
+            seen.add((problem.message, problem.path))
+            problems.append(problem)
+    return problems
+
+
+def _invalid(err: Mapping[str, Any]) -> str:
+    """Pydantic's message and what was sent (``Input should be a valid number (got 'x')``)."""
+    got = err.get("input")
+    if isinstance(got, Mapping | list):
+        shown = "an object" if isinstance(got, Mapping) else "an array"
+    else:
+        shown = repr(got)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return f"{err.get('msg', 'invalid value')} (got {shown})"
+
+
+# -- handlers -----------------------------------------------------------------------------------------------
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers or None)
+
+
+def install(app: FastAPI) -> None:
+    """Register the exception handlers on ``app``."""
+
+    async def api_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return error_response(exc)
+
+    async def request_validation(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        problems = validation_problems(exc.errors(), getattr(exc, "body", None))
+        return error_response(bad_request(problems))
+
+    async def http_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        message = exc.detail if isinstance(exc.detail, str) and exc.status_code == 413 else None
+        if exc.status_code == 404:
+            message = "No such endpoint."
+        return error_response(ApiError(exc.status_code, message, headers=exc.headers))
+
+    async def stale(_request: Request, _exc: Exception) -> JSONResponse:
+        return error_response(
+            ApiError(409, "The resource was changed by another request at the same time; read it and retry.")
+        )
+
+    async def integrity(_request: Request, exc: Exception) -> JSONResponse:
+        text = str(getattr(exc, "orig", exc)).lower()
+        if "foreign key" in text:
+            return error_response(ApiError(409, "The resource is in use or refers to one that is gone."))
+        return error_response(ApiError(409))
+
+    async def unavailable(_request: Request, exc: Exception) -> JSONResponse:
+        log.warning("database unavailable: %s", type(exc).__name__)
+        return error_response(ApiError(503))
+
+    async def engine_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, TemplateEngineError)
+        return error_response(from_engine(exc))
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RequestValidationError, request_validation)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(StaleVersion, stale)
+    app.add_exception_handler(IntegrityError, integrity)
+    app.add_exception_handler(OperationalError, unavailable)
+    app.add_exception_handler(DBAPIError, unavailable)
+    app.add_exception_handler(TemplateEngineError, engine_error)
+
+
+# -- middleware ---------------------------------------------------------------------------------------------
+
+
+class Guard:
+    """Outer ASGI middleware: refuses bodies over ``limit`` bytes (413) and turns any unhandled exception into
+    ``500 Something went wrong.`` (logged with its traceback, never shown)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                await _send_error(send, ApiError(400, "Content-Length is not a number."))
+                return
+            if size > self.limit:
+                await _send_error(send, ApiError(413, f"Request body is larger than {self.limit} bytes."))
+                return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise BodyTooLarge(self.limit)
+            return message
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLarge as exc:
+            if not started:
+                await _send_error(send, ApiError(413, str(exc.detail)))
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            if not started:
+                await _send_error(send, ApiError(500))
+
+
+async def _send_error(send: Send, error: ApiError) -> None:
+    response = error_response(error)
+    await send(
+        {"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers}
+    )
+    await send({"type": "http.response.body", "body": response.body})

@@ -1,0 +1,16 @@
+"""One module per resource; :data:`ROUTERS` lists them in the order the OpenAPI document shows them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from template_engine.service.routes import assets, defaults, health, orgunits, templates, workloads
+
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    templates.router,
+    defaults.router,
+    orgunits.router,
+    assets.router,
+    workloads.router,
+)

@@ -1,0 +1,219 @@
+"""Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``.
+
+Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecSameAsWorker``,
+``master: {spec}``).  A scope without defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH clears
+``fieldsToClear`` then merges, DELETE removes the layer.  Compositions read the defaults on every request, so
+a change shows in the next response of every template it affects.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse, Response
+
+from template_engine.service.auth import Principal, authenticate
+from template_engine.service.context import Ctx, Placement, Store, parse_id
+from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
+from template_engine.service.routes.common import (
+    check_if_match,
+    errors,
+    json_response,
+    no_content,
+    raw_body,
+    store_of,
+)
+from template_engine.service.schemas import DefaultsDocument, DefaultsPatch
+
+router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"])
+
+Auth = Annotated[Principal, Depends(authenticate)]
+StoreDep = Annotated[Store, Depends(store_of)]
+Raw = Annotated[Any, Depends(raw_body)]
+IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
+DepartmentId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
+ProjectId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
+_ROOTS = ("spec", "masterSpecSameAsWorker", "master")
+_DOC: dict[int | str, dict[str, Any]] = {
+    200: {"model": DefaultsDocument, "headers": {"ETag": {"schema": {"type": "string"}}}}
+}
+
+
+def _scope(ctx: Ctx, kind: str, scope_id: str | None, lock: bool = False) -> Placement:
+    if kind == "system":
+        return Placement("system")
+    return ctx.placement(kind, parse_id(scope_id or "", f"{kind}Id"), lock=lock)
+
+
+def _read(store: Store, principal: Principal, kind: str, scope_id: str | None) -> JSONResponse:
+    with store.read(principal) as ctx:
+        place = _scope(ctx, kind, scope_id)
+        ctx.access.require_read(place.ref)
+        row = ctx.repo.defaults([place.key]).get(place.key)
+    return json_response(row.document if row else {}, version=row.audit.version if row else 0)
+
+
+def _write(
+    store: Store, principal: Principal, kind: str, scope_id: str | None, if_match: str | None, change: Any
+) -> JSONResponse:
+    with store.write(principal) as ctx:
+        place = _scope(ctx, kind, scope_id)
+        ctx.access.require_write(place.ref)
+        row = ctx.repo.defaults([place.key], lock=True).get(place.key)
+        check_if_match(if_match, row.audit.version if row else 0)
+        document = change(row.document if row else {})
+        check_defaults(document)
+        version = ctx.repo.put_defaults(
+            place.key,
+            document,
+            row.audit.version if row else None,
+            ctx.subject,
+            department_id=place.department.id if place.type == "department" and place.department else None,
+            project_id=place.project.id if place.project else None,
+        )
+    return json_response(document, version=version)
+
+
+def _put(raw: Any) -> Any:
+    document = strip_nulls(raw if isinstance(raw, dict) else {})
+    return lambda _current: document
+
+
+def _patch(raw: Any) -> Any:
+    patch = strip_nulls(raw if isinstance(raw, dict) else {})
+    paths = patch.pop("fieldsToClear", None) or []
+    return lambda current: merge_patch(clear_fields(current, paths, _ROOTS), patch)
+
+
+def _delete(
+    store: Store, principal: Principal, kind: str, scope_id: str | None, if_match: str | None
+) -> Response:
+    with store.write(principal) as ctx:
+        place = _scope(ctx, kind, scope_id)
+        ctx.access.require_write(place.ref)
+        row = ctx.repo.defaults([place.key], lock=True).get(place.key)
+        check_if_match(if_match, row.audit.version if row else 0)
+        if row is not None:
+            ctx.repo.delete_defaults(place.key, row.audit.version)
+    return no_content()
+
+
+# -- system -------------------------------------------------------------------------------------------------
+
+
+@router.get("/system", response_model=None, responses={**_DOC, **errors()})
+def get_system_defaults(principal: Auth, store: StoreDep) -> JSONResponse:
+    """The system defaults (``{}`` when there are none)."""
+    return _read(store, principal, "system", None)
+
+
+@router.put("/system", response_model=None, responses={**_DOC, **errors(412)})
+def put_system_defaults(
+    body: DefaultsDocument, raw: Raw, principal: Auth, store: StoreDep, if_match: IfMatch = None
+) -> JSONResponse:
+    """Replace the system defaults."""
+    return _write(store, principal, "system", None, if_match, _put(raw))
+
+
+@router.patch("/system", response_model=None, responses={**_DOC, **errors(412)})
+def patch_system_defaults(
+    body: DefaultsPatch, raw: Raw, principal: Auth, store: StoreDep, if_match: IfMatch = None
+) -> JSONResponse:
+    """Clear ``fieldsToClear``, then merge the given fields into the system defaults."""
+    return _write(store, principal, "system", None, if_match, _patch(raw))
+
+
+@router.delete("/system", status_code=204, response_class=Response, responses=errors(412))
+def delete_system_defaults(principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
+    """Remove the system defaults layer."""
+    return _delete(store, principal, "system", None, if_match)
+
+
+# -- departments --------------------------------------------------------------------------------------------
+
+
+@router.get("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404)})
+def get_department_defaults(departmentId: DepartmentId, principal: Auth, store: StoreDep) -> JSONResponse:
+    """A department's defaults."""
+    return _read(store, principal, "department", departmentId)
+
+
+@router.put("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+def put_department_defaults(
+    departmentId: DepartmentId,
+    body: DefaultsDocument,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
+    """Replace a department's defaults."""
+    return _write(store, principal, "department", departmentId, if_match, _put(raw))
+
+
+@router.patch("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+def patch_department_defaults(
+    departmentId: DepartmentId,
+    body: DefaultsPatch,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
+    """Clear ``fieldsToClear``, then merge the given fields into a department's defaults."""
+    return _write(store, principal, "department", departmentId, if_match, _patch(raw))
+
+
+@router.delete(
+    "/departments/{departmentId}", status_code=204, response_class=Response, responses=errors(404, 412)
+)
+def delete_department_defaults(
+    departmentId: DepartmentId, principal: Auth, store: StoreDep, if_match: IfMatch = None
+) -> Response:
+    """Remove a department's defaults layer."""
+    return _delete(store, principal, "department", departmentId, if_match)
+
+
+# -- projects -----------------------------------------------------------------------------------------------
+
+
+@router.get("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404)})
+def get_project_defaults(projectId: ProjectId, principal: Auth, store: StoreDep) -> JSONResponse:
+    """A project's defaults."""
+    return _read(store, principal, "project", projectId)
+
+
+@router.put("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+def put_project_defaults(
+    projectId: ProjectId,
+    body: DefaultsDocument,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
+    """Replace a project's defaults."""
+    return _write(store, principal, "project", projectId, if_match, _put(raw))
+
+
+@router.patch("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+def patch_project_defaults(
+    projectId: ProjectId,
+    body: DefaultsPatch,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
+    """Clear ``fieldsToClear``, then merge the given fields into a project's defaults."""
+    return _write(store, principal, "project", projectId, if_match, _patch(raw))
+
+
+@router.delete("/projects/{projectId}", status_code=204, response_class=Response, responses=errors(404, 412))
+def delete_project_defaults(
+    projectId: ProjectId, principal: Auth, store: StoreDep, if_match: IfMatch = None
+) -> Response:
+    """Remove a project's defaults layer."""
+    return _delete(store, principal, "project", projectId, if_match)

@@ -1,0 +1,111 @@
+"""The SQLAlchemy engine for a database URL, transactions, and the schema created or migrated at start-up.
+
+SQLite (the default, one file) runs in WAL mode with foreign keys on; a write transaction starts with
+``BEGIN IMMEDIATE`` so writers queue on SQLite's lock instead of failing half-way, and readers never wait.
+PostgreSQL (several service processes on one database) serialises writers of one row with
+``SELECT ... FOR UPDATE`` (see the repository) and the start-up migration with an advisory lock, so replicas
+starting together do not race to create the schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
+from sqlalchemy.engine import make_url
+
+from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, schema_info
+
+DEFAULT_DATABASE_URL = "sqlite:///template-engine.db"
+
+#: The execution option that marks a write transaction (SQLite: ``BEGIN IMMEDIATE``).
+_WRITE = "template_engine_write"
+
+#: An arbitrary, fixed key for PostgreSQL's advisory lock around the start-up migration.
+_MIGRATION_LOCK = 7_345_010_417
+
+#: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1``.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+
+class SchemaError(Exception):
+    """The database cannot be used by this version of the service."""
+
+
+def normalise_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` mean the psycopg 3 driver, the one the service extra installs."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def create_db_engine(url: str) -> Engine:
+    """An engine for ``url``, with SQLite's pragmas and transaction handling set up."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        for pragma in (
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA foreign_keys=ON",
+            "PRAGMA busy_timeout=30000",
+            "PRAGMA synchronous=NORMAL",
+        ):
+            cursor.execute(pragma)
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(_WRITE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+@contextmanager
+def transaction(engine: Engine, write: bool) -> Iterator[Connection]:
+    """One transaction: committed when the block ends, rolled back when it raises."""
+    with engine.connect() as connection:
+        connection.execution_options(**{_WRITE: write})
+        with connection.begin():
+            yield connection
+
+
+def migrate(engine: Engine) -> int:
+    """Create the schema, or migrate it up to :data:`SCHEMA_VERSION`; returns the version found."""
+    with transaction(engine, write=True) as connection:
+        if connection.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+        metadata.create_all(connection, checkfirst=True)
+        found = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
+        if found is None:
+            connection.execute(insert(schema_info).values(id=1, version=SCHEMA_VERSION))
+            return 0
+        if found > SCHEMA_VERSION:
+            raise SchemaError(
+                f"the database has schema version {found}, newer than this service's {SCHEMA_VERSION}: "
+                "upgrade template-engine"
+            )
+        for version in range(found, SCHEMA_VERSION):
+            MIGRATIONS[version](connection)
+        if found != SCHEMA_VERSION:
+            connection.execute(
+                update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION)
+            )
+        return int(found)
+
+
+def backend_name(engine: Engine) -> str:
+    return engine.dialect.name

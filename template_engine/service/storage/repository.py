@@ -1,0 +1,415 @@
+"""The repository: every query the service makes, on one connection inside one transaction.
+
+Rows come back as small frozen records.  Updates are optimistic: they name the version they read and raise
+:class:`StaleVersion` when no row has it any more.  ``lock=True`` reads take a row lock on PostgreSQL
+(``FOR UPDATE``) so that concurrent writers of one row queue instead of conflicting; SQLite's write
+transactions are already serialised (``BEGIN IMMEDIATE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, Table, delete, func, insert, select, update
+
+from template_engine.service.storage import tables as t
+
+
+class StaleVersion(Exception):
+    """Another writer changed or deleted the row since it was read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    version: int
+    created_by: str
+    created_at: datetime
+    updated_by: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DepartmentRow:
+    id: int
+    name: str
+    description: str | None
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRow:
+    id: int
+    name: str
+    description: str | None
+    department_id: int
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultsRow:
+    scope_key: str
+    document: dict[str, Any]
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
+class AssetRow:
+    id: str
+    kind: str
+    name: str
+    document: dict[str, Any]
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRow:
+    id: str
+    name: str
+    scope_type: str
+    scope_key: str
+    department_id: int | None
+    project_id: int | None
+    document: dict[str, Any]
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRow:
+    id: str
+    name: str
+    requested_name: str
+    project_id: int
+    department_id: int | None
+    cluster_id: str
+    template_id: str | None
+    desired_phase: str
+    actual_phase: str | None
+    master_same_as_worker: bool
+    spec: dict[str, Any]
+    master_spec: dict[str, Any] | None
+    deleted_at: datetime | None
+    audit: Audit
+
+
+def _audit(row: Row[Any]) -> Audit:
+    m = row._mapping
+    return Audit(m["version"], m["created_by"], m["created_at"], m["updated_by"], m["updated_at"])
+
+
+def scope_key(scope_type: str, scope_id: int | None) -> str:
+    return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
+
+
+class Repository:
+    """Queries on ``connection``; the caller owns the transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    # -- helpers --------------------------------------------------------------------------------------------
+
+    def _one(self, query: Select[Any], lock: bool) -> Row[Any] | None:
+        if lock:
+            query = query.with_for_update()
+        return self.connection.execute(query).first()
+
+    def _insert(self, table: Table, subject: str, values: Mapping[str, Any]) -> Any:
+        stamp = t.now()
+        audit = {"version": 1, "created_by": subject, "created_at": stamp}
+        audit |= {"updated_by": subject, "updated_at": stamp}
+        result = self.connection.execute(insert(table).values(**values, **audit))
+        return result.inserted_primary_key[0] if result.inserted_primary_key else None
+
+    def _update(self, table: Table, key: Any, version: int, subject: str, values: Mapping[str, Any]) -> int:
+        pk = next(iter(table.primary_key.columns))
+        result = self.connection.execute(
+            update(table)
+            .where(pk == key, table.c.version == version)
+            .values(**values, version=version + 1, updated_by=subject, updated_at=t.now())
+        )
+        if result.rowcount != 1:
+            raise StaleVersion(f"{table.name} {key} changed since version {version} was read")
+        return version + 1
+
+    def _delete(self, table: Table, key: Any, version: int) -> None:
+        pk = next(iter(table.primary_key.columns))
+        result = self.connection.execute(delete(table).where(pk == key, table.c.version == version))
+        if result.rowcount != 1:
+            raise StaleVersion(f"{table.name} {key} changed since version {version} was read")
+
+    # -- departments and projects ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _department(row: Row[Any]) -> DepartmentRow:
+        return DepartmentRow(row.id, row.name, row.description, _audit(row))
+
+    @staticmethod
+    def _project(row: Row[Any]) -> ProjectRow:
+        return ProjectRow(row.id, row.name, row.description, row.department_id, _audit(row))
+
+    def departments(self) -> list[DepartmentRow]:
+        rows = self.connection.execute(select(t.departments).order_by(t.departments.c.id))
+        return [self._department(r) for r in rows]
+
+    def department(self, department_id: int, lock: bool = False) -> DepartmentRow | None:
+        row = self._one(select(t.departments).where(t.departments.c.id == department_id), lock)
+        return self._department(row) if row is not None else None
+
+    def department_named(self, name: str) -> DepartmentRow | None:
+        row = self._one(select(t.departments).where(t.departments.c.name == name), False)
+        return self._department(row) if row is not None else None
+
+    def add_department(self, name: str, description: str | None, subject: str) -> int:
+        return int(self._insert(t.departments, subject, {"name": name, "description": description}))
+
+    def update_department(
+        self, department_id: int, version: int, name: str, description: str | None, subject: str
+    ) -> int:
+        values = {"name": name, "description": description}
+        return self._update(t.departments, department_id, version, subject, values)
+
+    def delete_department(self, department_id: int, version: int) -> None:
+        self._delete(t.departments, department_id, version)
+
+    def projects(self, department_id: int | None = None) -> list[ProjectRow]:
+        query = select(t.projects).order_by(t.projects.c.id)
+        if department_id is not None:
+            query = query.where(t.projects.c.department_id == department_id)
+        return [self._project(r) for r in self.connection.execute(query)]
+
+    def project(self, project_id: int, lock: bool = False) -> ProjectRow | None:
+        row = self._one(select(t.projects).where(t.projects.c.id == project_id), lock)
+        return self._project(row) if row is not None else None
+
+    def project_named(self, name: str) -> ProjectRow | None:
+        row = self._one(select(t.projects).where(t.projects.c.name == name), False)
+        return self._project(row) if row is not None else None
+
+    def add_project(self, name: str, description: str | None, department_id: int, subject: str) -> int:
+        values = {"name": name, "description": description, "department_id": department_id}
+        return int(self._insert(t.projects, subject, values))
+
+    def update_project(
+        self, project_id: int, version: int, name: str, description: str | None, subject: str
+    ) -> int:
+        return self._update(
+            t.projects, project_id, version, subject, {"name": name, "description": description}
+        )
+
+    def delete_project(self, project_id: int, version: int) -> None:
+        self._delete(t.projects, project_id, version)
+
+    # -- defaults -------------------------------------------------------------------------------------------
+
+    def defaults(self, keys: Sequence[str], lock: bool = False) -> dict[str, DefaultsRow]:
+        query = select(t.defaults).where(t.defaults.c.scope_key.in_(list(keys)))
+        if lock:
+            query = query.with_for_update()
+        return {
+            r.scope_key: DefaultsRow(r.scope_key, r.document, _audit(r))
+            for r in self.connection.execute(query)
+        }
+
+    def all_defaults(self) -> list[DefaultsRow]:
+        rows = self.connection.execute(select(t.defaults).order_by(t.defaults.c.scope_key))
+        return [DefaultsRow(r.scope_key, r.document, _audit(r)) for r in rows]
+
+    def put_defaults(
+        self,
+        key: str,
+        document: dict[str, Any],
+        version: int | None,
+        subject: str,
+        department_id: int | None = None,
+        project_id: int | None = None,
+    ) -> int:
+        """Insert (``version`` None) or replace the layer document of one scope; returns the new version."""
+        if version is None:
+            values = {"scope_key": key, "document": document}
+            self._insert(
+                t.defaults, subject, values | {"department_id": department_id, "project_id": project_id}
+            )
+            return 1
+        return self._update(t.defaults, key, version, subject, {"document": document})
+
+    def delete_defaults(self, key: str, version: int) -> None:
+        self._delete(t.defaults, key, version)
+
+    # -- assets ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _asset(row: Row[Any]) -> AssetRow:
+        return AssetRow(row.id, row.kind, row.name, row.document, _audit(row))
+
+    def assets(self, kind: str | None = None) -> list[AssetRow]:
+        query = select(t.assets).order_by(t.assets.c.kind, t.assets.c.name)
+        if kind is not None:
+            query = query.where(t.assets.c.kind == kind)
+        return [self._asset(r) for r in self.connection.execute(query)]
+
+    def asset(self, asset_id: str, lock: bool = False) -> AssetRow | None:
+        row = self._one(select(t.assets).where(t.assets.c.id == asset_id), lock)
+        return self._asset(row) if row is not None else None
+
+    def assets_named(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], AssetRow]:
+        """The assets among ``(kind, name)`` pairs that exist."""
+        pairs = set(wanted)
+        if not pairs:
+            return {}
+        names = {name for _, name in pairs}
+        rows = self.connection.execute(select(t.assets).where(t.assets.c.name.in_(names)))
+        found = (self._asset(r) for r in rows)
+        return {(a.kind, a.name): a for a in found if (a.kind, a.name) in pairs}
+
+    def add_asset(self, asset_id: str, kind: str, name: str, document: dict[str, Any], subject: str) -> None:
+        description = (document.get("meta") or {}).get("description")
+        values = {
+            "id": asset_id,
+            "kind": kind,
+            "name": name,
+            "description": description,
+            "document": document,
+        }
+        self._insert(t.assets, subject, values)
+
+    def update_asset(
+        self, asset_id: str, version: int, name: str, document: dict[str, Any], subject: str
+    ) -> int:
+        description = (document.get("meta") or {}).get("description")
+        values = {"name": name, "description": description, "document": document}
+        return self._update(t.assets, asset_id, version, subject, values)
+
+    def delete_asset(self, asset_id: str, version: int) -> None:
+        self._delete(t.assets, asset_id, version)
+
+    def templates_using(self, asset_id: str) -> list[TemplateRow]:
+        query = (
+            select(t.templates)
+            .join(t.template_assets, t.template_assets.c.template_id == t.templates.c.id)
+            .where(t.template_assets.c.asset_id == asset_id)
+            .order_by(t.templates.c.name, t.templates.c.id)
+        )
+        return [self._template(r) for r in self.connection.execute(query)]
+
+    # -- templates ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _template(row: Row[Any]) -> TemplateRow:
+        return TemplateRow(
+            row.id,
+            row.name,
+            row.scope_type,
+            row.scope_key,
+            row.department_id,
+            row.project_id,
+            row.document,
+            _audit(row),
+        )
+
+    def templates(self, scope_keys: Sequence[str] | None = None) -> list[TemplateRow]:
+        query = select(t.templates).order_by(t.templates.c.name, t.templates.c.id)
+        if scope_keys is not None:
+            query = query.where(t.templates.c.scope_key.in_(list(scope_keys)))
+        return [self._template(r) for r in self.connection.execute(query)]
+
+    def template(self, template_id: str, lock: bool = False) -> TemplateRow | None:
+        row = self._one(select(t.templates).where(t.templates.c.id == template_id), lock)
+        return self._template(row) if row is not None else None
+
+    def template_named(self, key: str, name: str) -> TemplateRow | None:
+        query = select(t.templates).where(t.templates.c.scope_key == key, t.templates.c.name == name)
+        row = self._one(query, False)
+        return self._template(row) if row is not None else None
+
+    def add_template(
+        self,
+        template_id: str,
+        scope_type: str,
+        scope_id: int | None,
+        document: dict[str, Any],
+        subject: str,
+    ) -> None:
+        meta = document["meta"]
+        values = {
+            "id": template_id,
+            "name": meta["name"],
+            "description": meta.get("description"),
+            "scope_type": scope_type,
+            "scope_key": scope_key(scope_type, scope_id),
+            "department_id": scope_id if scope_type == "department" else None,
+            "project_id": scope_id if scope_type == "project" else None,
+            "document": document,
+        }
+        self._insert(t.templates, subject, values)
+
+    def update_template(self, template_id: str, version: int, document: dict[str, Any], subject: str) -> int:
+        meta = document["meta"]
+        values = {"name": meta["name"], "description": meta.get("description"), "document": document}
+        return self._update(t.templates, template_id, version, subject, values)
+
+    def delete_template(self, template_id: str, version: int) -> None:
+        self._delete(t.templates, template_id, version)
+
+    def set_template_assets(self, template_id: str, asset_ids: Iterable[str]) -> None:
+        self.connection.execute(
+            delete(t.template_assets).where(t.template_assets.c.template_id == template_id)
+        )
+        rows = [{"template_id": template_id, "asset_id": a} for a in sorted(set(asset_ids))]
+        if rows:
+            self.connection.execute(insert(t.template_assets), rows)
+
+    # -- workloads ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _workload(row: Row[Any]) -> WorkloadRow:
+        return WorkloadRow(
+            row.id,
+            row.name,
+            row.requested_name,
+            row.project_id,
+            row.department_id,
+            row.cluster_id,
+            row.template_id,
+            row.desired_phase,
+            row.actual_phase,
+            row.master_same_as_worker,
+            row.spec,
+            row.master_spec,
+            row.deleted_at,
+            _audit(row),
+        )
+
+    def workload(self, workload_id: str, lock: bool = False) -> WorkloadRow | None:
+        row = self._one(select(t.workloads).where(t.workloads.c.id == workload_id), lock)
+        return self._workload(row) if row is not None else None
+
+    def live_workload_named(self, project_id: int, name: str) -> WorkloadRow | None:
+        query = select(t.workloads).where(
+            t.workloads.c.project_id == project_id,
+            t.workloads.c.name == name,
+            t.workloads.c.deleted_at.is_(None),
+        )
+        row = self._one(query, False)
+        return self._workload(row) if row is not None else None
+
+    def live_workloads_of(self, project_id: int) -> int:
+        query = select(func.count()).select_from(t.workloads)
+        query = query.where(t.workloads.c.project_id == project_id, t.workloads.c.deleted_at.is_(None))
+        return int(self.connection.execute(query).scalar_one())
+
+    def add_workload(self, values: Mapping[str, Any], subject: str) -> None:
+        self._insert(t.workloads, subject, values)
+
+    def update_workload(self, workload_id: str, version: int, values: Mapping[str, Any], subject: str) -> int:
+        return self._update(t.workloads, workload_id, version, subject, values)
+
+    # -- whole database -------------------------------------------------------------------------------------
+
+    def is_empty(self) -> bool:
+        for table in (t.departments, t.defaults, t.assets, t.templates):
+            if self.connection.execute(select(func.count()).select_from(table)).scalar_one():
+                return False
+        return True

@@ -1,0 +1,176 @@
+"""The database schema: SQLAlchemy Core tables.
+
+Every mutable row carries a ``version`` (optimistic concurrency: an update names the version it read and
+matches no row when another writer got there first).  Documents (template, defaults and asset bodies) are
+stored as JSON exactly as written, so an export gives back what was imported.  Departments and projects have
+integer ids (shown as strings, as Run:ai does); templates, assets and workloads have UUIDs.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+
+#: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
+SCHEMA_VERSION = 1
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every backend (SQLite keeps no zone: it is stored and read back as UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+
+def _audit() -> list[Column[Any]]:
+    return [
+        Column("version", Integer, nullable=False, default=1),
+        Column("created_by", String(253), nullable=False),
+        Column("created_at", UtcDateTime(), nullable=False),
+        Column("updated_by", String(253), nullable=False),
+        Column("updated_at", UtcDateTime(), nullable=False),
+    ]
+
+
+schema_info = Table(
+    "schema_info",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+)
+
+departments = Table(
+    "departments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(253), nullable=False, unique=True),
+    Column("description", String(250)),
+    *_audit(),
+    sqlite_autoincrement=True,
+)
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(253), nullable=False, unique=True),
+    Column("description", String(250)),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT"), nullable=False),
+    *_audit(),
+    sqlite_autoincrement=True,
+)
+
+#: One layer document per scope; ``scope_key`` is ``system``, ``department:<id>`` or ``project:<id>``.
+defaults = Table(
+    "defaults",
+    metadata,
+    Column("scope_key", String(64), primary_key=True),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
+    Column("document", JSON, nullable=False),
+    *_audit(),
+)
+
+assets = Table(
+    "assets",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("name", String(253), nullable=False),
+    Column("description", String(250)),
+    Column("document", JSON, nullable=False),
+    *_audit(),
+    UniqueConstraint("kind", "name", name="uq_assets_kind_name"),
+)
+
+templates = Table(
+    "templates",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(253), nullable=False),
+    Column("description", String(250)),
+    Column("scope_type", String(16), nullable=False),
+    Column("scope_key", String(64), nullable=False),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT")),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="RESTRICT")),
+    #: The template document as written, ``meta`` (name, description) included, scope excluded.
+    Column("document", JSON, nullable=False),
+    *_audit(),
+    UniqueConstraint("scope_key", "name", name="uq_templates_scope_name"),
+)
+
+#: Which assets a template refers to; the foreign key refuses to delete an asset still in use.
+template_assets = Table(
+    "template_assets",
+    metadata,
+    Column("template_id", String(36), ForeignKey("templates.id", ondelete="CASCADE"), primary_key=True),
+    Column("asset_id", String(36), ForeignKey("assets.id", ondelete="RESTRICT"), primary_key=True),
+)
+
+workloads = Table(
+    "workloads",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(253), nullable=False),
+    Column("requested_name", String(253), nullable=False),
+    #: No foreign key: a workload's record outlives its project.
+    Column("project_id", Integer, nullable=False),
+    Column("department_id", Integer),
+    Column("cluster_id", String(36), nullable=False),
+    Column("template_id", String(36)),
+    Column("desired_phase", String(16), nullable=False),
+    Column("actual_phase", String(16)),
+    Column("master_same_as_worker", Boolean, nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("master_spec", JSON),
+    Column("deleted_at", UtcDateTime()),
+    *_audit(),
+)
+
+# A name is taken by the live workloads of a project only.
+Index(
+    "uq_workloads_live_name",
+    workloads.c.project_id,
+    workloads.c.name,
+    unique=True,
+    sqlite_where=workloads.c.deleted_at.is_(None),
+    postgresql_where=workloads.c.deleted_at.is_(None),
+)
+Index("ix_templates_department", templates.c.department_id)
+Index("ix_templates_project", templates.c.project_id)
+Index("ix_template_assets_asset", template_assets.c.asset_id)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,125 @@
+"""``template-engine serve`` and ``template-engine db import|export`` as commands."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import ADMIN, TEMPLATES
+
+from template_engine.cli import main
+
+#: Run the CLI with the service's dependencies made unimportable, as without the ``service`` extra.
+WITHOUT_SERVICE = """
+import sys
+for name in ("fastapi", "uvicorn", "sqlalchemy", "starlette", "psycopg"):
+    sys.modules[name] = None
+from template_engine.cli import main
+sys.argv = ["template-engine", *sys.argv[1:]]
+main()
+"""
+
+
+def _without_service(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_SERVICE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_serve_without_the_extra_says_what_to_install() -> None:
+    result = _without_service("serve")
+    assert result.returncode == 2
+    assert "install template-engine[service]" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert _without_service("db", "import").returncode == 2
+
+
+def test_the_core_cli_works_without_the_extra() -> None:
+    assert _without_service("--help").returncode == 0
+    result = _without_service("validate", "--root", str(TEMPLATES))
+    assert result.returncode == 0, result.stderr
+    assert "serve" in _without_service("--help").stdout
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_serve_needs_an_auth_file(runner: CliRunner, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    result = runner.invoke(main, ["serve", "--database-url", url], env={"TEMPLATE_ENGINE_AUTH_FILE": None})
+    assert result.exit_code == 2
+    assert "no auth file" in result.output
+
+
+def test_serve_with_a_bad_auth_file(runner: CliRunner, tmp_path: Path) -> None:
+    auth = tmp_path / "auth.yaml"
+    auth.write_text(f"tokens:\n  - {{subject: a, token: {ADMIN}, role: emperor}}\n")
+    result = runner.invoke(
+        main, ["serve", "--database-url", f"sqlite:///{tmp_path / 'x.db'}", "--auth-file", str(auth)]
+    )
+    assert result.exit_code == 2
+    assert "tokens[0].role" in result.output and ADMIN not in result.output
+
+
+@pytest.mark.parametrize("url", ["nonsense://", "postgresql+psycopg://nobody@127.0.0.1:1/none"])
+def test_serve_with_an_unusable_database(runner: CliRunner, auth_file: Path, url: str) -> None:
+    result = runner.invoke(main, ["serve", "--database-url", url, "--auth-file", str(auth_file)])
+    assert result.exit_code == 2
+    assert "database" in result.output and "Traceback" not in result.output
+
+
+def test_serve_with_a_broken_seed(runner: CliRunner, auth_file: Path, tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    shutil.copytree(TEMPLATES, seed)
+    (seed / "org.yaml").write_text("departments: 3\n")
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    result = runner.invoke(
+        main, ["serve", "--database-url", url, "--auth-file", str(auth_file), "--seed", str(seed)]
+    )
+    assert result.exit_code == 2
+    assert "cannot seed" in result.output and "org.yaml" in result.output
+
+
+def test_db_import_and_export(runner: CliRunner, tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}"}
+    imported = runner.invoke(main, ["db", "import", "--root", str(TEMPLATES)], env=env)
+    assert imported.exit_code == 0, imported.output
+    assert "7 added, 0 replaced templates" in imported.output
+    again = runner.invoke(main, ["db", "import", "--root", str(TEMPLATES)], env=env)
+    assert "0 added, 7 replaced templates" in again.output
+    out = tmp_path / "out"
+    exported = runner.invoke(main, ["db", "export", "--root", str(out)], env=env)
+    assert exported.exit_code == 0, exported.output
+    assert (out / "org.yaml").is_file() and (out / "projects/vision/templates/vit-finetune.yaml").is_file()
+    refused = runner.invoke(main, ["db", "export", "--root", str(out)], env=env)
+    assert refused.exit_code == 2 and "--overwrite" in refused.output
+    (out / "README.md").write_text("kept")
+    replaced = runner.invoke(main, ["db", "export", "--root", str(out), "--overwrite"], env=env)
+    assert replaced.exit_code == 0 and (out / "README.md").read_text() == "kept"
+    assert runner.invoke(main, ["validate", "--root", str(out)]).exit_code == 0
+
+
+def test_db_import_of_a_broken_folder(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(TEMPLATES, folder)
+    (folder / "assets/computes/a100-x1.yaml").write_text("meta:\n  name: a100-x1\nspec:\n  image: nope\n")
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    result = runner.invoke(main, ["db", "import", "--root", str(folder), "--database-url", url])
+    assert result.exit_code == 2
+    assert "nothing imported" in result.output and "assets/computes/a100-x1.yaml" in result.output
+    assert (
+        runner.invoke(
+            main, ["db", "import", "--root", str(tmp_path / "absent"), "--database-url", url]
+        ).exit_code
+        == 2
+    )

@@ -1,0 +1,199 @@
+"""Bad input is a 400/413 naming the field, never a 500 and never a partial write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from conftest import ADMIN, CLUSTER, Ids, bearer, open_client
+from sqlalchemy.exc import OperationalError
+
+from template_engine.service.storage.repository import Repository
+
+T = "/api/v1/workload-templates/distributed"
+UUID = "00000000-0000-4000-8000-000000000000"
+
+
+def _problems(response: Any) -> list[str]:
+    return [p.get("field", "") for p in response.json()["problems"]]
+
+
+def test_malformed_json(client: Any) -> None:
+    response = client.post(T, content=b'{"meta": {"name": ', headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == 400 and "malformed JSON" in body["details"]
+
+
+@pytest.mark.parametrize("payload", [b"[]", b'"text"', b"42", b"null"])
+def test_a_body_that_is_not_an_object(client: Any, payload: bytes) -> None:
+    response = client.post(T, content=payload, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["details"]
+
+
+def test_a_body_that_is_not_json(client: Any) -> None:
+    response = client.post(
+        T, content=b"meta=1", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert response.status_code == 400
+    assert "application/json" in response.json()["details"]
+
+
+def test_every_problem_is_named_at_once(client: Any) -> None:
+    body = {
+        "meta": {"name": "ok", "scopeType": "system", "colour": "red"},
+        "spec": {
+            "numWorkers": "2",
+            "compute": {"gpus": 1, "cpuCoreRequest": -1},
+            "ports": [{"container": 70000, "serviceType": "Nope"}],
+            "imagePullPolicy": "Sometimes",
+        },
+    }
+    response = client.post(T, json=body)
+    assert response.status_code == 400
+    assert sorted(_problems(response)) == sorted(
+        [
+            "meta.colour",
+            "spec.numWorkers",
+            "spec.compute.gpus",
+            "spec.compute.cpuCoreRequest",
+            "spec.ports[0].container",
+            "spec.ports[0].serviceType",
+            "spec.imagePullPolicy",
+        ]
+    )
+    assert "spec.compute.gpus: unknown field 'gpus'" in response.json()["details"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{T}/nope",
+        f"{T}/nope/explain",
+        "/api/v1/workloads/distributed/123",
+        "/api/v1/asset/environment/xyz",
+        "/api/v1/org-unit/departments/abc",
+        "/api/v1/org-unit/projects/-1",
+        "/api/v1/defaults/projects/1e3",
+    ],
+)
+def test_invalid_ids_in_paths(client: Any, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 400
+    assert response.json()["problems"][0]["field"] in {
+        "templateId",
+        "workloadId",
+        "assetId",
+        "departmentId",
+        "projectId",
+    }
+
+
+@pytest.mark.parametrize("name", ["", "x" * 254, "has space", "-lead"])
+def test_names_out_of_range(client: Any, name: str) -> None:
+    for url, body in (
+        ("/api/v1/org-unit/departments", {"name": name}),
+        ("/api/v1/org-unit/projects", {"name": name, "parentId": "1"}),
+        ("/api/v1/asset/compute", {"meta": {"name": name}, "spec": {}}),
+        (T, {"meta": {"name": name, "scopeType": "system"}}),
+    ):
+        response = client.post(url, json=body)
+        assert response.status_code == 400, url
+        assert _problems(response) in (["name"], ["meta.name"])
+
+
+def test_oversize_bodies(client: Any) -> None:
+    big = {
+        "meta": {"name": "big", "scopeType": "system", "description": "x"},
+        "spec": {"args": "a" * (1 << 20)},
+    }
+    response = client.post(T, json=big)
+    assert response.status_code == 413
+    assert response.json()["code"] == 413
+    assert client.get("/api/v1/workload-templates/count").status_code == 200
+    just_under = {"meta": {"name": "fits", "scopeType": "system"}, "spec": {"args": "a" * 1000_000}}
+    assert client.post(T, json=just_under).status_code == 202
+
+
+def test_an_oversize_streamed_body_on_a_real_server(app: Any, live_server: Any) -> None:
+    """Without Content-Length (chunked), the body is cut off once it passes the limit."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"meta": {"name": "streamed", "scopeType": "system"}, "spec": {"args": "'
+        for _ in range(80):
+            yield b"a" * 16384
+        yield b'"}}'
+
+    with live_server(app) as server, httpx.Client(base_url=server.url, headers=bearer(ADMIN)) as http:
+        response = http.post(T, content=chunks(), headers={"Content-Type": "application/json"})
+        assert response.status_code == 413
+        free = {"templateName": "streamed", "scopeType": "system"}
+        assert http.get("/api/v1/workload-templates/name-availability", params=free).status_code == 204
+
+
+def test_unknown_routes_and_methods(client: Any) -> None:
+    missing = client.get("/api/v1/nothing")
+    assert missing.status_code == 404 and set(missing.json()) == {"code", "message"}
+    wrong = client.put("/api/v1/workload-templates/count")
+    assert wrong.status_code == 405 and wrong.json()["code"] == 405
+
+
+def test_a_failure_mid_request_writes_nothing(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template row is inserted, then the request breaks: 500, no traceback, and no template."""
+
+    def boom(self: Repository, template_id: str, asset_ids: Any) -> None:
+        raise RuntimeError("disk on fire at /secret/path")
+
+    monkeypatch.setattr(Repository, "set_template_assets", boom)
+    with open_client(app) as c:
+        c.event_hooks = {"request": [], "response": []}
+        response = c.post(T, json={"meta": {"name": "half", "scopeType": "system"}})
+        assert response.status_code == 500
+        assert response.json() == {"code": 500, "message": "Something went wrong."}
+        assert "secret" not in response.text
+        monkeypatch.undo()
+        free = c.get(
+            "/api/v1/workload-templates/name-availability",
+            params={"templateName": "half", "scopeType": "system"},
+        )
+        assert free.status_code == 204
+
+
+def test_a_refused_workload_leaves_nothing(client: Any, ids: Ids) -> None:
+    body = {
+        "name": "refused",
+        "projectId": ids.projects["vision"],
+        "clusterId": CLUSTER,
+        "spec": {"image": "x"},
+    }
+    assert client.post(T.replace("workload-templates", "workloads"), json=body).status_code == 400
+    body["spec"]["distributedFramework"] = "JAX"
+    assert (
+        client.post("/api/v1/workloads/distributed", json=body).status_code == 202
+    )  # the name was never taken
+
+
+def test_an_unavailable_database_is_a_503(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("SELECT 1", {}, ConnectionError("could not connect"))
+
+    monkeypatch.setattr(Repository, "templates", down)
+    with open_client(app) as c:
+        c.event_hooks = {"request": [], "response": []}
+        response = c.get(T)
+        assert response.status_code == 503
+        assert response.json() == {"code": 503, "message": "Please try again in few minutes."}
+
+
+def test_error_bodies_are_json_with_code_and_message(client: Any) -> None:
+    for response in (
+        client.get(f"{T}/{UUID}"),
+        client.post(T, json={}),
+        client.get(T, headers={"Authorization": "Bearer nope"}),
+    ):
+        body = json.loads(response.text)
+        assert body["code"] == response.status_code and isinstance(body["message"], str)

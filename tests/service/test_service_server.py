@@ -1,0 +1,132 @@
+"""The real thing: ``template-engine serve`` (the installed entry point) as a process on a loopback port."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from conftest import ADMIN, RESEARCH, TEMPLATES, VIEWER, bearer
+
+T = "/api/v1/workload-templates/distributed"
+EXE = Path(sys.executable).with_name("template-engine")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
+        self.process = process
+        self.url = url
+        self.output = ""
+
+    def client(self, token: str = ADMIN) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers=bearer(token), timeout=30)
+
+
+@contextmanager
+def serve(database_url: str, auth_file: Path, *extra: str) -> Iterator[Server]:
+    port = _free_port()
+    command = [
+        str(EXE),
+        "serve",
+        "--port",
+        str(port),
+        "--database-url",
+        database_url,
+        "--auth-file",
+        str(auth_file),
+    ]
+    process = subprocess.Popen(
+        [*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    server = Server(process, f"http://127.0.0.1:{port}")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.communicate()[0]
+            try:
+                if httpx.get(f"{server.url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not answer /health"
+            time.sleep(0.1)
+        yield server
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            server.output = process.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            process.kill()
+            server.output = process.communicate()[0]
+
+
+def test_data_survives_a_restart_of_the_server(tmp_path: Path, auth_file: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'service.db'}"
+    with serve(url, auth_file, "--seed", str(TEMPLATES)) as first, first.client() as http:
+        assert http.get(T).json()["pagination"]["nextOffset"] is None
+        created = http.post(
+            T, json={"meta": {"name": "kept", "scopeType": "system"}, "spec": {"image": "a:1"}}
+        )
+        assert created.status_code == 202
+        template_id = created.json()["meta"]["id"]
+        assert http.patch(f"{T}/{template_id}", json={"spec": {"args": "x"}}).status_code == 200
+        before = http.get(f"{T}/{template_id}").json()
+        count = http.get("/api/v1/workload-templates/count").json()["count"]
+        with first.client(RESEARCH) as bob:
+            assert bob.get(T).status_code == 200
+        assert httpx.get(f"{first.url}{T}").status_code == 401
+    # A graceful stop: uvicorn finishes, then re-raises SIGTERM (so the status is -15, not 0).
+    assert first.process.returncode in (0, -signal.SIGTERM)
+    assert "Finished server process" in first.output, first.output
+    with serve(url, auth_file, "--seed", str(TEMPLATES)) as second, second.client(VIEWER) as http:
+        after = http.get(f"{T}/{template_id}")
+        assert after.headers["ETag"] == '"2"'
+        assert after.json() == before
+        assert http.get("/api/v1/workload-templates/count").json()["count"] == count  # not seeded twice
+        openapi = httpx.get(f"{second.url}/openapi.json").json()
+        assert T in openapi["paths"]
+    for output in (first.output, second.output):
+        assert "Uvicorn running on http://127.0.0.1" in output
+        assert ADMIN not in output and RESEARCH not in output and VIEWER not in output
+
+
+def test_two_processes_on_one_postgresql(postgres_url: str, auth_file: Path) -> None:
+    """Two replicas started together (both with --seed) on one database serve the same data."""
+    with (
+        serve(postgres_url, auth_file, "--seed", str(TEMPLATES)) as a,
+        serve(postgres_url, auth_file, "--seed", str(TEMPLATES)) as b,
+        a.client() as left,
+        b.client() as right,
+    ):
+        assert left.get("/api/v1/workload-templates/count").json() == {"count": 7}  # seeded once
+        assert right.get("/api/v1/workload-templates/count").json() == {"count": 7}
+        created = left.post(T, json={"meta": {"name": "replicated", "scopeType": "system"}})
+        template_id = created.json()["meta"]["id"]
+        seen = right.get(f"{T}/{template_id}")
+        assert seen.status_code == 200 and seen.headers["ETag"] == '"1"'
+        assert (
+            right.patch(
+                f"{T}/{template_id}", json={"spec": {"image": "b"}}, headers={"If-Match": '"1"'}
+            ).status_code
+            == 200
+        )
+        assert (
+            left.patch(
+                f"{T}/{template_id}", json={"spec": {"image": "a"}}, headers={"If-Match": '"1"'}
+            ).status_code
+            == 412
+        )
+        assert left.get(f"{T}/{template_id}").json()["spec"]["image"] == "b"
