@@ -18,20 +18,21 @@ from template_engine.errors import Location, Problem
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Path
 
-#: Bounds on operators that could exhaust the machine (``10 ** 10 ** 10``, ``'x' * 10 ** 9``).
+#: Limits that keep every value cheap to render, whoever wrote it (the service renders on every request).
+MAX_TEXT = 4096  # characters of a value that holds expressions
+MAX_VALUE = 10_000  # characters or items of any string or list an operator, filter or method produces
+MAX_RANGE = 1000  # items of range()
 MAX_EXPONENT = 256
-MAX_REPEAT = 100_000
 MAX_RESULT_BITS = 100_000
 
-#: Statements allowed in a value: conditionals and assignments.  Loops, macros and call blocks are refused,
-#: so the cost of a value is bounded by its length (a nested ``for`` over ``range`` is a denial of service).
+#: What a value may contain: output, conditionals and expressions.  No loops, macros, call blocks,
+#: assignments or ``~`` concatenation, so the work of a value is bounded by its length and the limits above.
 ALLOWED_NODES: frozenset[type[nodes.Node]] = frozenset(
     {
         nodes.Template,
         nodes.Output,
         nodes.TemplateData,
         nodes.If,
-        nodes.Assign,
         nodes.Name,
         nodes.Const,
         nodes.Getattr,
@@ -40,7 +41,6 @@ ALLOWED_NODES: frozenset[type[nodes.Node]] = frozenset(
         nodes.Filter,
         nodes.Test,
         nodes.CondExpr,
-        nodes.Concat,
         nodes.Compare,
         nodes.Operand,
         nodes.Add,
@@ -64,60 +64,61 @@ ALLOWED_NODES: frozenset[type[nodes.Node]] = frozenset(
     }
 )
 
-#: Filters whose cost is linear in their input (``center(10**9)``, ``format`` and ``wordwrap`` are not).
+#: Filters whose result is at most linear in their input (``center``, ``format``, ``wordwrap`` are not).
 ALLOWED_FILTERS = frozenset(
     {
-        "abs",
-        "capitalize",
-        "d",
-        "default",
-        "first",
-        "float",
-        "int",
-        "join",
-        "last",
-        "length",
-        "list",
-        "lower",
-        "max",
-        "min",
-        "replace",
-        "reverse",
-        "round",
-        "sort",
-        "string",
-        "title",
-        "trim",
-        "unique",
-        "upper",
-        "urlencode",
-        "count",
+        "abs", "capitalize", "count", "d", "default", "first", "float", "int", "join", "last", "length",
+        "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title", "trim",
+        "unique", "upper", "urlencode",
     }
-)
+)  # fmt: skip
+
+#: Methods a value may call, by the type they belong to; none produces more than its input.
+ALLOWED_METHODS: dict[type, frozenset[str]] = {
+    str: frozenset(
+        {
+            "lower", "upper", "title", "capitalize", "casefold", "swapcase", "strip", "lstrip", "rstrip",
+            "startswith", "endswith", "split", "rsplit", "partition", "rpartition", "count", "find", "rfind",
+            "removeprefix", "removesuffix", "isdigit", "isalpha", "isalnum", "islower", "isupper",
+        }
+    ),
+    dict: frozenset({"get", "keys", "values", "items"}),
+    list: frozenset({"index", "count"}),
+    tuple: frozenset({"index", "count"}),
+}  # fmt: skip
 
 
-def _bounded_replace(text: Any, old: str, new: str, count: int | None = None) -> str:
-    value = str(text)
-    times = value.count(old) if count is None else min(count, value.count(old))
-    if len(value) + times * max(len(new) - len(old), 0) > MAX_REPEAT:
-        raise SecurityError(f"a replaced value longer than {MAX_REPEAT} characters is refused")
-    return value.replace(old, new) if count is None else value.replace(old, new, count)
+def _refuse_if_large(value: Any) -> Any:
+    if isinstance(value, str | list | tuple) and len(value) > MAX_VALUE:
+        raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
+    return value
+
+
+def _bounded_range(*args: int) -> range:
+    result = range(*args)
+    if len(result) > MAX_RANGE:
+        raise SecurityError(f"a range longer than {MAX_RANGE} items is refused")
+    return result
 
 
 class _BoundedSandbox(SandboxedEnvironment):
-    """The stock sandbox (no attribute escapes, bounded ``range``), with bounded operators, no loops or
-    macros, no string formatting, and only filters of linear cost."""
+    """Jinja2's sandbox (no attribute escapes) with every way of growing a value bounded or removed."""
 
-    intercepted_binops = frozenset({"**", "*", "%"})
+    intercepted_binops = frozenset({"**", "*", "%", "+"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self.globals = {"range": _bounded_range, "dict": dict}
         self.filters = {name: f for name, f in self.filters.items() if name in ALLOWED_FILTERS}
-        self.filters["replace"] = _bounded_replace
+        for name in ("join", "replace", "list", "string"):
+            self.filters[name] = _bounded(self.filters[name])
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if attr in ("format", "format_map") or attr.startswith("_"):
+        if attr.startswith("_"):
             return False
+        for kind, allowed in ALLOWED_METHODS.items():
+            if isinstance(obj, kind):
+                return attr in allowed
         return bool(super().is_safe_attribute(obj, attr, value))
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -137,10 +138,26 @@ class _BoundedSandbox(SandboxedEnvironment):
                 if (
                     isinstance(seq, str | list | tuple)
                     and isinstance(times, int)
-                    and len(seq) * times > MAX_REPEAT
+                    and len(seq) * times > MAX_VALUE
                 ):
-                    raise SecurityError(f"a repeated value longer than {MAX_REPEAT} items is refused")
+                    raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
+        sized = (str, list, tuple)
+        if (
+            operator == "+"
+            and isinstance(left, sized)
+            and isinstance(right, sized)
+            and len(left) + len(right) > MAX_VALUE
+        ):
+            raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
         return super().call_binop(context, operator, left, right)
+
+
+def _bounded(filter_function: Callable[..., Any]) -> Callable[..., Any]:
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        return _refuse_if_large(filter_function(*args, **kwargs))
+
+    bounded.__dict__.update(filter_function.__dict__)  # keep jinja2's pass_context/pass_environment marks
+    return bounded
 
 
 _ENV = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
@@ -156,11 +173,13 @@ def is_expression(text: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _compile(text: str) -> Any:
+    if len(text) > MAX_TEXT:
+        raise SecurityError(f"a value with expressions longer than {MAX_TEXT} characters is refused")
     tree = _ENV.parse(text)
     for node in tree.find_all(nodes.Node):
         if type(node) not in ALLOWED_NODES:
             kind = type(node).__name__
-            raise SecurityError(f"{kind} is not allowed in a value (only expressions, if and set)")
+            raise SecurityError(f"{kind} is not allowed in a value (only expressions and if)")
     return _ENV.from_string(tree)
 
 

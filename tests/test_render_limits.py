@@ -23,6 +23,14 @@ CONTEXT = {"project": {"name": "vision"}}
         "{{ 2 ** 256 ** 256 ** 256 }}",
         "{{ ('x' * 100000) | replace('x', 'x' * 1000) }}",
         "{{ ''.__class__ }}",
+        "{{ 'x'.ljust(500000000) }}",
+        "{{ ('x' * 1000).replace('x', 'y' * 1000) }}",
+        "{{ ('x' * 1000) | join('y' * 1000) }}",
+        "{{ ('x' * 6000) + ('x' * 6000) }}",
+        "{{ range(100000) | list }}",
+        "{% set s = 'x' * 10000 %}{{ s }}",
+        "{{ 'a' ~ 'b' }}",
+        "{{ '{{' * 2 }}" + "x" * 5000,
     ],
 )
 def test_an_unbounded_expression_is_refused_quickly(text: str) -> None:
@@ -38,12 +46,19 @@ def test_filters_of_unbounded_cost_are_not_available(name: str) -> None:
         render_string(f"{{{{ 'x' | {name}(1000000000) }}}}", CONTEXT)
 
 
+@pytest.mark.parametrize("name", ["lipsum", "cycler", "joiner", "namespace"])
+def test_globals_that_generate_values_are_not_available(name: str) -> None:
+    with pytest.raises(Exception, match=f"'{name}' is undefined"):
+        render_string(f"{{{{ {name}(100000) }}}}", CONTEXT)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("/home/{{ project.name }}", "/home/vision"),
         ("{% if project.name == 'vision' %}cv{% else %}other{% endif %}", "cv"),
-        ("{% set n = 4 %}{{ n * 2 }}", "8"),
+        ("{{ 'A-B'.lower().split('-') | join('_') }}", "a_b"),
+        ("{{ range(3) | list }}", "[0, 1, 2]"),
         ("{{ user | default('bot') | upper }}", "BOT"),
         ("{{ project.name | replace('v', 'V') }}", "Vision"),
         ("{{ 2 ** 10 }}", "1024"),
