@@ -48,6 +48,9 @@ import yaml
 #: ``None`` as a value means "excluded" (engine: ``exclude: true``; kustomize: ``$patch: delete`` / null).
 Change = tuple[str, str | None]
 
+#: libyaml's emitter when PyYAML has it (same bytes as the Python one for these documents, 6x faster).
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 JOB_NAME = "train"
 CONTAINER = "main"
@@ -206,7 +209,7 @@ def _spec(layer: LayerChanges) -> dict[str, Any]:
 
 def _dump(path: Path, data: Any, comment: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.dump(data, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False, width=200)
+    text = yaml.dump(data, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=200)
     path.write_text(f"# {comment}\n{text}", encoding="utf-8")
 
 

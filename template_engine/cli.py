@@ -76,11 +76,15 @@ def parse_vars(values: Sequence[str]) -> dict[str, str]:
             raise click.BadParameter(
                 f"{raw!r} is not NAME=VALUE with NAME a plain identifier", param_hint="--var"
             )
+        if name.strip() in out:
+            raise click.BadParameter(f"{name.strip()!r} is given more than once", param_hint="--var")
         out[name.strip()] = value
     return out
 
 
 def _load(root: FsPath) -> Org:
+    if root == FsPath("templates") and not root.is_dir() and FsPath("org.yaml").is_file():
+        root = FsPath(".")  # run from inside a templates folder
     try:
         return load_org(root)
     except TemplateEngineError as exc:

@@ -13,7 +13,7 @@ from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, Tem
 from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
 from template_engine.org import Org, Scope, Template, View, asset_ref, defaults_ref
 from template_engine.paths import Path, format_path
-from template_engine.render import RESERVED, is_expression, render_spec, render_string
+from template_engine.render import RESERVED, is_expression, referenced_names, render_spec, render_string
 from template_engine.runnable import Runnable, RunnableIssue, check
 
 #: How every spec merges, read once from the markers on the models.
@@ -113,13 +113,14 @@ def finalize(value: Any, render: Callable[[str], str] | None = None) -> Any:
 
 
 def _render_final(
-    spec: dict[str, Any], context: Mapping[str, Any], result: MergeResult, replica: str
+    spec: dict[str, Any], context: Mapping[str, Any], result: MergeResult, replica: str, seen: set[str]
 ) -> tuple[dict[str, Any], list[Problem]]:
     """The final (rendered, pruned, sorted) form of ``spec``, or every render problem with its path."""
     failed = False
 
     def render(text: str) -> str:
         nonlocal failed
+        seen.add(text)
         try:
             return render_string(text, context)
         except Exception:  # reported with its path below; the fast pass carries no paths
@@ -351,13 +352,14 @@ def compose(
             master_spec = master.spec
 
     context = _context(view, template, variables)
-    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec")
+    expressions: set[str] = set()
+    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec", expressions)
     combined_master: dict[str, Any] | None = None
     if same:
         # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
         combined_master = {k: clone(v) for k, v in combined_spec.items() if k not in WORKER_ONLY_FIELDS}
     elif master_spec is not None and master is not None:
-        combined_master, more = _render_final(master_spec, context, master, "combinedMasterSpec")
+        combined_master, more = _render_final(master_spec, context, master, "combinedMasterSpec", expressions)
         problems += more
     if problems:
         raise RenderError(problems)
@@ -375,6 +377,11 @@ def compose(
                 f"the template's master section is ignored: masterSpecSameAsWorker is true ({same_by})",
             )
         )
+    used = frozenset().union(*(referenced_names(text) for text in expressions))
+    merge_warnings += [
+        RunnableIssue("worker", f"--var {name}", f"variable {name!r} is not used by any value (a typo?)")
+        for name in sorted(set(variables) - used)
+    ]
     runnable = check(combined_spec, combined_master, not same, SPEC_PLAN, tuple(merge_warnings))
     return Composition(
         template, view, same, worker, master, combined_spec, combined_master, runnable, context

@@ -83,15 +83,20 @@ def _entries(
 ) -> list[Entry]:
     if spec is None or result is None:
         return []
+    excluded = dict(result.excluded)
     out = []
     for path, value, is_item in _leaves(spec, (), SPEC_PLAN):
-        origin = result.set_by.get(path) if is_item else result.origin_of(path)
-        location = result.location(origin) if origin is not None else None
         if is_item:
-            out.append(Entry(replica, path, "added", None, location))
+            gone = excluded.pop(path, None)
+            if gone is not None:  # excluded below, then given again above: tell it in that order
+                out.append(Entry(replica, path, "excluded", None, result.location(gone)))
+            origin = result.set_by.get(path)
+            out.append(Entry(replica, path, "added", None, result.location(origin) if origin else None))
         else:
+            origin = result.origin_of(path)
+            location = result.location(origin) if origin is not None else None
             out.append(Entry(replica, path, "derived" if derived else "set", value, location))
-    for path, origin in result.excluded.items():
+    for path, origin in excluded.items():
         out.append(Entry(replica, path, "excluded", None, result.location(origin)))
     return out
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
+from jinja2 import StrictUndefined, TemplateError, Undefined, meta, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -163,8 +163,8 @@ def _bounded(filter_function: Callable[..., Any]) -> Callable[..., Any]:
 _ENV = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
-#: Names the composition itself provides; user variables may not shadow them.
-RESERVED = frozenset({"department", "project", "template"})
+#: Names the composition itself provides (and the sandbox's globals); user variables may not shadow them.
+RESERVED = frozenset({"department", "project", "template", "range", "dict"})
 
 
 def is_expression(text: str) -> bool:
@@ -181,6 +181,15 @@ def _compile(text: str) -> Any:
             kind = type(node).__name__
             raise SecurityError(f"{kind} is not allowed in a value (only expressions and if)")
     return _ENV.from_string(tree)
+
+
+@lru_cache(maxsize=4096)
+def referenced_names(text: str) -> frozenset[str]:
+    """The top-level names an expression string refers to (empty when it does not parse)."""
+    try:
+        return frozenset(meta.find_undeclared_variables(_ENV.parse(text)))
+    except TemplateError:
+        return frozenset()
 
 
 def render_string(text: str, context: Mapping[str, Any]) -> str:

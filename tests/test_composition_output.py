@@ -34,3 +34,30 @@ def test_master_same_as_worker_shares_no_container_with_the_worker() -> None:
     assert worker_ids.isdisjoint(master_ids)
     result.combined_master_spec["labels"].clear()
     assert result.combined_spec["labels"], "clearing the master's labels must leave the worker's alone"
+
+
+def test_an_unused_variable_is_reported_as_a_warning() -> None:
+    org = load_org(ROOT)
+    view = org.view_of("vision")
+    template = org.find_template("vit-finetune", view)
+    used = compose(org, template, view, {"user": "alice"})
+    typo = compose(org, template, view, {"usr": "alice"})
+    assert [w.field for w in used.runnable.warnings] == []
+    assert [(w.field, w.message) for w in typo.runnable.warnings] == [
+        ("--var usr", "variable 'usr' is not used by any value (a typo?)")
+    ]
+    assert used.combined_spec["environmentVariables"][-1] == {"name": "WANDB_USERNAME", "value": "alice"}
+
+
+def test_a_re_added_item_is_explained_exclusion_first() -> None:
+    from template_engine import explain, parse_path
+
+    org = load_org(ROOT)
+    view = org.view_of("vision")
+    result = compose(org, org.find_template("vit-finetune", view), view)
+    entries = explain(result, parse_path("environmentVariables[name=HTTP_PROXY]"))
+    worker = [(e.action, e.location.file if e.location else None) for e in entries if e.replica == "worker"]
+    assert worker[:2] == [
+        ("excluded", "departments/research/defaults.yaml"),
+        ("added", "projects/vision/defaults.yaml"),
+    ]

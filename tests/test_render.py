@@ -135,7 +135,8 @@ def test_render_spec_reports_every_failure_with_its_path() -> None:
 
 
 def test_reserved_names() -> None:
-    assert {"department", "project", "template"} == RESERVED
+    # The composition's own names, and the sandbox's only globals (a variable would hide them).
+    assert {"department", "project", "template", "range", "dict"} == RESERVED
 
 
 @pytest.mark.parametrize(

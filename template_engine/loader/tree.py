@@ -50,9 +50,19 @@ _YAML = (".yaml", ".yml")
 def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
     """Read and parse one file; ``rel`` (relative to ``root``, POSIX) names it in every message."""
     try:
-        text = (root / rel).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return None, [Problem("file is not UTF-8 text", (), Location(rel), "a UTF-8 YAML file")]
+        raw = (root / rel).read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, [
+            Problem(
+                f"file is not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                (),
+                Location(rel, line, column),
+                "a UTF-8 YAML file",
+            )
+        ]
     except OSError as exc:
         return None, [Problem(f"cannot read file: {exc.strerror}", (), Location(rel))]
     try:

@@ -136,8 +136,15 @@ def load_yaml(text: str, file: str) -> Loaded:
         mark = exc.problem_mark or exc.context_mark
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+        context = exc.context_mark
+        # "while parsing a flow sequence" points where the unfinished construct started: show that too.
+        related = (
+            (Location(file, context.line + 1, context.column + 1),)
+            if context is not None and exc.problem_mark is not None and context.line != exc.problem_mark.line
+            else ()
+        )
         raise InputError(
-            [Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document")]
+            [Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document", related)]
         ) from None
     except yaml.YAMLError as exc:
         raise InputError(

@@ -102,8 +102,15 @@ class Trail(NamedTuple):
 
 
 def clone(value: Any) -> Any:
-    """A deep copy of plain data (mappings, lists, scalars)."""
-    if isinstance(value, dict | Mapping):
+    """A deep copy of plain data (mappings, lists, scalars); exact types are checked first (the usual case)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if kind is list:
+        return [clone(v) for v in value]
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
         return {k: clone(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [clone(v) for v in value]

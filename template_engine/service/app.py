@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +17,8 @@ from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import Settings
 from template_engine.service.storage.database import create_db_engine, migrate
+
+_log = logging.getLogger("template_engine.service")
 
 
 class ConfigError(Exception):
@@ -62,7 +65,14 @@ def create_app(settings: Settings) -> FastAPI:
     if settings.seed is not None:
         from template_engine.service.importer import seed_if_empty
 
-        seed_if_empty(engine, settings.seed)
+        report = seed_if_empty(engine, settings.seed)
+        if report is None:
+            _log.warning(
+                "--seed %s skipped: the database already holds data (use `db import` to load it)",
+                settings.seed,
+            )
+        else:
+            _log.info("seeded the database from %s", settings.seed)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

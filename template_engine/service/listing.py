@@ -67,6 +67,16 @@ def parse_filters(raw: Sequence[str] | None) -> list[Filter]:
                 )
             )
             continue
+        if m.group(1) == "runnable" and m.group(3) not in ("true", "false"):
+            problems.append(
+                Problem(
+                    f"runnable is true or false, not {m.group(3)!r}",
+                    ("filterBy", index),
+                    None,
+                    "runnable==true or runnable==false",
+                )
+            )
+            continue
         filters.append(Filter(m.group(1), _OPERATORS[m.group(2)], m.group(3)))
     if problems:
         raise bad_request(problems)
