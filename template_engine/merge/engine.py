@@ -102,7 +102,7 @@ class Trail(NamedTuple):
 
 
 def clone(value: Any) -> Any:
-    """A deep copy of plain data (mappings, lists, scalars); exact types are checked first (the usual case)."""
+    """A deep copy of plain data (mappings, lists, scalars); exact types are checked first."""
     kind = type(value)
     if kind is dict:
         return {k: clone(v) for k, v in value.items()}
