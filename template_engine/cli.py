@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 import yaml
 
-from template_engine.compose import Composition, compose
+from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import TemplateEngineError
 from template_engine.explain import explain
 from template_engine.loader.tree import load_org, reference_problems
@@ -151,6 +151,7 @@ def check(
         except TemplateEngineError as exc:
             fail(exc)
     rows: list[dict[str, Any]] = []
+    cache: MergeCache = {}
     for view, found in org.views():
         if project is not None and view.project != project:
             continue
@@ -163,7 +164,7 @@ def check(
             "scope": str(found.scope),
         }
         try:
-            result = compose(org, found, view, values)
+            result = compose(org, found, view, values, cache=cache)
         except TemplateEngineError as exc:
             row.update(status="error", isRunnable=False, issues=[p.to_dict() for p in exc.problems])
         else:

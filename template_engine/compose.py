@@ -258,19 +258,39 @@ def _context(view: View, template: Template | None, variables: Mapping[str, str]
     return context
 
 
+#: Scope-default merges by (view, is master), shared by the compositions of one org (see ``compose``).
+MergeCache = dict[tuple[View, bool], MergeResult]
+
+
+def _defaults_merge(org: Org, view: View, master: bool, cache: MergeCache | None) -> MergeResult:
+    layers = _default_layers(org, view, master)
+    if cache is None:
+        return merge_layers(SPEC_PLAN, layers)
+    found = cache.get((view, master))
+    if found is None:
+        found = cache[(view, master)] = merge_layers(SPEC_PLAN, layers)
+    return found
+
+
 def compose(
     org: Org,
     template: Template | None,
     view: View,
     variables: Mapping[str, str] | None = None,
     submission: Submission | None = None,
+    cache: MergeCache | None = None,
 ) -> Composition:
-    """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``."""
+    """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``.
+
+    ``cache``, an empty dict kept by a caller that composes many templates of the same ``org`` (``check``,
+    the snapshot plugin, ``diff``), lets them share the merge of each view's scope defaults.
+    """
     variables = variables or {}
     doc = template.doc if template is not None else None
     written = template.source if template is not None else None
 
-    worker_layers = _default_layers(org, view, master=False)
+    defaults = _defaults_merge(org, view, False, cache)
+    worker_layers = list(defaults.layers)
     if template is not None and doc is not None and written is not None:
         worker_layers += _asset_layers(org, doc.assets, template, ("assets",))
         if written.data.get("spec"):
@@ -303,7 +323,7 @@ def compose(
             ]
         )
 
-    worker = merge_layers(SPEC_PLAN, worker_layers)
+    worker = merge_layers(SPEC_PLAN, worker_layers, defaults)
     master: MergeResult | None
     master_spec: dict[str, Any] | None
     if same:
@@ -323,7 +343,8 @@ def compose(
         if not has_master:
             master, master_spec = None, None
         else:
-            master_layers = _default_layers(org, view, master=True)
+            master_defaults = _defaults_merge(org, view, True, cache)
+            master_layers = list(master_defaults.layers)
             if template is not None and doc is not None and doc.master is not None and written is not None:
                 master_layers += _asset_layers(org, doc.master.assets, template, ("master", "assets"))
                 own = _section(written.data, "master", "spec")
@@ -347,7 +368,7 @@ def compose(
                         ("masterSpec",),
                     )
                 )
-            master = merge_layers(SPEC_PLAN, master_layers)
+            master = merge_layers(SPEC_PLAN, master_layers, master_defaults)
             _reject_worker_only(master)
             master_spec = master.spec
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from template_engine.compose import MergeCache
 from template_engine.errors import Problem
 from template_engine.org import Org
 from template_engine.snapshots.fields import FieldChange, diff_outputs, problem_lines, same
@@ -129,6 +130,8 @@ def diff_orgs(
             found = unchanged_files[name] = before.sources.get(name) == after.sources.get(name)
         return found
 
+    old_cache: MergeCache = {}
+    new_cache: MergeCache = {}
     ids = list(after.pairs) + [pid for pid in before.pairs if pid not in after.pairs]
     diffs: list[PairDiff] = []
     users: list[str] = []
@@ -141,7 +144,10 @@ def diff_orgs(
         if old_pair is None or new_pair is None:
             present = new_pair or old_pair
             assert present is not None
-            outcome = compose_pair(new if new_pair else old, present, variables)
+            if new_pair:
+                outcome = compose_pair(new, present, variables, new_cache)
+            else:
+                outcome = compose_pair(old, present, variables, old_cache)
             composed += 1
             status: Status = "appeared" if new_pair else "disappeared"
             diffs.append(
@@ -156,8 +162,8 @@ def diff_orgs(
         ):
             continue
         old_outcome, new_outcome = (
-            compose_pair(old, old_pair, variables),
-            compose_pair(new, new_pair, variables),
+            compose_pair(old, old_pair, variables, old_cache),
+            compose_pair(new, new_pair, variables, new_cache),
         )
         composed += 2
         changes = _compare(old_outcome, new_outcome)

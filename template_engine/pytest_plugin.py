@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from template_engine.compose import MergeCache
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org
@@ -75,6 +76,8 @@ class OrgSnapshots:
         self.root = Path(root).resolve()
         self.snapshots = Path(snapshots).resolve()
         self.variables = dict(variables or {})
+        #: Scope-default merges shared by the pairs of ``self.org`` (loaded once per suite).
+        self.cache: MergeCache = {}
         #: Whether a session collected these checks (as ``--template-root`` does).
         self.collected = False
 
@@ -127,7 +130,7 @@ class OrgSnapshots:
 
         assertion = snapshot.use_extension(extension_for(self.snapshots))
         location = self.location(pair)
-        outcome = compose_pair(self.org, pair, self.variables)
+        outcome = compose_pair(self.org, pair, self.variables, self.cache)
         output = outcome.output
         if output is None:
             if location.is_file():

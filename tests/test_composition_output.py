@@ -61,3 +61,34 @@ def test_a_re_added_item_is_explained_exclusion_first() -> None:
         ("excluded", "departments/research/defaults.yaml"),
         ("added", "projects/vision/defaults.yaml"),
     ]
+
+
+def test_a_shared_merge_cache_changes_no_result() -> None:
+    from template_engine import explain
+    from template_engine.compose import MergeCache
+
+    org = load_org(ROOT)
+    cache: MergeCache = {}
+    for _ in range(2):  # the second round is served from the cache
+        for view, template in org.views():
+            plain = compose(org, template, view)
+            cached = compose(org, template, view, cache=cache)
+            assert cached.to_response() == plain.to_response()
+            assert [e.to_dict() for e in explain(cached)] == [e.to_dict() for e in explain(plain)]
+    assert cache, "the cache was used"
+
+
+def test_the_merge_cache_is_not_changed_by_compositions() -> None:
+    import copy
+
+    from template_engine.compose import MergeCache
+
+    org = load_org(ROOT)
+    cache: MergeCache = {}
+    view = org.view_of("vision")
+    compose(org, org.find_template("vit-finetune", view), view, cache=cache)
+    before = copy.deepcopy({key: (r.spec, r.set_by, r.excluded) for key, r in cache.items()})
+    for template in org.visible(view).values():
+        compose(org, template, view, cache=cache)
+    after = {key: (r.spec, r.set_by, r.excluded) for key, r in cache.items() if key in before}
+    assert after == before

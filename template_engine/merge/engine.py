@@ -232,19 +232,35 @@ class _Run:
 
     # -- driver ---------------------------------------------------------------------------------------------
 
-    def run(self) -> MergeResult:
+    def run(self, start: MergeResult | None = None) -> MergeResult:
         acc: dict[str, Any] = {}
+        first = 0
+        if start is not None:
+            acc = clone(start.spec)
+            self.set_by.update(start.set_by)
+            self.excluded.update(start.excluded)
+            self.warnings.extend(start.warnings)
+            first = len(start.layers)
         root = Trail((), (), self.plan)
-        for index, layer in enumerate(self.layers):
+        for index in range(first, len(self.layers)):
             self.layer = index
+            layer = self.layers[index]
             if layer.spec:
                 acc = _descend(self.merger, root, acc, layer.spec)
         return MergeResult(acc, self.layers, self.set_by, self.excluded, tuple(self.warnings))
 
 
-def merge_layers(plan: PlanNode, layers: Sequence[Layer]) -> MergeResult:
-    """Fold ``layers`` (lowest precedence first) into one spec; the layers are left unchanged."""
-    return _Run(plan, layers).run()
+def merge_layers(plan: PlanNode, layers: Sequence[Layer], start: MergeResult | None = None) -> MergeResult:
+    """Fold ``layers`` (lowest precedence first) into one spec; the layers are left unchanged.
+
+    ``start``, the result of merging a prefix of ``layers``, saves merging that prefix again (many templates
+    share their scope defaults); it is copied, never changed.
+    """
+    if start is not None and (
+        len(layers) < len(start.layers) or any(a is not b for a, b in zip(layers, start.layers, strict=False))
+    ):
+        raise ValueError("start must be the merge of a prefix of layers (the same Layer objects)")
+    return _Run(plan, layers).run(start)
 
 
 def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None]]:

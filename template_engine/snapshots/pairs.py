@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from template_engine.compose import Composition, compose
+from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.models.documents import AssetKind, TemplateAssets
 from template_engine.org import Org, Source, Template, View
@@ -105,9 +105,12 @@ class Outcome:
         return "runnable" if self.runnable else "not runnable"
 
 
-def compose_pair(org: Org, pair: Pair, variables: Mapping[str, str] | None = None) -> Outcome:
+def compose_pair(
+    org: Org, pair: Pair, variables: Mapping[str, str] | None = None, cache: MergeCache | None = None
+) -> Outcome:
+    """Compose one pair; ``cache`` (one dict per org) shares the scope defaults' merges between pairs."""
     try:
-        return Outcome(pair, compose(org, pair.template, pair.view, variables))
+        return Outcome(pair, compose(org, pair.template, pair.view, variables, cache=cache))
     except TemplateEngineError as exc:
         return Outcome(pair, None, exc.problems)
 
