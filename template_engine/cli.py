@@ -14,7 +14,7 @@ import yaml
 from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import TemplateEngineError
 from template_engine.explain import explain
-from template_engine.loader.tree import load_org, reference_problems
+from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, View
 from template_engine.paths import parse_path
 
@@ -83,10 +83,8 @@ def parse_vars(values: Sequence[str]) -> dict[str, str]:
 
 
 def _load(root: FsPath) -> Org:
-    if root == FsPath("templates") and not root.is_dir() and FsPath("org.yaml").is_file():
-        root = FsPath(".")  # run from inside a templates folder
     try:
-        return load_org(root)
+        return load_org(resolve_root(root))
     except TemplateEngineError as exc:
         fail(exc)
 
@@ -152,6 +150,7 @@ def check(
             fail(exc)
     rows: list[dict[str, Any]] = []
     cache: MergeCache = {}
+    unused = set(values)
     for view, found in org.views():
         if project is not None and view.project != project:
             continue
@@ -169,11 +168,13 @@ def check(
             row.update(status="error", isRunnable=False, issues=[p.to_dict() for p in exc.problems])
         else:
             runnable = result.runnable
+            # An unused --var is said once for the whole run (below), not for every pair that ignores it.
+            unused &= {w.field[len("--var ") :] for w in runnable.warnings if w.field.startswith("--var ")}
             row.update(
                 status="runnable" if runnable.is_runnable else "not runnable",
                 isRunnable=runnable.is_runnable,
                 issues=[i.to_dict() for i in runnable.issues],
-                warnings=[w.to_dict() for w in runnable.warnings],
+                warnings=[w.to_dict() for w in runnable.warnings if not w.field.startswith("--var ")],
             )
         rows.append(row)
     for ref, file in sorted(org.broken_refs.items()):
@@ -195,6 +196,8 @@ def check(
         )
     if template is not None and not rows:
         fail(TemplateEngineError([_no_pairs(template, project)]))
+    for name in sorted(unused):
+        click.echo(f"warning: --var {name}: variable {name!r} is not used by any value (a typo?)", err=True)
     if output == "text":
         _print_table(rows)
     else:

@@ -16,7 +16,7 @@ import click
 from template_engine.diff import OrgDiff, PairDiff, diff_orgs
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.gitrev import Version, copy_tree, materialise, replace_file
-from template_engine.loader.tree import load_org
+from template_engine.loader.tree import load_org, resolve_root
 from template_engine.org import Org
 from template_engine.snapshots import problem_lines
 
@@ -151,6 +151,7 @@ def _version_name(version: Version) -> str:
     "--root (HEAD~1, origin/main, a commit); a name that is an existing folder is taken as the folder.",
 )
 def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+    root = resolve_root(root)
     """Every (project, template) pair whose effective spec differs from --against, field by field.
 
     Lists the changed fields by path with old and new values and the layer that now sets each, and the
@@ -188,6 +189,7 @@ def _inside(file: Path, root: Path) -> str:
     help="The version FILE changed from: a git revision of the repository that holds --root, or a folder.",
 )
 def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+    root = resolve_root(root)
     """Every pair that a change to FILE (a defaults, asset or template file) affects, and how.
 
     Compares --against with the same folder where only FILE is replaced by the working tree's FILE (or

@@ -214,22 +214,17 @@ def render_spec(
         if isinstance(value, str):
             if not is_expression(value):
                 return value
+            names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
             try:
                 return render_string(value, context)
             except SecurityError as exc:
                 why = f"unsafe expression refused by the sandbox: {exc}"
+                expected = "output, {% if %} and bounded expressions (see docs/decisions.md)"
             except TemplateError as exc:
-                why = f"cannot render {value!r}: {exc.message or exc}"
+                why, expected = f"cannot render {value!r}: {exc.message or exc}", names
             except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError) as exc:
-                why = f"cannot render {value!r}: {type(exc).__name__}: {exc}"
-            problems.append(
-                Problem(
-                    f"{replica} {why}",
-                    path,
-                    locate(path),
-                    "names: " + ", ".join(sorted(context)) if context else "no names are defined",
-                )
-            )
+                why, expected = f"cannot render {value!r}: {type(exc).__name__}: {exc}", names
+            problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
             return value
         if isinstance(value, Mapping):
             return {k: walk(v, (*path, k), node.child(k)) for k, v in value.items()}

@@ -180,6 +180,17 @@ def _org_document(root: FsPath) -> OrgDocument:
     return doc
 
 
+DEFAULT_ROOT = FsPath("templates")
+
+
+def resolve_root(root: FsPath) -> FsPath:
+    """The folder to read: ``root``, or the current folder when ``root`` is the default ``templates``, that
+    folder does not exist, and the current folder holds ``org.yaml`` (a command run inside the folder)."""
+    if root == DEFAULT_ROOT and not root.is_dir() and FsPath("org.yaml").is_file():
+        return FsPath(".")
+    return root
+
+
 def load_org(root: FsPath) -> Org:
     """Read the whole templates folder at ``root``.
 

@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 
 EXIT_ERROR = 2
-_EXTRA = "install template-engine[service] (pip install 'template-engine[service]')"
+_EXTRA = "install the service extra: pip install '.[service]' from a checkout (or template-engine[service])"
 
 
 def _fail(message: str) -> NoReturn:

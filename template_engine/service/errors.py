@@ -141,7 +141,7 @@ def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
             if not rest and kind == "missing":
                 problem = Problem("a JSON body is required", (), None, "Content-Type: application/json")
             elif kind == "extra_forbidden":
-                problem = Problem(f"unknown field {str(rest[-1])!r}", path, None, "a field of the schema")
+                problem = Problem(f"unknown field {str(rest[-1])!r}", path, None, "a field of this object")
             elif kind == "missing":
                 problem = Problem(f"missing required field {str(rest[-1])!r}", path)
             elif not rest and kind in ("model_attributes_type", "dict_type"):
