@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -49,15 +49,33 @@ def _shown(url: str) -> str:
         return "(an unreadable database URL)"
 
 
-def _open(url: str | None) -> object:
-    """The migrated engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file)."""
+def _problems(exc: Any) -> str:
+    """Every problem of an engine error, each starting with ``error:`` as the core commands print them."""
+    return "\n".join(f"error: {problem.render()}" for problem in exc.problems)
+
+
+def _open(url: str | None, existing: bool = False) -> object:
+    """The migrated engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file).
+
+    ``existing``: refuse an SQLite file that does not exist yet (reading from a mistyped path must not
+    quietly create an empty database).
+    """
     _require_service(*_driver_for(url))
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from template_engine.service.settings import Settings
     from template_engine.service.storage.database import SchemaError, create_db_engine, migrate
 
     settings = Settings.from_env(database_url=url)
+    try:
+        parsed = make_url(settings.database_url)
+    except ArgumentError:
+        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
+    if existing and parsed.get_backend_name() == "sqlite":
+        file = parsed.database
+        if file and file != ":memory:" and not Path(file).is_file():
+            _fail(f"no database at {_shown(settings.database_url)}: the SQLite file {file!r} does not exist")
     try:
         engine = create_db_engine(settings.database_url)
         migrate(engine)
@@ -124,7 +142,7 @@ def serve(
     except (ConfigError, SchemaError) as exc:
         _fail(str(exc))
     except TemplateEngineError as exc:
-        _fail(f"cannot seed from {str(seed)!r}:\n{exc.render()}")
+        _fail(f"cannot seed from {str(seed)!r}:\n" + _problems(exc))
     except ArgumentError:
         _fail(f"cannot read the database URL {_shown(settings.database_url)}")
     except ImportError as exc:
@@ -159,7 +177,7 @@ def import_command(root: Path, database_url: str | None) -> None:
     try:
         report = import_folder(engine, root)  # type: ignore[arg-type]
     except TemplateEngineError as exc:
-        _fail(f"nothing imported:\n{exc.render()}")
+        _fail("nothing imported:\n" + _problems(exc))
     click.echo(f"imported {root}: {report.summary() if report else 'nothing'}")
 
 
@@ -173,14 +191,14 @@ def import_command(root: Path, database_url: str | None) -> None:
 )
 def export_command(root: Path, database_url: str | None, overwrite: bool) -> None:
     """Write the database as a templates folder."""
-    engine = _open(database_url)
+    engine = _open(database_url, existing=True)
     from template_engine.errors import TemplateEngineError
     from template_engine.service.importer import export_folder
 
     try:
         written = export_folder(engine, root, overwrite=overwrite)  # type: ignore[arg-type]
     except TemplateEngineError as exc:
-        _fail(exc.render())
+        _fail("nothing exported:\n" + _problems(exc))
     except OSError as exc:
         _fail(f"cannot write {str(root)!r}: {exc.strerror}")
     click.echo(f"exported {written} file(s) to {root}")

@@ -123,3 +123,14 @@ def test_db_import_of_a_broken_folder(runner: CliRunner, tmp_path: Path) -> None
         ).exit_code
         == 2
     )
+
+
+def test_db_export_from_a_missing_sqlite_file_creates_nothing(runner: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "typo.sqlite"
+    result = runner.invoke(
+        main, ["db", "export", "--root", str(tmp_path / "out"), "--database-url", f"sqlite:///{missing}"]
+    )
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    assert not missing.exists()
+    assert not (tmp_path / "out").exists()
