@@ -10,24 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from template_engine.errors import Problem
 from template_engine.service.errors import bad_request
+from template_engine.service.schemas import SortBy
 
-FIELDS = (
-    "name",
-    "workloadType",
-    "runnable",
-    "scopeType",
-    "clusterId",
-    "projectId",
-    "departmentId",
-    "createdAt",
-    "updatedAt",
-    "createdBy",
-    "updatedBy",
-)
+#: The fields a list may be filtered and sorted by: the API's ``sortBy`` values, declared once in schemas.
+FIELDS: tuple[str, ...] = get_args(SortBy)
 _OPERATORS: dict[str, Callable[[str, str], bool]] = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
