@@ -34,7 +34,7 @@ def _has(value: Any, part: int | str) -> bool:
     return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
 
 
-def _real_path(data: Any, loc: tuple[int | str, ...]) -> Path:
+def real_path(data: Any, loc: tuple[int | str, ...]) -> Path:
     """Pydantic's location without the union-branch names it inserts (``str``, ``int``...)."""
     path: list[str | int] = []
     value = data
@@ -78,7 +78,7 @@ def _problem(
     loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
-        path = _real_path(data, loc)
+        path = real_path(data, loc)
         name = str(loc[-1])
         if name in WORKER_ONLY_FIELDS and "master" in loc:
             return Problem(
@@ -102,7 +102,7 @@ def _problem(
             f"{close[0]!r} or another field of this section" if close else "one of: " + ", ".join(allowed)
         )
         return Problem(f"unknown field {name!r}{hint}", path, locate(file, lines, path), expected)
-    path = _real_path(data, loc)
+    path = real_path(data, loc)
     if kind == "missing":
         return Problem(f"missing required field {str(loc[-1])!r}", path, locate(file, lines, path[:-1]), None)
     got = err.get("input")

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.loader.validate import real_path
 from template_engine.paths import Path, format_path
 from template_engine.service.storage.repository import StaleVersion
 
@@ -104,26 +105,6 @@ class BodyTooLarge(StarletteHTTPException):
 # -- validation errors --------------------------------------------------------------------------------------
 
 
-def _has(value: Any, part: Any) -> bool:
-    if isinstance(value, Mapping):
-        return part in value
-    return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
-
-
-def _path(data: Any, loc: Sequence[Any]) -> Path:
-    """Pydantic's location without the union branch names it inserts (``str``, ``int``, ``function-...``)."""
-    out: list[str | int] = []
-    value = data
-    for part in loc:
-        if _has(value, part):
-            out.append(part)
-            value = value[part]
-        elif isinstance(value, Mapping) and isinstance(part, str):
-            out.append(part)  # a missing or unknown field: the path ends here
-            break
-    return tuple(out)
-
-
 def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[tuple[str, Path]] = set()
@@ -137,7 +118,7 @@ def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
                 f"malformed JSON: {error} at character {rest[0] if rest else 0}", (), None, "JSON"
             )
         elif where == "body":
-            path = _path(body, rest)
+            path = real_path(body, tuple(rest))
             if not rest and kind == "missing":
                 problem = Problem("a JSON body is required", (), None, "Content-Type: application/json")
             elif kind == "extra_forbidden":

@@ -10,25 +10,26 @@ Every caller reads assets; system admins change them.
 # body models themselves, not their names.
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Header
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from template_engine.models.documents import AssetKind
-from template_engine.service.auth import Principal, authenticate
 from template_engine.service.composer import audit_fields
-from template_engine.service.context import Ctx, Store
+from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, not_found
 from template_engine.service.routes.common import (
+    Auth,
+    IfMatch,
+    Raw,
+    StoreDep,
     check_if_match,
     errors,
     json_response,
     no_content,
-    raw_body,
-    store_of,
 )
 from template_engine.service.schemas import (
     ComputeAssetIn,
@@ -45,11 +46,6 @@ from template_engine.service.schemas import (
 from template_engine.service.storage.repository import AssetRow
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"])
-
-Auth = Annotated[Principal, Depends(authenticate)]
-StoreDep = Annotated[Store, Depends(store_of)]
-Raw = Annotated[Any, Depends(raw_body)]
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
 
 
 def asset_body(row: AssetRow) -> dict[str, Any]:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Header, Request
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
+from template_engine.service.auth import Principal, authenticate
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.schemas import ErrorOut
@@ -125,3 +126,11 @@ def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
     if problems:
         raise bad_request(problems)
     return [found[(kind, name)].id for kind, name, _ in refs]
+
+
+# -- the dependencies every route module declares its handlers with -----------------------------------------
+
+Auth = Annotated[Principal, Depends(authenticate)]
+StoreDep = Annotated[Store, Depends(store_of)]
+Raw = Annotated[Any, Depends(raw_body)]
+IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]

@@ -10,29 +10,27 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header
+from fastapi import APIRouter
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
-from template_engine.service.auth import Principal, authenticate
+from template_engine.service.auth import Principal
 from template_engine.service.context import Ctx, Placement, Store, parse_id
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
 from template_engine.service.routes.common import (
+    Auth,
+    IfMatch,
+    Raw,
+    StoreDep,
     check_if_match,
     errors,
     json_response,
     no_content,
-    raw_body,
-    store_of,
 )
 from template_engine.service.schemas import DefaultsDocument, DefaultsPatch
 
 router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"])
 
-Auth = Annotated[Principal, Depends(authenticate)]
-StoreDep = Annotated[Store, Depends(store_of)]
-Raw = Annotated[Any, Depends(raw_body)]
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
 DepartmentId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
 ProjectId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
 _ROOTS = ("spec", "masterSpecSameAsWorker", "master")

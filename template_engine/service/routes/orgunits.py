@@ -10,16 +10,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Query
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.errors import Problem
-from template_engine.service.auth import Principal, ScopeRef, authenticate, require
+from template_engine.service.auth import ScopeRef, require
 from template_engine.service.composer import audit_fields
-from template_engine.service.context import Ctx, Store, parse_id
+from template_engine.service.context import Ctx, parse_id
 from template_engine.service.errors import ApiError, field_error
-from template_engine.service.routes.common import check_if_match, errors, json_response, no_content, store_of
+from template_engine.service.routes.common import (
+    Auth,
+    IfMatch,
+    StoreDep,
+    check_if_match,
+    errors,
+    json_response,
+    no_content,
+)
 from template_engine.service.schemas import (
     DepartmentIn,
     DepartmentListOut,
@@ -33,9 +41,6 @@ from template_engine.service.storage.repository import DepartmentRow, ProjectRow
 
 router = APIRouter(prefix="/api/v1/org-unit", tags=["Departments and projects"])
 
-Auth = Annotated[Principal, Depends(authenticate)]
-StoreDep = Annotated[Store, Depends(store_of)]
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
 UnitId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
 
 

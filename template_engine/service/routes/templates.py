@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.errors import Problem
 from template_engine.explain import explain
 from template_engine.paths import parse_path
-from template_engine.service.auth import Principal, authenticate
+from template_engine.service.auth import Principal
 from template_engine.service.composer import (
     compose_row,
     template_body,
@@ -22,14 +22,16 @@ from template_engine.service.documents import check_template, clear_fields, merg
 from template_engine.service.errors import ApiError, bad_request, not_found
 from template_engine.service.listing import needs_composition, parse_filters, sort_key
 from template_engine.service.routes.common import (
+    Auth,
+    IfMatch,
+    Raw,
+    StoreDep,
     check_if_match,
     errors,
     json_response,
     no_content,
-    raw_body,
     resolve_assets,
     scope_from_body,
-    store_of,
     template_scope,
     view_from_query,
 )
@@ -50,11 +52,7 @@ from template_engine.service.storage.tables import now
 
 router = APIRouter(prefix="/api/v1/workload-templates", tags=["Distributed templates"])
 
-Auth = Annotated[Principal, Depends(authenticate)]
-StoreDep = Annotated[Store, Depends(store_of)]
-Raw = Annotated[Any, Depends(raw_body)]
 _ETAG = {"ETag": {"description": 'The version, such as "3" (for If-Match).', "schema": {"type": "string"}}}
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
 ProjectQuery = Annotated[
     str | None, Query(description="Compose as seen from this project (at or below the template's scope).")
 ]

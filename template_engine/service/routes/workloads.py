@@ -13,30 +13,27 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from template_engine.compose import SPEC_PLAN, Composition, Submission
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.loader.validate import key_problems
 from template_engine.paths import format_path
-from template_engine.service.auth import Principal, authenticate
+from template_engine.service.auth import Principal
 from template_engine.service.composer import compose_submission, timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, bad_request, not_found
-from template_engine.service.routes.common import errors, json_response, raw_body, store_of, template_scope
+from template_engine.service.routes.common import Auth, Raw, StoreDep, errors, json_response, template_scope
 from template_engine.service.schemas import AcceptedOut, SubmissionErrorOut, WorkloadCreate, WorkloadOut
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.storage.tables import now
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"])
 
-Auth = Annotated[Principal, Depends(authenticate)]
-StoreDep = Annotated[Store, Depends(store_of)]
-Raw = Annotated[Any, Depends(raw_body)]
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _SUFFIX = string.ascii_lowercase + string.digits
 NOT_RUNNABLE = "The workload request is not runnable: it does not comply with the composed defaults."
