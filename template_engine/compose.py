@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, Tem
 from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
 from template_engine.org import Org, Scope, Template, View, asset_ref, defaults_ref
 from template_engine.paths import Path, format_path
-from template_engine.render import RESERVED, is_expression, referenced_names, render_spec, render_string
+from template_engine.render import RESERVED, Budget, referenced_names, render_final
 from template_engine.runnable import Runnable, RunnableIssue, check
 
 #: How every spec merges, read once from the markers on the models.
@@ -93,45 +93,16 @@ class Composition:
         }
 
 
-def finalize(value: Any, render: Callable[[str], str] | None = None) -> Any:
-    """Drop absent values and empty mappings/lists, sort mapping keys (byte-for-byte stable output), and
-    pass every string holding an expression through ``render``."""
-    kind = type(value)
-    if kind is dict:
-        out = {}
-        for key in sorted(value):
-            item = finalize(value[key], render)
-            if item is None or item == {} or item == []:
-                continue
-            out[key] = item
-        return out
-    if kind is list:
-        return [finalize(item, render) for item in value]
-    if render is not None and kind is str and is_expression(value):
-        return render(value)
-    return value
-
-
 def _render_final(
-    spec: dict[str, Any], context: Mapping[str, Any], result: MergeResult, replica: str, seen: set[str]
+    spec: dict[str, Any],
+    context: Mapping[str, Any],
+    result: MergeResult,
+    replica: str,
+    seen: set[str],
+    budget: Budget,
 ) -> tuple[dict[str, Any], list[Problem]]:
-    """The final (rendered, pruned, sorted) form of ``spec``, or every render problem with its path."""
-    failed = False
-
-    def render(text: str) -> str:
-        nonlocal failed
-        seen.add(text)
-        try:
-            return render_string(text, context)
-        except Exception:  # reported with its path below; the fast pass carries no paths
-            failed = True
-            return text
-
-    final = finalize(spec, render)
-    if not failed:
-        return final, []
-    _, problems = render_spec(spec, context, lambda p: _locate(result, p), replica, SPEC_PLAN)
-    return final, problems
+    """The final (rendered, pruned, sorted) form of ``spec``, and every render problem with its path."""
+    return render_final(spec, context, lambda p: _locate(result, p), replica, SPEC_PLAN, budget, seen)
 
 
 # -- layers -------------------------------------------------------------------------------------------------
@@ -374,13 +345,16 @@ def compose(
 
     context = _context(view, template, variables)
     expressions: set[str] = set()
-    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec", expressions)
+    budget = Budget()  # one budget for every value of this composition
+    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec", expressions, budget)
     combined_master: dict[str, Any] | None = None
     if same:
         # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
         combined_master = {k: clone(v) for k, v in combined_spec.items() if k not in WORKER_ONLY_FIELDS}
     elif master_spec is not None and master is not None:
-        combined_master, more = _render_final(master_spec, context, master, "combinedMasterSpec", expressions)
+        combined_master, more = _render_final(
+            master_spec, context, master, "combinedMasterSpec", expressions, budget
+        )
         problems += more
     if problems:
         raise RenderError(problems)
@@ -398,6 +372,7 @@ def compose(
                 f"the template's master section is ignored: masterSpecSameAsWorker is true ({same_by})",
             )
         )
+    merge_warnings += _workers_only_by_department(org, view, template, submission, master)
     used = frozenset().union(*(referenced_names(text) for text in expressions))
     merge_warnings += [
         RunnableIssue("worker", f"--var {name}", f"variable {name!r} is not used by any value (a typo?)")
@@ -407,6 +382,44 @@ def compose(
     return Composition(
         template, view, same, worker, master, combined_spec, combined_master, runnable, context
     )
+
+
+def _workers_only_by_department(
+    org: Org,
+    view: View,
+    template: Template | None,
+    submission: Submission | None,
+    master: MergeResult | None,
+) -> list[RunnableIssue]:
+    """A warning when a department's defaults alone make ``template`` workers only.
+
+    ``masterSpecSameAsWorker: false`` in department defaults turns every template without a master section
+    (system templates included) into workers only.  No warning when the template, a project's defaults or
+    the submission decide the flag, or when there is a master.
+    """
+    if template is None or master is not None or template.doc.masterSpecSameAsWorker is not None:
+        return []
+    if submission is not None and submission.master_same_as_worker is not None:
+        return []
+    deciding = [
+        entry
+        for scope in view.chain()
+        if (entry := org.defaults.get(scope)) is not None and entry.doc.masterSpecSameAsWorker is not None
+    ]
+    if not deciding or deciding[-1].scope.type != "department" or deciding[-1].doc.masterSpecSameAsWorker:
+        return []
+    entry = deciding[-1]
+    line = entry.source.lines.get(("masterSpecSameAsWorker",))
+    where = entry.source.file + (f":{line[0]}" if line else "")
+    return [
+        RunnableIssue(
+            "master",
+            "masterSpecSameAsWorker",
+            f"set to false by {_scope_label(entry.scope)}: template {template.name!r} has no master section, "
+            "so it runs workers only (decide in the template: masterSpecSameAsWorker or a master section) "
+            f"[{where}]",
+        )
+    ]
 
 
 def _with_place(warning: MergeWarning) -> str:

@@ -1,203 +1,204 @@
-"""Sandboxed Jinja2 rendering of the string values of a combined spec.
+"""Rendering of the string values of a combined spec with the bounded expression language of
+:mod:`template_engine.expressions`.
 
-Strings without ``{{``/``{%`` are left as they are.  An unknown name, a syntax error or a sandbox violation is
-a :class:`~template_engine.errors.RenderError` naming the field path and the layer that wrote the string.
+Strings without ``{{``/``{%`` are left as they are.  An unknown name, a syntax error, a refused construct or
+an exhausted budget is a :class:`~template_engine.errors.Problem` naming the field path and the layer that
+wrote the string; the value is left as written, never half-rendered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, Undefined, meta, nodes
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import TemplateError, UndefinedError
 
 from template_engine.errors import Location, Problem
-from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Path
-
-#: Limits that keep every value cheap to render, whoever wrote it (the service renders on every request).
-MAX_TEXT = 4096  # characters of a value that holds expressions
-MAX_VALUE = 10_000  # characters or items of any string or list an operator, filter or method produces
-MAX_RANGE = 1000  # items of range()
-MAX_EXPONENT = 256
-MAX_RESULT_BITS = 100_000
-
-#: What a value may contain: output, conditionals and expressions.  No loops, macros, call blocks,
-#: assignments or ``~`` concatenation, so the work of a value is bounded by its length and the limits above.
-ALLOWED_NODES: frozenset[type[nodes.Node]] = frozenset(
-    {
-        nodes.Template,
-        nodes.Output,
-        nodes.TemplateData,
-        nodes.If,
-        nodes.Name,
-        nodes.Const,
-        nodes.Getattr,
-        nodes.Getitem,
-        nodes.Slice,
-        nodes.Filter,
-        nodes.Test,
-        nodes.CondExpr,
-        nodes.Compare,
-        nodes.Operand,
-        nodes.Add,
-        nodes.Sub,
-        nodes.Mul,
-        nodes.Div,
-        nodes.FloorDiv,
-        nodes.Mod,
-        nodes.Pow,
-        nodes.And,
-        nodes.Or,
-        nodes.Not,
-        nodes.Neg,
-        nodes.Pos,
-        nodes.List,
-        nodes.Tuple,
-        nodes.Dict,
-        nodes.Pair,
-        nodes.Keyword,
-        nodes.Call,
-    }
+from template_engine.expressions import (
+    MAX_DOCUMENT_EXPRESSIONS,
+    MAX_DOCUMENT_NODES,
+    MAX_TEXT,
+    MAX_VALUE,
+    Budget,
+    ExpressionRefused,
+    compile_expression,
+    evaluate,
 )
+from template_engine.merge.plan import PlanNode, item_key
+from template_engine.paths import Match, Path
 
-#: Filters whose result is at most linear in their input (``center``, ``format``, ``wordwrap`` are not).
-ALLOWED_FILTERS = frozenset(
-    {
-        "abs", "capitalize", "count", "d", "default", "first", "float", "int", "join", "last", "length",
-        "list", "lower", "max", "min", "replace", "reverse", "round", "sort", "string", "title", "trim",
-        "unique", "upper", "urlencode",
-    }
-)  # fmt: skip
+__all__ = [
+    "MAX_TEXT",
+    "MAX_VALUE",
+    "RESERVED",
+    "Budget",
+    "document_expression_problems",
+    "is_expression",
+    "referenced_names",
+    "render_final",
+    "render_spec",
+    "render_string",
+]
 
-#: Methods a value may call, by the type they belong to; none produces more than its input.
-ALLOWED_METHODS: dict[type, frozenset[str]] = {
-    str: frozenset(
-        {
-            "lower", "upper", "title", "capitalize", "casefold", "swapcase", "strip", "lstrip", "rstrip",
-            "startswith", "endswith", "split", "rsplit", "partition", "rpartition", "count", "find", "rfind",
-            "removeprefix", "removesuffix", "isdigit", "isalpha", "isalnum", "islower", "isupper",
-        }
-    ),
-    dict: frozenset({"get", "keys", "values", "items"}),
-    list: frozenset({"index", "count"}),
-    tuple: frozenset({"index", "count"}),
-}  # fmt: skip
-
-
-def _refuse_if_large(value: Any) -> Any:
-    if isinstance(value, str | list | tuple) and len(value) > MAX_VALUE:
-        raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
-    return value
-
-
-def _bounded_range(*args: int) -> range:
-    result = range(*args)
-    if len(result) > MAX_RANGE:
-        raise SecurityError(f"a range longer than {MAX_RANGE} items is refused")
-    return result
-
-
-class _BoundedSandbox(SandboxedEnvironment):
-    """Jinja2's sandbox (no attribute escapes) with every way of growing a value bounded or removed."""
-
-    intercepted_binops = frozenset({"**", "*", "%", "+"})
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.globals = {"range": _bounded_range, "dict": dict}
-        self.filters = {name: f for name, f in self.filters.items() if name in ALLOWED_FILTERS}
-        for name in ("join", "replace", "list", "string"):
-            self.filters[name] = _bounded(self.filters[name])
-
-    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if attr.startswith("_"):
-            return False
-        for kind, allowed in ALLOWED_METHODS.items():
-            if isinstance(obj, kind):
-                return attr in allowed
-        return bool(super().is_safe_attribute(obj, attr, value))
-
-    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        if super().wrap_str_format(value) is not None:
-            raise SecurityError("str.format is refused (a field width can allocate without bound)")
-        return None
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "%" and isinstance(left, str):
-            raise SecurityError("string formatting with % is refused")
-        if operator == "**" and isinstance(right, int | float):
-            too_big = isinstance(left, int) and left.bit_length() * abs(right) > MAX_RESULT_BITS
-            if abs(right) > MAX_EXPONENT or too_big:
-                raise SecurityError("a power above the limits of this sandbox is refused")
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                if (
-                    isinstance(seq, str | list | tuple)
-                    and isinstance(times, int)
-                    and len(seq) * times > MAX_VALUE
-                ):
-                    raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
-        sized = (str, list, tuple)
-        if (
-            operator == "+"
-            and isinstance(left, sized)
-            and isinstance(right, sized)
-            and len(left) + len(right) > MAX_VALUE
-        ):
-            raise SecurityError(f"a value longer than {MAX_VALUE} characters or items is refused")
-        return super().call_binop(context, operator, left, right)
-
-
-def _bounded(filter_function: Callable[..., Any]) -> Callable[..., Any]:
-    def bounded(*args: Any, **kwargs: Any) -> Any:
-        return _refuse_if_large(filter_function(*args, **kwargs))
-
-    bounded.__dict__.update(filter_function.__dict__)  # keep jinja2's pass_context/pass_environment marks
-    return bounded
-
-
-_ENV = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
-
-
-#: Names the composition itself provides (and the sandbox's globals); user variables may not shadow them.
-RESERVED = frozenset({"department", "project", "template", "range", "dict"})
+#: Names the composition itself provides; user variables may not shadow them.
+RESERVED = frozenset({"department", "project", "template"})
 
 
 def is_expression(text: str) -> bool:
     return "{{" in text or "{%" in text
 
 
-@lru_cache(maxsize=4096)
-def _compile(text: str) -> Any:
-    if len(text) > MAX_TEXT:
-        raise SecurityError(f"a value with expressions longer than {MAX_TEXT} characters is refused")
-    tree = _ENV.parse(text)
-    for node in tree.find_all(nodes.Node):
-        if type(node) not in ALLOWED_NODES:
-            kind = type(node).__name__
-            raise SecurityError(f"{kind} is not allowed in a value (only expressions and if)")
-    return _ENV.from_string(tree)
-
-
-@lru_cache(maxsize=4096)
 def referenced_names(text: str) -> frozenset[str]:
-    """The top-level names an expression string refers to (empty when it does not parse)."""
+    """The top-level names an expression string refers to (empty when it is refused or does not parse)."""
     try:
-        return frozenset(meta.find_undeclared_variables(_ENV.parse(text)))
-    except TemplateError:
+        return compile_expression(text).names
+    except (TemplateError, ExpressionRefused):
         return frozenset()
 
 
-def render_string(text: str, context: Mapping[str, Any]) -> str:
-    """Render one string; raises jinja2's errors (``UndefinedError``, ``SecurityError``, syntax errors)."""
-    result = _compile(text).render(context)
-    if isinstance(result, Undefined):  # a lone undefined must never pass as a value
-        result._fail_with_undefined_error()
-    return str(result)
+def render_string(text: str, context: Mapping[str, Any], budget: Budget | None = None) -> str:
+    """Render one string; raises ``UndefinedError``, ``ExpressionRefused`` (a ``SecurityError``), a syntax
+    error, or the arithmetic/type error of an operation."""
+    return evaluate(compile_expression(text), context, budget)
+
+
+def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str, str]:
+    names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
+    if isinstance(exc, ExpressionRefused):
+        return (
+            f"expression refused by the sandbox: {exc}",
+            "output, {% if %} and bounded expressions (see docs/decisions.md, 'Expressions')",
+        )
+    if isinstance(exc, UndefinedError):
+        return f"cannot render {text!r}: {exc.message or exc}", names
+    if isinstance(exc, TemplateError):
+        return f"cannot render {text!r}: {exc.message or exc}", "a well-formed expression ({{ name }})"
+    return f"cannot render {text!r}: {type(exc).__name__}: {exc}", names
+
+
+def document_expression_problems(
+    data: Any, locate: Callable[[Path], Location | None], root: Path = ()
+) -> list[Problem]:
+    """The bounds of one document as a whole: at most ``MAX_DOCUMENT_EXPRESSIONS`` values with expressions
+    and ``MAX_DOCUMENT_NODES`` parts in all.  (Each value's own bounds are checked when it renders.)"""
+    count, size = 0, 0
+    first_over: Path | None = None
+    stack: list[tuple[Any, Path]] = [(data, root)]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((v, (*path, str(k))) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+        elif isinstance(value, str) and is_expression(value):
+            count += 1
+            try:
+                size += compile_expression(value).size
+            except (TemplateError, ExpressionRefused):
+                size += 1
+            if first_over is None and (count > MAX_DOCUMENT_EXPRESSIONS or size > MAX_DOCUMENT_NODES):
+                first_over = path
+    if first_over is None:
+        return []
+    return [
+        Problem(
+            f"this document holds {count:,} values with expressions ({size:,} parts in all)",
+            first_over,
+            locate(first_over),
+            f"at most {MAX_DOCUMENT_EXPRESSIONS:,} values with expressions and {MAX_DOCUMENT_NODES:,} parts "
+            "in one document (see docs/decisions.md, 'Expressions')",
+        )
+    ]
+
+
+_RENDER_ERRORS = (TemplateError, ArithmeticError, TypeError, ValueError, LookupError)
+
+
+def render_final(
+    spec: Mapping[str, Any],
+    context: Mapping[str, Any],
+    locate: Callable[[Path], Location | None],
+    replica: str,
+    plan: PlanNode,
+    budget: Budget | None = None,
+    seen: set[str] | None = None,
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The final form of ``spec`` in one pass: absent values and empty mappings/lists dropped, mapping keys
+    sorted (byte-for-byte stable output), every expression rendered, and every failure reported with its
+    path.  Two items of a keyed list that get the same key only once rendered are a problem too."""
+    problems: list[Problem] = []
+    budget = budget if budget is not None else Budget()
+
+    def render(text: str, path: Path) -> str:
+        if seen is not None:
+            seen.add(text)
+        if budget.left <= 0:  # reported once, at the value that ran out; the rest stay as written
+            return text
+        try:
+            return render_string(text, context, budget)
+        except _RENDER_ERRORS as exc:
+            why, expected = _problem(text, exc, context)
+            problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
+            return text
+
+    def walk(value: Any, path: Path, node: PlanNode) -> Any:
+        kind = type(value)
+        if kind is dict:
+            out = {}
+            for key in sorted(value):
+                item = walk(value[key], (*path, key), node.child(key))
+                if item is None or item == {} or item == []:
+                    continue
+                out[key] = item
+            return out
+        if kind is list:
+            if node.key is None:
+                return [walk(item, (*path, index), node) for index, item in enumerate(value)]
+            items = []
+            for index, item in enumerate(value):
+                match = item_key(item, node.key) if isinstance(item, Mapping) else None
+                items.append(walk(item, (*path, match if match is not None else index), node))
+            _check_rendered_keys(value, items, path, node, locate, problems)
+            return items
+        if kind is str and is_expression(value):
+            return render(value, path)
+        return value
+
+    return walk(spec, (), plan), problems
+
+
+def _check_rendered_keys(
+    written: list[Any],
+    rendered: list[Any],
+    path: Path,
+    node: PlanNode,
+    locate: Callable[[Path], Location | None],
+    problems: list[Problem],
+) -> None:
+    assert node.key is not None
+    first: dict[Match, Path] = {}
+    for before, after in zip(written, rendered, strict=True):
+        if not isinstance(after, Mapping):
+            continue
+        key = item_key(after, node.key)
+        if key is None:
+            continue
+        own = item_key(before, node.key) if isinstance(before, Mapping) else None
+        here = (*path, own if own is not None else key)
+        if key in first:
+            other = locate(first[key])
+            problems.append(
+                Problem(
+                    f"two items have the key {key.field}={key.value!r} once rendered",
+                    here,
+                    locate(here),
+                    "a distinct key for each item of a keyed list (an expression in a key must not "
+                    "render to a key another item already has)",
+                    (other,) if other is not None else (),
+                )
+            )
+        else:
+            first[key] = here
 
 
 def render_spec(
@@ -206,24 +207,20 @@ def render_spec(
     locate: Callable[[Path], Location | None],
     replica: str,
     plan: PlanNode,
+    budget: Budget | None = None,
 ) -> tuple[dict[str, Any], list[Problem]]:
-    """Render every expression in ``spec``; returns the rendered copy and every failure."""
+    """Render every expression in ``spec`` (nothing pruned or sorted); the rendered copy and every failure."""
     problems: list[Problem] = []
+    budget = budget if budget is not None else Budget()
 
     def walk(value: Any, path: Path, node: PlanNode) -> Any:
         if isinstance(value, str):
             if not is_expression(value):
                 return value
-            names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
             try:
-                return render_string(value, context)
-            except SecurityError as exc:
-                why = f"unsafe expression refused by the sandbox: {exc}"
-                expected = "output, {% if %} and bounded expressions (see docs/decisions.md)"
-            except TemplateError as exc:
-                why, expected = f"cannot render {value!r}: {exc.message or exc}", names
-            except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError) as exc:
-                why, expected = f"cannot render {value!r}: {type(exc).__name__}: {exc}", names
+                return render_string(value, context, budget)
+            except _RENDER_ERRORS as exc:
+                why, expected = _problem(value, exc, context)
             problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
             return value
         if isinstance(value, Mapping):

@@ -7,15 +7,26 @@ when the ``service`` extra is missing.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from template_engine.service.importer import Folder
+
 EXIT_ERROR = 2
 _EXTRA = "install the service extra: pip install '.[service]' from a checkout (or template-engine[service])"
+
+
+#: How long a SIGTERM waits for requests in flight (each is bounded; see docs/decisions.md).
+GRACEFUL_SHUTDOWN_SECONDS = 5
 
 
 def _fail(message: str) -> NoReturn:
@@ -54,7 +65,32 @@ def _problems(exc: Any) -> str:
     return "\n".join(f"error: {problem.render()}" for problem in exc.problems)
 
 
-def _open(url: str | None, existing: bool = False) -> object:
+@contextlib.contextmanager
+def _removed_on_failure(url: str) -> Iterator[None]:
+    """Remove the SQLite file ``url`` names when it did not exist before and the block fails (exits too)."""
+    from template_engine.service.storage.database import new_sqlite_file
+
+    created = new_sqlite_file(url)
+    try:
+        yield
+    except BaseException:
+        if created is not None:
+            created.discard()
+        raise
+
+
+def _read_folder(root: Path, then: str) -> Folder:
+    """The folder at ``root``, read and checked before any database is opened; exits with its problems."""
+    from template_engine.errors import TemplateEngineError
+    from template_engine.service.importer import read_folder
+
+    try:
+        return read_folder(root)
+    except TemplateEngineError as exc:
+        _fail(f"{then}:\n" + _problems(exc))
+
+
+def _open(url: str | None, existing: bool = False) -> Engine:
     """The migrated engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file).
 
     ``existing``: refuse an SQLite file that does not exist yet (reading from a mistyped path must not
@@ -137,21 +173,31 @@ def serve(
     from template_engine.service.storage.database import SchemaError
 
     settings = Settings.from_env(database_url=database_url, auth_file=auth_file, dev_tokens=dev, seed=seed)
-    try:
-        app = create_app(settings)
-    except (ConfigError, SchemaError) as exc:
-        _fail(str(exc))
-    except TemplateEngineError as exc:
-        _fail(f"cannot seed from {str(seed)!r}:\n" + _problems(exc))
-    except ArgumentError:
-        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
-    except ImportError as exc:
-        _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
-    except SQLAlchemyError as exc:
-        _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
+    if seed is not None:  # a broken seed is refused before a database is created or its schema changed
+        _read_folder(seed, f"cannot seed from {str(seed)!r}")
+    with _removed_on_failure(settings.database_url):
+        try:
+            app = create_app(settings)
+        except (ConfigError, SchemaError) as exc:
+            _fail(str(exc))
+        except TemplateEngineError as exc:
+            _fail(f"cannot seed from {str(seed)!r}:\n" + _problems(exc))
+        except ArgumentError:
+            _fail(f"cannot read the database URL {_shown(settings.database_url)}")
+        except ImportError as exc:
+            _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
+        except SQLAlchemyError as exc:
+            _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
     who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
     click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
 
 
 @click.group()
@@ -169,15 +215,29 @@ def db() -> None:
 )
 @click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
 def import_command(root: Path, database_url: str | None) -> None:
-    """Add or replace, by name, everything the folder holds (one transaction; nothing is removed)."""
-    engine = _open(database_url)
+    """Load a templates folder (one transaction; nothing is removed).
+
+    Into an empty database, a folder written by `db export` is restored with its ids, versions, audit
+    fields and workloads; otherwise everything is added or replaced by name.
+    """
+    _require_service(*_driver_for(database_url))
+    from sqlalchemy.exc import SQLAlchemyError
+
     from template_engine.errors import TemplateEngineError
     from template_engine.service.importer import import_folder
+    from template_engine.service.settings import Settings
 
-    try:
-        report = import_folder(engine, root)  # type: ignore[arg-type]
-    except TemplateEngineError as exc:
-        _fail("nothing imported:\n" + _problems(exc))
+    folder = _read_folder(root, "nothing imported")
+    with _removed_on_failure(Settings.from_env(database_url=database_url).database_url):
+        engine = _open(database_url)
+        try:
+            report = import_folder(engine, folder)
+        except TemplateEngineError as exc:
+            _fail("nothing imported:\n" + _problems(exc))
+        except SQLAlchemyError as exc:
+            _fail(f"nothing imported: the database refused it: {getattr(exc, 'orig', exc)}")
+        finally:
+            engine.dispose()
     click.echo(f"imported {root}: {report.summary() if report else 'nothing'}")
 
 
@@ -187,18 +247,26 @@ def import_command(root: Path, database_url: str | None) -> None:
 )
 @click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
 @click.option(
-    "--overwrite", is_flag=True, help="Replace org.yaml, system/, departments/, projects/, assets/."
+    "--overwrite",
+    is_flag=True,
+    help="Replace org.yaml, system/, departments/, projects/, assets/, .template-engine/.",
 )
 def export_command(root: Path, database_url: str | None, overwrite: bool) -> None:
-    """Write the database as a templates folder."""
+    """Write the database as a templates folder.
+
+    The ids, versions, audit fields and workloads go to .template-engine/export.yaml. The folder is
+    written aside and put in place only when complete: all or nothing.
+    """
     engine = _open(database_url, existing=True)
     from template_engine.errors import TemplateEngineError
-    from template_engine.service.importer import export_folder
+    from template_engine.service.exporter import export_folder
 
     try:
-        written = export_folder(engine, root, overwrite=overwrite)  # type: ignore[arg-type]
+        report = export_folder(engine, root, overwrite=overwrite)
     except TemplateEngineError as exc:
         _fail("nothing exported:\n" + _problems(exc))
     except OSError as exc:
-        _fail(f"cannot write {str(root)!r}: {exc.strerror}")
-    click.echo(f"exported {written} file(s) to {root}")
+        _fail(f"nothing exported: cannot write {str(root)!r}: {exc.strerror}")
+    finally:
+        engine.dispose()
+    click.echo(f"exported {report.files} file(s) to {root}: {report.summary()}")
