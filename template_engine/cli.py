@@ -296,10 +296,20 @@ def validate(root: FsPath, output: str) -> None:
     if output == "text":
         for problem in problems:
             click.echo(f"error: {problem.render()}")
+        for warning in org.warnings:
+            click.echo(f"warning: {warning.render()}")
         files = len({p.location.file for p in problems if p.location})
-        click.echo(f"{len(problems)} problem(s) in {files} file(s)" if problems else "all files are valid")
+        summary = f"{len(problems)} problem(s) in {files} file(s)" if problems else "all files are valid"
+        click.echo(summary + (f"; {len(org.warnings)} warning(s)" if org.warnings else ""))
     else:
-        _emit({"valid": not problems, "problems": [p.to_dict() for p in problems]}, output)
+        _emit(
+            {
+                "valid": not problems,
+                "problems": [p.to_dict() for p in problems],
+                "warnings": [w.to_dict() for w in org.warnings],
+            },
+            output,
+        )
     sys.exit(EXIT_FINDINGS if problems else 0)
 
 

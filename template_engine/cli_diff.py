@@ -151,12 +151,12 @@ def _version_name(version: Version) -> str:
     "--root (HEAD~1, origin/main, a commit); a name that is an existing folder is taken as the folder.",
 )
 def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
-    root = resolve_root(root)
     """Every (project, template) pair whose effective spec differs from --against, field by field.
 
     Lists the changed fields by path with old and new values and the layer that now sets each, and the
     pairs that appeared or disappeared.  Exit status 0 when nothing differs, 1 when something does.
     """
+    root = resolve_root(root)
     values = _variables(variables)
     new = _load(root)
     try:
@@ -189,13 +189,13 @@ def _inside(file: Path, root: Path) -> str:
     help="The version FILE changed from: a git revision of the repository that holds --root, or a folder.",
 )
 def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
-    root = resolve_root(root)
     """Every pair that a change to FILE (a defaults, asset or template file) affects, and how.
 
     Compares --against with the same folder where only FILE is replaced by the working tree's FILE (or
     removed, if it no longer exists).  Lists the changed fields of each affected pair, including
     runnability turning false and pairs that no longer compose.  Exit status 1 when some pair changes.
     """
+    root = resolve_root(root)
     values = _variables(variables)
     rel = _inside(file, root)
     try:

@@ -97,6 +97,8 @@ class Org:
     #: Which broken file would have provided a document (``defaults_ref(scope)``,
     #: ``template_ref(scope, name)`` or ``asset_ref(kind, name)``) -> that file.
     broken_refs: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    #: Entries of the folder that are ignored but may be a mistake (hidden files); ``validate`` shows them.
+    warnings: tuple[Problem, ...] = ()
 
     def require_intact(self, ref: tuple[str, ...]) -> None:
         """Raise the problems of the broken file that would have provided ``ref``, if there is one."""

@@ -3,7 +3,9 @@
 Installed with the package (a ``pytest11`` entry point) and off until asked for: it does nothing unless
 ``--template-root DIR`` is given or the ini option ``template_root`` is set.  Then the session gets one test
 per pair (every template a project sees, and every system and department template seen from its own
-scope), each comparing the pair's effective output with ``snapshots/<pair id>.yaml``.
+scope), each comparing the pair's effective output with ``snapshots/<pair id>.yaml``.  Rendering variables
+(``{{ user }}``) come from ``--template-engine-var NAME=VALUE`` (repeatable) or the ini option
+``template_engine_vars`` (one ``NAME=VALUE`` a line); the command line wins for a name given in both.
 
 ``--snapshot-update`` (syrupy) writes the files and removes those of pairs that no longer exist.  A test
 that fails lists the changed fields by path and the layer responsible, then the line diff of the file.
@@ -33,6 +35,7 @@ from template_engine.compose import MergeCache
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org
+from template_engine.render import RESERVED
 from template_engine.snapshots import (
     SUFFIX,
     Outcome,
@@ -131,7 +134,7 @@ class OrgSnapshots:
         assertion = snapshot.use_extension(extension_for(self.snapshots))
         location = self.location(pair)
         outcome = compose_pair(self.org, pair, self.variables, self.cache)
-        output = outcome.output
+        output = _recorded(outcome.output)
         if output is None:
             if location.is_file():
                 # The pair still exists: keep its last good snapshot instead of reporting it unused.
@@ -144,7 +147,7 @@ class OrgSnapshots:
         result = assertion.executions[assertion.num_executions - 1]
         if result.exception is not None:
             raise result.exception
-        pytest.fail(_failure(pair, location, result.recalled_data, text, outcome), pytrace=False)
+        pytest.fail(_failure(pair, location, result.recalled_data, text, output, outcome), pytrace=False)
 
     def test_for(self, pair: Pair) -> Callable[..., None]:
         def template_snapshot(snapshot: SnapshotAssertion) -> None:
@@ -153,7 +156,19 @@ class OrgSnapshots:
         return template_snapshot
 
 
-def _failure(pair: Pair, location: Path, recalled: Any, text: str, outcome: Outcome) -> str:
+def _recorded(output: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a snapshot records of ``output``: not the warnings about variables the pair does not use (the
+    variables are the whole suite's, each pair uses only some of them)."""
+    if output is None:
+        return None
+    runnable = output["runnable"]
+    kept = [w for w in runnable["warnings"] if not str(w["field"]).startswith("--var ")]
+    return {**output, "runnable": {**runnable, "warnings": kept}}
+
+
+def _failure(
+    pair: Pair, location: Path, recalled: Any, text: str, output: dict[str, Any], outcome: Outcome
+) -> str:
     shown = _shown(location)
     if recalled is None:
         return (
@@ -168,7 +183,7 @@ def _failure(pair: Pair, location: Path, recalled: Any, text: str, outcome: Outc
     except TemplateEngineError as exc:
         lines += ["the snapshot file cannot be read:", *(f"  {line}" for line in problem_lines(exc.problems))]
     else:
-        changes = diff_outputs(old, outcome.output, outcome.composition)
+        changes = diff_outputs(old, output, outcome.composition)
         lines.append("changed fields:")
         lines += [f"  {change.render()}" for change in changes] or ["  (none: only the file's text differs)"]
     lines += ["", "snapshot file (- recorded, + now):"]
@@ -222,6 +237,33 @@ class Settings:
     snapshots: Path
     #: ``--template-root`` was given on the command line (not only in the ini file).
     on_command_line: bool
+    #: Rendering variables: the ini option's, then the command line's.
+    variables: Mapping[str, str]
+
+
+def _variables(config: pytest.Config) -> dict[str, str]:
+    """The ini option ``template_engine_vars``, then ``--template-engine-var`` (which wins for a name given
+    in both); each ``NAME=VALUE`` with ``NAME`` a plain identifier, once per source."""
+    out: dict[str, str] = {}
+    sources = (
+        ("ini option template_engine_vars", config.getini("template_engine_vars") or [], True),
+        ("--template-engine-var", config.getoption("template_engine_vars") or [], False),
+    )
+    for source, values, strip in sources:
+        seen: set[str] = set()
+        for raw in values:
+            name, sep, value = str(raw).partition("=")
+            name = name.strip()
+            if not sep or not name.isidentifier():
+                raise pytest.UsageError(f"{source}: {raw!r} is not NAME=VALUE with NAME a plain identifier")
+            if name in RESERVED:
+                reserved = ", ".join(sorted(RESERVED))
+                raise pytest.UsageError(f"{source}: {name!r} is reserved (a variable is none of: {reserved})")
+            if name in seen:
+                raise pytest.UsageError(f"{source}: {name!r} is given more than once")
+            seen.add(name)
+            out[name] = value.strip() if strip else value
+    return out
 
 
 def settings(config: pytest.Config) -> Settings | None:
@@ -240,7 +282,7 @@ def settings(config: pytest.Config) -> Settings | None:
         snapshots = ini_dir / ini_snapshots
     else:
         snapshots = config.rootpath / "snapshots"
-    return Settings(root.resolve(), snapshots.resolve(), bool(option))
+    return Settings(root.resolve(), snapshots.resolve(), bool(option), _variables(config))
 
 
 def _walked(config: pytest.Config, root: Path) -> bool:
@@ -270,7 +312,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="folder of the effective-spec snapshots (default: snapshots/ in the rootdir)",
     )
+    group.addoption(
+        "--template-engine-var",
+        dest="template_engine_vars",
+        action="append",
+        metavar="NAME=VALUE",
+        default=[],
+        help="a rendering variable for {{ NAME }} in every pair (repeatable; wins over the ini option "
+        "template_engine_vars)",
+    )
     parser.addini("template_root", "templates folder to snapshot-test (relative to the ini file)", default="")
+    parser.addini(
+        "template_engine_vars",
+        "rendering variables for every pair, one NAME=VALUE a line",
+        type="linelist",
+        default=[],
+    )
     parser.addini("template_snapshots", "folder of the effective-spec snapshots (relative to the ini file)")
 
 
@@ -282,7 +339,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "template_engine snapshot tests (--template-root, template_root) need syrupy: pip install syrupy"
         )
-    config.stash[_SUITE] = OrgSnapshots(found.root, found.snapshots)
+    config.stash[_SUITE] = OrgSnapshots(found.root, found.snapshots, found.variables)
     config.stash[_ON_COMMAND_LINE] = found.on_command_line
 
 

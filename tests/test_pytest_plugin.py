@@ -336,3 +336,68 @@ def test_a_test_module_can_run_the_same_checks(project: pytest.Pytester) -> None
     result = pytest_in_process(project, "-v")
     result.assert_outcomes(passed=len(PAIRS))
     result.stdout.fnmatch_lines(["test_org.py::test_org[[]projects/nlp/sweep[]] PASSED*"])
+
+
+# -- rendering variables ------------------------------------------------------------------------------------
+
+#: A project template that needs a variable: without one it cannot compose, so it could never get a snapshot.
+NEEDS_USER = {
+    "templates/projects/nlp/templates/personal.yaml": """\
+        meta:
+          name: personal
+        assets:
+          environment: python
+        spec:
+          distributedFramework: PyTorch
+          numWorkers: 1
+          workingDir: '/home/{{ user }}'
+        """
+}
+
+
+def test_a_pair_that_needs_a_variable_gets_it_from_the_command_line(project: pytest.Pytester) -> None:
+    write(project.path, NEEDS_USER)
+    without = run(project, "--snapshot-update")
+    assert failed_pairs(without) == {"projects/nlp/personal"}
+    without.stdout.fnmatch_lines(["projects/nlp/personal: template personal * does not compose:"])
+
+    run(project, "--snapshot-update", "--template-engine-var", "user=alice").assert_outcomes(passed=ITEMS + 1)
+    text = (project.path / "snapshots/projects/nlp/personal.yaml").read_text(encoding="utf-8")
+    assert "  workingDir: /home/alice\n" in text
+    # the pairs that do not use the variable record no warning about it
+    job = (project.path / "snapshots/projects/nlp/job.yaml").read_text(encoding="utf-8")
+    assert "--var" not in job and "warnings: []" in job
+
+    run(project, "--template-engine-var=user=alice").assert_outcomes(passed=ITEMS + 1)
+    changed = run(project, "--template-engine-var=user=bob")
+    assert failed_pairs(changed) == {"projects/nlp/personal"}
+    changed.stdout.fnmatch_lines(['  combinedSpec.workingDir: "/home/alice" -> "/home/bob"*'])
+
+
+def test_variables_from_the_ini_file_and_the_command_line_wins(project: pytest.Pytester) -> None:
+    write(project.path, NEEDS_USER)
+    project.makefile(".ini", pytest=INI + "template_engine_vars =\n    user = alice\n    team=ml\n")
+    run(project, "--snapshot-update").assert_outcomes(passed=ITEMS + 1)
+    path = project.path / "snapshots/projects/nlp/personal.yaml"
+    assert "  workingDir: /home/alice\n" in path.read_text(encoding="utf-8")
+    run(project, "--snapshot-update", "--template-engine-var", "user=carol").assert_outcomes(passed=ITEMS + 1)
+    assert "  workingDir: /home/carol\n" in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("alice", "'alice' is not NAME=VALUE with NAME a plain identifier"),
+        ("project=x", "'project' is reserved"),
+    ],
+)
+def test_a_malformed_variable_is_a_usage_error(project: pytest.Pytester, value: str, message: str) -> None:
+    result = run(project, "--template-engine-var", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--template-engine-var: {message}*"])
+
+
+def test_a_variable_given_twice_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = run(project, "--template-engine-var", "user=a", "--template-engine-var", "user=b")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--template-engine-var: 'user' is given more than once*"])

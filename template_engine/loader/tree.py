@@ -1,9 +1,10 @@
 """Read a templates folder into an :class:`~template_engine.org.Org`: the only module that reads files.
 
-Layout (DESIGN.md): ``org.yaml``; ``system/``, ``departments/D/`` and ``projects/P/``, each with
-``defaults.yaml`` and ``templates/T.yaml``; ``assets/{environments,computes,datasources}/NAME.yaml``.  Every
-file is read once; a file with problems is recorded in ``Org.broken`` (so ``validate`` can list all of them
-and a composition that needs it fails with them), never skipped silently.
+Layout (DESIGN.md, and :mod:`template_engine.loader.layout` for every rule): ``org.yaml``; ``system/``,
+``departments/D/`` and ``projects/P/``, each with ``defaults.yaml`` and ``templates/T.yaml``;
+``assets/{environments,computes,datasources}/NAME.yaml``.  Every file is read once; a file with problems, and
+an entry that breaks the layout, is recorded in ``Org.broken`` (so ``validate`` can list all of them and a
+composition that needs it fails with them), never skipped silently.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path as FsPath
 
 from template_engine.compose import SPEC_PLAN
 from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.layout import read_layout
 from template_engine.loader.rules import (
     SPEC_ROOTS,
     asset_refs,
@@ -32,7 +34,6 @@ from template_engine.models.documents import (
     TemplateDocument,
 )
 from template_engine.org import (
-    SYSTEM,
     Asset,
     Defaults,
     Org,
@@ -43,8 +44,6 @@ from template_engine.org import (
     defaults_ref,
     template_ref,
 )
-
-_YAML = (".yaml", ".yml")
 
 
 def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
@@ -130,18 +129,13 @@ def load_asset(root: FsPath, rel: str, kind: AssetKind) -> tuple[Asset | None, l
     return (None if problems else Asset(kind, stem, source, doc)), problems
 
 
-def _yaml_files(folder: FsPath) -> list[FsPath]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in _YAML)
-
-
 def _org_document(root: FsPath) -> OrgDocument:
     if not (root / "org.yaml").is_file():
+        other = " (org.yml is there: the org file is always org.yaml)" if (root / "org.yml").is_file() else ""
         raise InputError(
             [
                 Problem(
-                    "no org.yaml in the templates folder",
+                    f"no org.yaml in the templates folder{other}",
                     (),
                     Location(str(root)),
                     "org.yaml naming the departments and their projects",
@@ -210,66 +204,37 @@ def load_org(root: FsPath) -> Org:
         )
     org_doc = _org_document(root)
     departments = {d.name: tuple(d.projects) for d in org_doc.departments}
-    projects = {p for ps in departments.values() for p in ps}
-    broken: dict[str, tuple[Problem, ...]] = {}
-    refs: dict[tuple[str, ...], str] = {}
+    layout = read_layout(root, departments)
+    broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}
+    refs: dict[tuple[str, ...], str] = dict(layout.refs)
     defaults: dict[Scope, Defaults] = {}
     templates: dict[Scope, dict[str, Template]] = {}
 
-    def note(rel: str, problems: list[Problem], ref: tuple[str, ...] | None = None) -> None:
+    def note(rel: str, problems: list[Problem], ref: tuple[str, ...]) -> None:
         if problems:
             broken[rel] = tuple(problems)
-            if ref is not None:
-                refs[ref] = rel
+            refs[ref] = rel
 
-    scopes: list[tuple[Scope, str]] = [(SYSTEM, "system")]
-    for kind, folder, known in (
-        ("department", "departments", departments),
-        ("project", "projects", projects),
-    ):
-        base = root / folder
-        if not base.is_dir():
-            continue
-        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
-            rel = f"{folder}/{sub.name}"
-            if sub.name not in known:
-                note(
-                    rel,
-                    [
-                        Problem(
-                            f"unknown {kind} {sub.name!r}: it is not in org.yaml",
-                            (),
-                            Location(rel),
-                            f"a {kind} listed in org.yaml",
-                        )
-                    ],
-                )
-                continue
-            scopes.append((Scope(kind, sub.name), rel))  # type: ignore[arg-type]
-
-    for scope, rel_dir in scopes:
-        rel = f"{rel_dir}/defaults.yaml"
-        if (root / rel).is_file():
-            entry, problems = load_defaults(root, rel, scope)
-            note(rel, problems, defaults_ref(scope))
-            if entry is not None:
-                defaults[scope] = entry
-        for path in _yaml_files(root / rel_dir / "templates"):
-            trel = f"{rel_dir}/templates/{path.name}"
+    for scope, rel in layout.defaults.items():
+        entry, problems = load_defaults(root, rel, scope)
+        note(rel, problems, defaults_ref(scope))
+        if entry is not None:
+            defaults[scope] = entry
+    for scope, by_stem in layout.templates.items():
+        for stem, trel in by_stem.items():
             template, problems = load_template(root, trel, scope)
-            note(trel, problems, template_ref(scope, path.stem))
+            note(trel, problems, template_ref(scope, stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
 
     assets: dict[AssetKind, dict[str, Asset]] = {}
-    for kind, folder in ASSET_FOLDERS.items():
-        for path in _yaml_files(root / "assets" / folder):
-            arel = f"assets/{folder}/{path.name}"
+    for kind, by_stem in layout.assets.items():
+        for stem, arel in by_stem.items():
             asset, problems = load_asset(root, arel, kind)
-            note(arel, problems, asset_ref(kind, path.stem))
+            note(arel, problems, asset_ref(kind, stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset
-    return Org(departments, defaults, templates, assets, broken, refs)
+    return Org(departments, defaults, templates, assets, broken, refs, tuple(layout.warnings))
 
 
 def reference_problems(org: Org) -> list[Problem]:

@@ -13,8 +13,10 @@ from template_engine.errors import Location, Problem
 from template_engine.merge.engine import check_keys
 from template_engine.merge.plan import PlanNode, models_in
 from template_engine.models import spec as spec_models
+from template_engine.models.documents import PATTERN_WORDS, SHAPE_EXAMPLES
 from template_engine.models.spec import WORKER_ONLY_FIELDS
-from template_engine.paths import Path
+from template_engine.paths import Path, format_path
+from template_engine.render import document_expression_problems
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -72,6 +74,45 @@ def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMo
     return current
 
 
+#: Pydantic's error types for a value of the wrong shape, and the shape it should have.
+_SHAPES = {
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+
+def _shape_of(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"the text {value!r}"
+
+
+def _wrong_shape(
+    model: type[BaseModel], file: str, lines: Mapping[Path, tuple[int, int]], err: Any, path: Path
+) -> Problem:
+    """A mapping where a list belongs, a text where a mapping belongs...: say both, with an example."""
+    want = _SHAPES[err["type"]]
+    holder = _model_at(model, tuple(err["loc"]))
+    example = SHAPE_EXAMPLES.get(holder) if holder is not None else None
+    where = format_path(path) if path else "the document"
+    return Problem(
+        f"{where} must be {want}, not {_shape_of(err.get('input'))}",
+        path,
+        locate(file, lines, path),
+        f"{want}, for example: {example}" if example else want,
+    )
+
+
 def _problem(
     model: type[BaseModel], file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: Any
 ) -> Problem:
@@ -105,21 +146,28 @@ def _problem(
     path = real_path(data, loc)
     if kind == "missing":
         return Problem(f"missing required field {str(loc[-1])!r}", path, locate(file, lines, path[:-1]), None)
+    if kind in _SHAPES:
+        return _wrong_shape(model, file, lines, err, path)
     got = err.get("input")
     shown = repr(got) if not isinstance(got, Mapping | list) else type(got).__name__
     if isinstance(got, bool) and kind == "string_type":
         shown += " (YAML reads yes/no/on/off/true/false as a boolean: quote it)"
     elif isinstance(got, int | float) and kind == "string_type":
         shown += " (quote it to make it text)"
-    return Problem(f"invalid value {shown}", path, locate(file, lines, path), err["msg"])
+    expected = err["msg"]
+    if kind == "string_pattern_mismatch":
+        pattern = str(err.get("ctx", {}).get("pattern", ""))
+        expected = PATTERN_WORDS.get(pattern, "a value of the documented form")
+    return Problem(f"invalid value {shown}", path, locate(file, lines, path), expected)
 
 
 def validate(
     model: type[M], data: Any, file: str, lines: Mapping[Path, tuple[int, int]]
 ) -> tuple[M | None, list[Problem]]:
-    """The model, or ``None`` with every schema problem of the document."""
+    """The model, or ``None`` with every schema problem of the document (and the bounds on the expressions
+    one document may hold)."""
     try:
-        return model.model_validate(data), []
+        doc = model.model_validate(data)
     except ValidationError as exc:
         seen: set[tuple[str, Path]] = set()
         problems = []
@@ -129,6 +177,8 @@ def validate(
                 seen.add((problem.message, problem.path))
                 problems.append(problem)
         return None, problems
+    too_many = document_expression_problems(data, lambda path: locate(file, lines, path))
+    return (None, too_many) if too_many else (doc, [])
 
 
 def key_problems(

@@ -2,11 +2,14 @@
 
 Only the safe scalar types are constructed; duplicate keys are errors naming both lines; alias expansion is
 bounded (a "billion laughs" document is refused) and recursive aliases are refused; a file holds at most one
-document.  Alongside the data it returns a line map from every field path to its 1-based line and column.
+document.  Numbers are finite (``.inf`` and ``.nan`` are refused) and integers have at most
+:data:`MAX_INT_DIGITS` digits.  Alongside the data it returns a line map from every field path to its
+1-based line and column.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +25,8 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_NODES = 200_000
 #: The deepest nesting accepted.
 MAX_DEPTH = 64
+#: The most digits an integer may have (Python's own limit for converting text, whatever it is set to).
+MAX_INT_DIGITS = 4300
 
 _SCALAR = yaml.SafeLoader.yaml_constructors
 _SAFE_TAGS = {
@@ -77,7 +82,7 @@ class _Builder:
                 return str(node.value)  # dates stay text: no field of the schema is a date
             if node.tag not in _SAFE_TAGS:
                 raise self.fail(f"unsupported YAML tag {node.tag!r}", node, path, "a plain scalar")
-            return _SCALAR[node.tag](self.constructor, node)
+            return self._scalar(node, path)
         if id(node) in self.active:
             raise self.fail("recursive alias", node, path, "an anchor used only after its own value")
         self.active.add(id(node))
@@ -93,6 +98,33 @@ class _Builder:
             raise self.fail("unsupported YAML node", node, path)  # pragma: no cover - parser never yields it
         finally:
             self.active.discard(id(node))
+
+    def _scalar(self, node: ScalarNode, path: Path) -> Any:
+        text = str(node.value)
+        if node.tag == "tag:yaml.org,2002:int":
+            body = text.lstrip("+-")
+            body = body[2:] if body[:2].lower() in ("0x", "0o", "0b") else body
+            digits = sum(c.isalnum() for c in body)
+            if digits > MAX_INT_DIGITS:
+                raise self.fail(
+                    f"integer has {digits} digits, more than {MAX_INT_DIGITS}",
+                    node,
+                    path,
+                    f"a number of at most {MAX_INT_DIGITS} digits",
+                )
+        shown = text if len(text) <= 20 else text[:17] + "..."
+        try:
+            value = _SCALAR[node.tag](self.constructor, node)
+        except ValueError:  # a lower limit of Python's own (PYTHONINTMAXSTRDIGITS)
+            raise self.fail(f"number {shown} is too long", node, path, "a shorter number") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(
+                f"{shown} is not a finite number",
+                node,
+                path,
+                f"a finite number (to mean the text, quote it: '{shown}')",
+            )
+        return value
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -124,6 +156,16 @@ class _Builder:
         return out
 
 
+def _tab_in_indentation(text: str, line: int | None) -> tuple[int, int] | None:
+    """The 1-based line and column of a tab in the indentation of the 0-based ``line``, if it has one."""
+    lines = text.splitlines()
+    if line is None or not 0 <= line < len(lines):
+        return None
+    content = lines[line]
+    indentation = content[: len(content) - len(content.lstrip(" \t"))]
+    return (line + 1, indentation.index("\t") + 1) if "\t" in indentation else None
+
+
 def load_yaml(text: str, file: str) -> Loaded:
     """Parse ``text`` (the contents of ``file``, used only in messages); an empty document is ``None``."""
     try:
@@ -134,6 +176,18 @@ def load_yaml(text: str, file: str) -> Loaded:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        tab = _tab_in_indentation(text, mark.line if mark else None)
+        if tab is not None:
+            raise InputError(
+                [
+                    Problem(
+                        "tabs are not allowed for indentation in YAML; use spaces",
+                        (),
+                        Location(file, tab[0], tab[1]),
+                        "spaces for indentation",
+                    )
+                ]
+            ) from None
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
         context = exc.context_mark

@@ -13,6 +13,7 @@ from template_engine.models.spec import (
     MasterSpec,
     WorkerSpec,
 )
+from template_engine.models.spec_items import DEFAULT_MODE_PATTERN
 
 ScopeType = Literal["system", "department", "project"]
 AssetKind = Literal["environment", "compute", "datasource"]
@@ -27,6 +28,13 @@ ASSET_FOLDERS: dict[AssetKind, str] = {
 _NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
 _NAME = Field(min_length=1, max_length=253, pattern=_NAME_PATTERN)
 _OPTIONAL_NAME = Field(default=None, min_length=1, max_length=253, pattern=_NAME_PATTERN)
+
+#: Every pattern of the models in plain words, for messages: a user never sees a regular expression.
+PATTERN_WORDS: dict[str, str] = {
+    _NAME_PATTERN: "a name of letters, digits, '.', '_' and '-' that starts and ends with a letter or digit "
+    "(at most 253 characters), such as 'vit-finetune'",
+    DEFAULT_MODE_PATTERN: "a 4-character octal file mode, such as '0644'",
+}
 
 
 class _Strict(BaseModel):
@@ -133,3 +141,11 @@ class OrgDocument(_Strict):
     """``org.yaml``: the departments and their projects."""
 
     departments: list[OrgDepartment] = Field(default_factory=list)
+
+
+#: An example of the shape a model expects, for the message of a value that has another shape (a mapping
+#: where a list belongs...).  Keyed by the model that holds the mis-shaped field.
+SHAPE_EXAMPLES: dict[type[BaseModel], str] = {
+    OrgDocument: "departments: [{name: research, projects: [vision, nlp]}]",
+    OrgDepartment: "{name: research, projects: [vision, nlp]}",
+}
