@@ -29,8 +29,10 @@ DESCRIPTION = """\
 Distributed training templates, org defaults per scope, assets, departments, projects and workloads, shaped
 like the NVIDIA Run:ai control-plane API, composed by `template_engine`.
 
-Every endpoint but `/health` and this document needs `Authorization: Bearer <token>`.  Errors are
-`{code, message, details?}`; validation problems are 400 with `details` naming each field.
+Every endpoint but `/health` and this document needs `Authorization: Bearer <token>` (exactly one).  Errors
+are `{code, message, details?}`; validation problems are 400 with `details` naming each field.  Bodies are
+strict JSON objects: a key given twice, `NaN`, `Infinity`, numbers out of range, NUL characters and lone
+surrogates are refused with 400 before anything is stored.  `OPTIONS` answers with `Allow`.
 """
 
 
@@ -92,6 +94,9 @@ def create_app(settings: Settings) -> FastAPI:
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)
+    app.state.methods = errors.Methods(
+        [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
+    )
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
 
     def openapi() -> dict[str, Any]:

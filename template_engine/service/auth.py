@@ -8,6 +8,8 @@ Tokens come from a YAML file (``--auth-file`` / ``TEMPLATE_ENGINE_AUTH_FILE``)::
       - {subject: carol, token: dev-vision, role: project-editor, project: vision}
       - {subject: dave, token: dev-viewer, role: viewer}
 
+A request with more than one ``Authorization`` header is refused (400), whatever they hold.
+
 Only SHA-256 digests are kept in memory: a presented token is hashed and compared with every entry's digest
 with :func:`hmac.compare_digest` (no early exit, equal lengths), and no token or digest is ever logged or put
 in an error message.  Bindings name departments and projects by name.
@@ -233,6 +235,11 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 def authenticate(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> Principal:
+    given = len(request.headers.getlist("authorization"))
+    if given > 1:  # which one counts would depend on the proxy in front: refuse rather than pick one
+        raise ApiError(
+            400, f"Authorization is given {given} times: send exactly one Authorization: Bearer <token>."
+        )
     if credentials is None or not credentials.credentials:
         raise ApiError(401, "Authorization: Bearer <token> is required.", headers=_CHALLENGE)
     authenticator: Authenticator = request.app.state.authenticator

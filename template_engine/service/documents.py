@@ -7,12 +7,21 @@ one item in a data source asset); every problem is answered at once, with its fi
 PATCH: ``fieldsToClear`` paths (``spec.image``, ``spec.environmentVariables[name=HOME]``, ``master``) are
 removed first, then the given fields are merged in: mappings recursively, anything else (lists included)
 replaced whole, ``null`` leaves a value as it is.  The result is checked like a full document.
+
+Every JSON body is decoded once, by :func:`read_json`, before any route sees it: strictly (RFC 8259, not
+Python's lenient reading) and bounded.  Everything it refuses is answered 400 at once, each with its field
+path: a key given twice in one object; ``NaN``, ``Infinity`` and numbers too large to be finite (``1e309``);
+integers of more than :data:`MAX_INT_DIGITS` digits; text (keys or values) holding a NUL character or a lone
+surrogate (``"\\udfff"``), which no database stores and no response can carry; nesting deeper than
+:data:`MAX_DEPTH`; and a body that is not a JSON object.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -37,9 +46,142 @@ from template_engine.models.documents import (
 )
 from template_engine.paths import Match, Path, Segment, parse_path
 from template_engine.service.errors import bad_request
+from template_engine.service.storage.repository import text_problem
 
 M = TypeVar("M", bound=BaseModel)
 BODY = "request body"
+
+#: The most digits a JSON integer may have (Python converts no longer text to an integer).
+MAX_INT_DIGITS = 4300
+#: The deepest nesting of objects and arrays a body may have (a spec needs fewer than ten levels).
+MAX_DEPTH = 64
+#: The longest field path ``fieldsToClear`` takes.
+MAX_PATH_LENGTH = 1000
+
+
+# -- the one JSON decoding step -----------------------------------------------------------------------------
+
+
+class _Refused:
+    """A JSON number or constant the body may not hold, kept until its path is known."""
+
+    __slots__ = ("expected", "message")
+
+    def __init__(self, message: str, expected: str) -> None:
+        self.message = message
+        self.expected = expected
+
+
+class _Repeated(dict[str, Any]):
+    """An object in which some keys are given more than once (``repeated``, in order); the last value won."""
+
+    __slots__ = ("repeated",)
+
+    def __init__(self, items: dict[str, Any], repeated: list[str]) -> None:
+        super().__init__(items)
+        self.repeated = tuple(repeated)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    repeated: list[str] = []
+    for key, value in pairs:
+        if key in out and key not in repeated:
+            repeated.append(key)
+        out[key] = value
+    return _Repeated(out, repeated) if repeated else out
+
+
+def _constant(name: str) -> _Refused:
+    return _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)", "a finite number")
+
+
+def _float(text: str) -> float | _Refused:
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    return _Refused(f"the number {text} is too large (it would be infinite)", "a finite number")
+
+
+def _int(text: str) -> int | _Refused:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        return _Refused(
+            f"integer too large ({digits} digits)", f"an integer of at most {MAX_INT_DIGITS} digits"
+        )
+    return int(text)
+
+
+def _problems(body: Any) -> Iterator[Problem]:
+    """Every refused value of a decoded body, walked without recursion (bodies come from anyone)."""
+    stack: list[tuple[Path, Any]] = [((), body)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > MAX_DEPTH:
+            yield Problem(f"the body is nested more than {MAX_DEPTH} levels deep", path[:MAX_DEPTH])
+            return
+        if isinstance(value, _Refused):
+            yield Problem(value.message, path, None, value.expected)
+        elif isinstance(value, str):
+            why = text_problem(value)
+            if why is not None:
+                yield Problem(f"the text {why}", path, None, "text without NUL characters or lone surrogates")
+        elif isinstance(value, dict):
+            children: list[tuple[Path, Any]] = []
+            bad_keys: set[str] = set()
+            for key, item in value.items():
+                why = text_problem(key)
+                if why is None:
+                    children.append(((*path, key), item))
+                else:
+                    bad_keys.add(key)
+                    yield Problem(
+                        f"the key {key!r} {why}", path, None, "keys without NUL characters or lone surrogates"
+                    )
+            for key in value.repeated if isinstance(value, _Repeated) else ():
+                if key not in bad_keys:
+                    yield Problem(
+                        f"the key {key!r} is given more than once", (*path, key), None, "each key once"
+                    )
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed([((*path, index), item) for index, item in enumerate(value)]))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def read_json(body: bytes) -> dict[str, Any]:
+    """The JSON object ``body`` holds, or a 400 naming every value this service refuses (module docstring)."""
+    try:
+        data = json.loads(
+            body, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int
+        )
+    except json.JSONDecodeError as exc:
+        raise bad_request(
+            [Problem(f"malformed JSON: {exc.msg} at character {exc.pos}", (), None, "JSON")]
+        ) from None
+    except UnicodeDecodeError:
+        raise bad_request([Problem("the body is not UTF-8 text", (), None, "JSON in UTF-8")]) from None
+    except RecursionError:
+        raise bad_request([Problem(f"the body is nested more than {MAX_DEPTH} levels deep")]) from None
+    problems = list(_problems(data))
+    if problems:
+        raise bad_request(problems)
+    if not isinstance(data, dict):
+        raise bad_request(
+            [Problem(f"the body must be a JSON object, not {_kind(data)}", (), None, "a JSON object")]
+        )
+    return data
 
 
 def _checked(model: type[M], data: Any, more: Any = None) -> M:
@@ -108,6 +250,11 @@ def clear_fields(
     parsed: list[Path] = []
     for index, text in enumerate(paths):
         where: Path = ("fieldsToClear", index)
+        if len(text) > MAX_PATH_LENGTH:  # also keeps an index too long for int() out of parse_path
+            problems.append(
+                Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")
+            )
+            continue
         try:
             path = parse_path(text)
         except ValueError as exc:

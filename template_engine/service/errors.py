@@ -4,17 +4,22 @@
 ``message``, ``expected``...) for programs.  The engine's :class:`~template_engine.errors.TemplateEngineError`
 problems keep their field paths.  A request that breaks is logged with its traceback and answered
 ``500 Something went wrong.``; the client never sees the traceback.
+
+A pattern a field is checked against is shown in plain words (:data:`~.schemas.PATTERN_RULES`), never as
+the regular expression.  A 405 names in ``Allow`` every method its path takes, and ``OPTIONS`` on a path of
+the API answers 204 with that same ``Allow``.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,7 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.loader.validate import real_path
 from template_engine.paths import Path, format_path
-from template_engine.service.storage.repository import StaleVersion
+from template_engine.service.schemas import PATTERN_RULES
+from template_engine.service.storage.repository import StaleVersion, Unstorable
 
 log = logging.getLogger("template_engine.service")
 
@@ -126,9 +132,7 @@ def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
             elif kind == "missing":
                 problem = Problem(f"missing required field {str(rest[-1])!r}", path)
             elif not rest and kind in ("model_attributes_type", "dict_type"):
-                problem = Problem(
-                    "the body must be a JSON object", (), None, "Content-Type: application/json"
-                )
+                problem = _not_an_object(err.get("input"))
             else:
                 problem = Problem(_invalid(err), path)
         else:
@@ -140,15 +144,60 @@ def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
     return problems
 
 
+def _not_an_object(got: Any) -> Problem:
+    if isinstance(got, bytes | bytearray):  # FastAPI reads only a JSON Content-Type as JSON
+        return Problem("the body is not JSON", (), None, "Content-Type: application/json")
+    sent = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(got), "a number"
+    )
+    return Problem(f"the body must be a JSON object, not {sent}", (), None, "a JSON object")
+
+
 def _invalid(err: Mapping[str, Any]) -> str:
-    """Pydantic's message and what was sent (``Input should be a valid number (got 'x')``)."""
+    """Pydantic's message and what was sent (``Input should be a valid number (got 'x')``); a pattern in plain
+    words."""
     got = err.get("input")
     if isinstance(got, Mapping | list):
         shown = "an object" if isinstance(got, Mapping) else "an array"
     else:
         shown = repr(got)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return f"{err.get('msg', 'invalid value')} (got {shown})"
+    message = err.get("msg", "invalid value")
+    if err.get("type") == "string_pattern_mismatch":
+        message = PATTERN_RULES.get((err.get("ctx") or {}).get("pattern", ""), message)
+    return f"{message} (got {shown})"
+
+
+# -- allowed methods ----------------------------------------------------------------------------------------
+
+_METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+class Methods:
+    """Every method each path of the app takes, for ``Allow`` (one route holds one method, so the route that
+    answers 405 knows only its own)."""
+
+    def __init__(self, routes: Iterable[Any]) -> None:
+        self._routes: list[tuple[re.Pattern[str], frozenset[str]]] = [
+            (route.path_regex, frozenset(route.methods))
+            for route in routes
+            if isinstance(getattr(route, "path_regex", None), re.Pattern) and getattr(route, "methods", None)
+        ]
+
+    def allow(self, path: str) -> str:
+        """``Allow`` for ``path``: the methods of every route on it, and OPTIONS."""
+        methods = {"OPTIONS"}
+        for regex, taken in self._routes:
+            if regex.match(path):
+                methods |= taken
+        order = {method: index for index, method in enumerate(_METHOD_ORDER)}
+        return ", ".join(sorted(methods, key=lambda m: (order.get(m, len(order)), m)))
+
+
+def _route_path(request: Request) -> str:
+    path: str = request.scope.get("path", "")
+    root: str = request.scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 # -- handlers -----------------------------------------------------------------------------------------------
@@ -170,12 +219,18 @@ def install(app: FastAPI) -> None:
         problems = validation_problems(exc.errors(), getattr(exc, "body", None))
         return error_response(bad_request(problems))
 
-    async def http_error(_request: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         message = exc.detail if isinstance(exc.detail, str) and exc.status_code == 413 else None
+        headers = dict(exc.headers or {})
         if exc.status_code == 404:
             message = "No such endpoint."
-        return error_response(ApiError(exc.status_code, message, headers=exc.headers))
+        if exc.status_code == 405:
+            headers["Allow"] = request.app.state.methods.allow(_route_path(request))
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers=headers)
+            message = f"Method {request.method} is not allowed here; this path takes {headers['Allow']}."
+        return error_response(ApiError(exc.status_code, message, headers=headers))
 
     async def stale(_request: Request, _exc: Exception) -> JSONResponse:
         return error_response(
@@ -187,6 +242,11 @@ def install(app: FastAPI) -> None:
         if "foreign key" in text:
             return error_response(ApiError(409, "The resource is in use or refers to one that is gone."))
         return error_response(ApiError(409))
+
+    async def unstorable(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, Unstorable)
+        path = exc.path if exc.column == "document" else (exc.column, *exc.path)
+        return error_response(bad_request([Problem(f"cannot be stored: {exc.reason}", path)]))
 
     async def unavailable(_request: Request, exc: Exception) -> JSONResponse:
         log.warning("database unavailable: %s", type(exc).__name__)
@@ -201,6 +261,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(StaleVersion, stale)
     app.add_exception_handler(IntegrityError, integrity)
+    app.add_exception_handler(Unstorable, unstorable)
     app.add_exception_handler(OperationalError, unavailable)
     app.add_exception_handler(DBAPIError, unavailable)
     app.add_exception_handler(TemplateEngineError, engine_error)

@@ -1,37 +1,58 @@
-"""``db import`` and ``db export``: a templates folder in and out of the database, losslessly.
+"""``db import`` and ``serve --seed``: a templates folder into the database, refused whole or taken whole.
 
-Import reads the folder with the engine's loader (so it is held to exactly the rules of ``validate``) and
-refuses it whole when any file has a problem.  In one transaction it then adds or replaces, by name, the
-departments and projects of ``org.yaml``, every defaults file, asset and template; nothing the folder does not
-name is removed.  Export writes the database back as a templates folder (``org.yaml``, ``system/``,
-``departments/``, ``projects/``, ``assets/``); documents are written as stored, so import -> export -> import
-gives the same database and the same files.
+The folder is read with the engine's loader (so it is held to exactly the rules of ``validate``), and every
+value is checked to be one that every supported database stores as given (no NUL character or lone
+surrogate in any text, descriptions that fit their column); a folder with any problem is refused before the
+database is touched, with each problem's file, field and what is expected.
+
+The import is one transaction.  Into an empty database, a folder written by ``db export`` (one with
+``.template-engine/export.yaml``, see :mod:`.bookkeeping`) is restored as it was exported: the same ids,
+versions, audit fields, project descriptions, id counters and workloads.  Otherwise departments, projects,
+defaults, assets and templates are added or replaced by name, with ids of the database's choosing, and
+nothing the folder does not name is removed (an export's workloads, which belong to the ids of the database
+they were exported from, are then not imported: the report says so).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from sqlalchemy import Engine
+from sqlalchemy import Engine, Table
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.loader.tree import load_org, read_source, reference_problems
-from template_engine.loader.validate import validate
-from template_engine.models.documents import ASSET_FOLDERS, AssetKind, OrgDocument
-from template_engine.org import Org, Scope
+from template_engine.loader.validate import locate, validate
+from template_engine.models.documents import AssetKind, OrgDocument
+from template_engine.org import Org, Scope, Source
+from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
 from template_engine.service.schemas import NAME_PATTERN
+from template_engine.service.storage import snapshot
+from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
-from template_engine.service.storage.repository import Repository, scope_key
+from template_engine.service.storage.repository import Repository, Unstorable, scope_key, unstorable
 
-_MANAGED = ("org.yaml", "system", "departments", "projects", "assets")
 _ADVISORY = 7_345_010_418
+#: The width of the description columns.
+_DESCRIPTION = 250
+_STORABLE = "text without NUL characters or lone surrogates (U+D800 to U+DFFF), and finite numbers"
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A templates folder, read and checked: its documents, and the bookkeeping of an export if it has one."""
+
+    root: Path
+    org: Org
+    doc: OrgDocument
+    meta: ExportMeta | None
+    #: Every file read, by its path relative to ``root``: org.yaml, the documents and the bookkeeping.
+    sources: Mapping[str, Source]
 
 
 @dataclass
@@ -40,6 +61,12 @@ class Report:
 
     added: dict[str, int] = field(default_factory=dict)
     replaced: dict[str, int] = field(default_factory=dict)
+    #: The folder's workloads (``None`` when the folder has no bookkeeping).
+    workloads: int | None = None
+    #: Restored from the bookkeeping, ids and audit fields included (into an empty database).
+    restored: bool = False
+    #: Documents edited since they were exported: restored with the next version.
+    edited: int = 0
 
     def count(self, what: str, added: bool) -> None:
         target = self.added if added else self.replaced
@@ -48,11 +75,23 @@ class Report:
     def summary(self) -> str:
         kinds = ("departments", "projects", "defaults", "assets", "templates")
         parts = [f"{self.added.get(k, 0)} added, {self.replaced.get(k, 0)} replaced {k}" for k in kinds]
-        return "; ".join(parts)
+        text = "; ".join(parts)
+        if self.workloads is None:
+            return text
+        if not self.restored:
+            return (
+                f"{text}; matched by name, as the database was not empty: the ids are this database's and "
+                f"the export's {self.workloads} workloads were not imported"
+            )
+        edited = f"; {self.edited} edited since the export got a new version" if self.edited else ""
+        return f"{text}; {self.workloads} added workloads; ids, versions and audit fields restored{edited}"
 
 
-def read_folder(root: Path) -> tuple[Org, OrgDocument]:
-    """The org of ``root``; raises :class:`InputError` with every problem of every file."""
+# -- reading ------------------------------------------------------------------------------------------------
+
+
+def read_folder(root: Path) -> Folder:
+    """The folder at ``root``; raises :class:`InputError` with every problem of every file."""
     org = load_org(root)
     problems = [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
     source, more = read_source(root, "org.yaml")
@@ -70,24 +109,85 @@ def read_folder(root: Path) -> tuple[Org, OrgDocument]:
                     "letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
                 )
             )
+    sources = {s.file: s for s in _documents(org)}
+    if source is not None:
+        sources["org.yaml"] = source
+        problems += _long_descriptions(source)
+    meta, meta_source, more = read_meta(root)
+    problems += more
+    if meta_source is not None:
+        sources[META_FILE] = meta_source
+    for read in sources.values():
+        problems += _unstorable(read)
     if problems or doc is None:
         raise InputError(problems or [Problem("org.yaml cannot be read", (), Location("org.yaml"))])
-    return org, doc
+    return Folder(root, org, doc, meta, sources)
+
+
+def _documents(org: Org) -> Iterator[Source]:
+    yield from (entry.source for entry in org.defaults.values())
+    yield from (a.source for by_name in org.assets.values() for a in by_name.values())
+    yield from (tpl.source for by_name in org.templates.values() for tpl in by_name.values())
+
+
+def _unstorable(source: Source) -> list[Problem]:
+    return [
+        Problem(
+            f"{reason}: no database stores it as given",
+            path,
+            locate(source.file, source.lines, path),
+            _STORABLE,
+        )
+        for path, reason in sorted(unstorable(source.data, True), key=lambda found: str(found[0]))
+    ]
+
+
+def _long_descriptions(source: Source) -> list[Problem]:
+    problems = []
+    departments = source.data.get("departments")
+    for index, dept in enumerate(departments if isinstance(departments, list) else []):
+        description = dept.get("description") if isinstance(dept, Mapping) else None
+        if isinstance(description, str) and len(description) > _DESCRIPTION:
+            path = ("departments", index, "description")
+            problems.append(
+                Problem(
+                    f"description of {len(description)} characters is longer than the database keeps",
+                    path,
+                    locate("org.yaml", source.lines, path),
+                    f"at most {_DESCRIPTION} characters",
+                )
+            )
+    return problems
+
+
+# -- importing ----------------------------------------------------------------------------------------------
 
 
 def import_folder(
-    engine: Engine, root: Path, subject: str = "import", only_if_empty: bool = False
+    engine: Engine, folder: Path | Folder, subject: str = "import", only_if_empty: bool = False
 ) -> Report | None:
-    """Import ``root``; with ``only_if_empty``, only into an empty database (returns ``None`` otherwise)."""
-    org, org_doc = read_folder(root)
-    report = Report()
-    with transaction(engine, write=True) as connection:
-        if connection.dialect.name == "postgresql":
-            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_ADVISORY})")
-        repo = Repository(connection)
-        if only_if_empty and not repo.is_empty():
-            return None
-        _import(repo, org, org_doc, subject, report)
+    """Import ``folder`` (a path is read first); with ``only_if_empty``, only into an empty database (returns
+    ``None`` otherwise).  One transaction: on any error nothing is written."""
+    read = folder if isinstance(folder, Folder) else read_folder(folder)
+    report = Report(workloads=None if read.meta is None else len(read.meta.workloads))
+    try:
+        with transaction(engine, write=True) as connection:
+            if connection.dialect.name == "postgresql":
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_ADVISORY})")
+            repo = Repository(connection)
+            if only_if_empty and not repo.is_empty():
+                return None
+            restore = read.meta if read.meta is not None and snapshot.is_blank(connection) else None
+            report.restored = restore is not None
+            _Import(repo, read, subject, report, restore).run()
+    except Unstorable as exc:  # read_folder refuses these first; this is the repository's own guard
+        raise InputError(
+            [
+                Problem(
+                    f"{exc.column}: {exc.reason}: no database stores it as given", exc.path, None, _STORABLE
+                )
+            ]
+        ) from None
     return report
 
 
@@ -95,78 +195,220 @@ def seed_if_empty(engine: Engine, root: Path) -> Report | None:
     return import_folder(engine, root, subject="seed", only_if_empty=True)
 
 
-def _import(repo: Repository, org: Org, org_doc: OrgDocument, subject: str, report: Report) -> None:
-    departments: dict[str, int] = {}
-    for dept in org_doc.departments:
-        found = repo.department_named(dept.name)
-        if found is None:
-            departments[dept.name] = repo.add_department(dept.name, dept.description, subject)
-        else:
-            departments[dept.name] = found.id
-            if found.description != dept.description:
-                repo.update_department(found.id, found.audit.version, dept.name, dept.description, subject)
-        report.count("departments", found is None)
-    projects: dict[str, int] = {}
-    for dept in org_doc.departments:
-        for name in dept.projects:
-            project = repo.project_named(name)
-            if project is None:
-                projects[name] = repo.add_project(name, None, departments[dept.name], subject)
-            elif project.department_id != departments[dept.name]:
-                raise InputError(
-                    [
-                        Problem(
-                            f"project {name!r} belongs to another department in the database",
-                            (),
-                            Location("org.yaml"),
-                        )
-                    ]
-                )
-            else:
-                projects[name] = project.id
-            report.count("projects", project is None)
+class _Import:
+    """One import, in one transaction; ``meta`` is the bookkeeping to restore (an empty database only)."""
 
-    def place(scope: Scope) -> tuple[str, int | None, int | None]:
+    def __init__(
+        self, repo: Repository, folder: Folder, subject: str, report: Report, meta: ExportMeta | None
+    ) -> None:
+        self.repo = repo
+        self.folder = folder
+        self.subject = subject
+        self.report = report
+        self.meta = meta
+        self.now = t.now()
+        self.departments: dict[str, int] = {}
+        self.projects: dict[str, int] = {}
+
+    def run(self) -> None:
+        if self.meta is not None:
+            self.restore_org_units(self.meta)
+        else:
+            self.merge_org_units()
+        self.put_defaults()
+        asset_ids = self.put_assets()
+        self.put_templates(asset_ids)
+        if self.meta is not None:
+            self.restore_workloads(self.meta)
+
+    # -- audit fields ---------------------------------------------------------------------------------------
+
+    def stamp(self, kept: Audited, edited: bool) -> dict[str, Any]:
+        """The audit columns of a restored row: as exported, or the next version when edited since."""
+        if edited:
+            self.report.edited += 1
+            values: tuple[Any, ...] = (
+                kept.version + 1,
+                kept.createdBy,
+                kept.createdAt,
+                self.subject,
+                self.now,
+            )
+        else:
+            values = (kept.version, kept.createdBy, kept.createdAt, kept.updatedBy, kept.updatedAt)
+        return dict(zip(snapshot.AUDIT_COLUMNS, values, strict=True))
+
+    def kept(self, source: Source) -> tuple[Any, dict[str, Any]] | None:
+        """The exported id (``None`` for defaults) and audit columns of a document file, if it has them."""
+        entry = self.meta.files.get(source.file) if self.meta is not None else None
+        if entry is None:
+            return None
+        return entry.id, self.stamp(entry, fingerprint(dict(source.data)) != entry.sha256)
+
+    def restamp(self, table: Table, key: Any, kept: tuple[Any, dict[str, Any]] | None) -> None:
+        if kept is not None:
+            snapshot.set_audit(self.repo.connection, table, key, kept[1])
+
+    # -- departments and projects ---------------------------------------------------------------------------
+
+    def restore_org_units(self, meta: ExportMeta) -> None:
+        """Into an empty database: the exported ids and audit fields, then the counters, then new names."""
+        connection = self.repo.connection
+        new_departments = []
+        for dept in self.folder.doc.departments:
+            entry = meta.department(dept.name)
+            if entry is None:
+                new_departments.append(dept)
+                continue
+            audit = self.stamp(entry, entry.description != dept.description)
+            row = {"id": entry.id, "name": dept.name, "description": dept.description, **audit}
+            snapshot.insert_rows(connection, t.departments, [row])
+            self.departments[dept.name] = entry.id
+            self.report.count("departments", True)
+        snapshot.raise_high_water(connection, t.departments, meta.sequences.departments)
+        for dept in new_departments:
+            self.departments[dept.name] = self.repo.add_department(dept.name, dept.description, self.subject)
+            self.report.count("departments", True)
+        new_projects = []
+        for dept in self.folder.doc.departments:
+            for name in dept.projects:
+                project = meta.project(name)
+                if project is None:
+                    new_projects.append((name, dept.name))
+                    continue
+                audit = self.stamp(project, project.department != dept.name)
+                department_id = self.departments[dept.name]
+                values = {"description": project.description, "department_id": department_id}
+                row = {"id": project.id, "name": name, **values, **audit}
+                snapshot.insert_rows(connection, t.projects, [row])
+                self.projects[name] = project.id
+                self.report.count("projects", True)
+        snapshot.raise_high_water(connection, t.projects, meta.sequences.projects)
+        for name, department in new_projects:
+            project_id = self.repo.add_project(name, None, self.departments[department], self.subject)
+            self.projects[name] = project_id
+            self.report.count("projects", True)
+
+    def merge_org_units(self) -> None:
+        """Add or update by name; a project keeps its department (moving one is refused)."""
+        repo, subject = self.repo, self.subject
+        described = self.folder.meta
+        for dept in self.folder.doc.departments:
+            found = repo.department_named(dept.name)
+            if found is None:
+                self.departments[dept.name] = repo.add_department(dept.name, dept.description, subject)
+            else:
+                self.departments[dept.name] = found.id
+                if found.description != dept.description:
+                    repo.update_department(
+                        found.id, found.audit.version, dept.name, dept.description, subject
+                    )
+            self.report.count("departments", found is None)
+        for dept in self.folder.doc.departments:
+            for name in dept.projects:
+                entry = described.project(name) if described is not None else None
+                description = entry.description if entry is not None else None
+                project = repo.project_named(name)
+                if project is None:
+                    department_id = self.departments[dept.name]
+                    self.projects[name] = repo.add_project(name, description, department_id, subject)
+                elif project.department_id != self.departments[dept.name]:
+                    raise InputError(
+                        [
+                            Problem(
+                                f"project {name!r} belongs to another department in the database",
+                                (),
+                                Location("org.yaml"),
+                            )
+                        ]
+                    )
+                else:
+                    self.projects[name] = project.id
+                    if entry is not None and project.description != description:
+                        repo.update_project(project.id, project.audit.version, name, description, subject)
+                self.report.count("projects", project is None)
+
+    def place(self, scope: Scope) -> tuple[str, int | None, int | None]:
         if scope.type == "department" and scope.name is not None:
-            return scope_key("department", departments[scope.name]), departments[scope.name], None
+            found = self.departments[scope.name]
+            return scope_key("department", found), found, None
         if scope.type == "project" and scope.name is not None:
-            return scope_key("project", projects[scope.name]), None, projects[scope.name]
+            found = self.projects[scope.name]
+            return scope_key("project", found), None, found
         return "system", None, None
 
-    for scope, entry in org.defaults.items():
-        key, dept_id, project_id = place(scope)
-        current = repo.defaults([key]).get(key)
-        data = dict(entry.source.data)
-        repo.put_defaults(key, data, current.audit.version if current else None, subject, dept_id, project_id)
-        report.count("defaults", current is None)
+    # -- documents ------------------------------------------------------------------------------------------
 
-    asset_ids: dict[tuple[str, str], str] = {}
-    for kind, assets in org.assets.items():
-        for name, asset in assets.items():
-            data = dict(asset.source.data)
-            stored = repo.assets_named([(kind, name)]).get((kind, name))
-            new_id = str(uuid.uuid4()) if stored is None else stored.id
-            if stored is None:
-                repo.add_asset(new_id, kind, name, data, subject)
-            else:
-                repo.update_asset(new_id, stored.audit.version, name, data, subject)
-            asset_ids[(kind, name)] = new_id
-            report.count("assets", stored is None)
+    def put_defaults(self) -> None:
+        for scope, entry in self.folder.org.defaults.items():
+            key, dept_id, project_id = self.place(scope)
+            current = self.repo.defaults([key]).get(key)
+            data = dict(entry.source.data)
+            version = current.audit.version if current else None
+            self.repo.put_defaults(key, data, version, self.subject, dept_id, project_id)
+            self.restamp(t.defaults, key, self.kept(entry.source))
+            self.report.count("defaults", current is None)
 
-    for scope, by_name in org.templates.items():
-        key, dept_id, project_id = place(scope)
-        for name, template in by_name.items():
-            data = dict(template.source.data)
-            existing = repo.template_named(key, name)
-            if existing is None:
-                template_id = str(uuid.uuid4())
-                repo.add_template(template_id, scope.type, dept_id or project_id, data, subject)
-            else:
-                template_id = existing.id
-                repo.update_template(template_id, existing.audit.version, data, subject)
-            refs = [asset_ids.get((k, n)) or _asset_id(repo, k, n) for k, n, _ in asset_refs(template.doc)]
-            repo.set_template_assets(template_id, refs)
-            report.count("templates", existing is None)
+    def put_assets(self) -> dict[tuple[str, str], str]:
+        asset_ids: dict[tuple[str, str], str] = {}
+        for kind, assets in self.folder.org.assets.items():
+            for name, asset in assets.items():
+                data = dict(asset.source.data)
+                stored = self.repo.assets_named([(kind, name)]).get((kind, name))
+                kept = self.kept(asset.source)
+                if stored is None:
+                    asset_id = str(kept[0] if kept is not None and kept[0] else uuid.uuid4())
+                    self.repo.add_asset(asset_id, kind, name, data, self.subject)
+                    self.restamp(t.assets, asset_id, kept)
+                else:
+                    asset_id = stored.id
+                    self.repo.update_asset(asset_id, stored.audit.version, name, data, self.subject)
+                asset_ids[(kind, name)] = asset_id
+                self.report.count("assets", stored is None)
+        return asset_ids
+
+    def put_templates(self, asset_ids: dict[tuple[str, str], str]) -> None:
+        for scope, by_name in self.folder.org.templates.items():
+            key, dept_id, project_id = self.place(scope)
+            for name, template in by_name.items():
+                data = dict(template.source.data)
+                existing = self.repo.template_named(key, name)
+                kept = self.kept(template.source)
+                if existing is None:
+                    template_id = str(kept[0] if kept is not None and kept[0] else uuid.uuid4())
+                    self.repo.add_template(template_id, scope.type, dept_id or project_id, data, self.subject)
+                    self.restamp(t.templates, template_id, kept)
+                else:
+                    template_id = existing.id
+                    self.repo.update_template(template_id, existing.audit.version, data, self.subject)
+                refs = [
+                    asset_ids.get((k, n)) or _asset_id(self.repo, k, n)
+                    for k, n, _ in asset_refs(template.doc)
+                ]
+                self.repo.set_template_assets(template_id, refs)
+                self.report.count("templates", existing is None)
+
+    def restore_workloads(self, meta: ExportMeta) -> None:
+        rows = [
+            {
+                "id": w.id,
+                "name": w.name,
+                "requested_name": w.requestedName,
+                "project_id": w.projectId,
+                "department_id": w.departmentId,
+                "cluster_id": w.clusterId,
+                "template_id": w.templateId,
+                "desired_phase": w.desiredPhase,
+                "actual_phase": w.actualPhase,
+                "master_same_as_worker": w.masterSpecSameAsWorker,
+                "spec": w.spec,
+                "master_spec": w.masterSpec,
+                "deleted_at": w.deletedAt,
+                **self.stamp(w, edited=False),
+            }
+            for w in meta.workloads
+        ]
+        snapshot.insert_rows(self.repo.connection, t.workloads, rows)
 
 
 def _asset_id(repo: Repository, kind: AssetKind, name: str) -> str:
@@ -174,71 +416,3 @@ def _asset_id(repo: Repository, kind: AssetKind, name: str) -> str:
     if found is None:  # reference_problems made this impossible
         raise InputError([Problem(f"unknown {kind} asset {name!r}")])
     return found.id
-
-
-# -- export -------------------------------------------------------------------------------------------------
-
-
-def _dump(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    path.write_text(text, encoding="utf-8")
-
-
-def export_folder(engine: Engine, root: Path, overwrite: bool = False) -> int:
-    """Write the database as a templates folder at ``root``; returns the number of files written."""
-    present = [name for name in _MANAGED if (root / name).exists()]
-    if present and not overwrite:
-        raise InputError(
-            [
-                Problem(
-                    f"{str(root)!r} already holds {', '.join(present)}",
-                    (),
-                    None,
-                    "an empty or new folder, or --overwrite to replace those",
-                )
-            ]
-        )
-    with transaction(engine, write=False) as connection:
-        repo = Repository(connection)
-        departments = repo.departments()
-        projects = repo.projects()
-        all_defaults = repo.all_defaults()
-        assets = repo.assets()
-        templates = repo.templates()
-    for name in present:
-        target = root / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        else:
-            target.unlink()
-    dept_names = {d.id: d.name for d in departments}
-    project_names = {p.id: p.name for p in projects}
-    org_yaml: list[dict[str, Any]] = []
-    for dept in departments:
-        entry: dict[str, Any] = {"name": dept.name}
-        if dept.description is not None:
-            entry["description"] = dept.description
-        entry["projects"] = [p.name for p in projects if p.department_id == dept.id]
-        org_yaml.append(entry)
-    _dump(root / "org.yaml", {"departments": org_yaml})
-    written = 1
-
-    def folder(key: str) -> str:
-        kind, _, ident = key.partition(":")
-        if kind == "department":
-            return f"departments/{dept_names[int(ident)]}"
-        if kind == "project":
-            return f"projects/{project_names[int(ident)]}"
-        return "system"
-
-    for row in all_defaults:
-        _dump(root / folder(row.scope_key) / "defaults.yaml", row.document)
-        written += 1
-    for asset in assets:
-        _dump(root / "assets" / ASSET_FOLDERS[asset.kind] / f"{asset.name}.yaml", asset.document)  # type: ignore[index]
-        written += 1
-    for template in templates:
-        _dump(root / folder(template.scope_key) / "templates" / f"{template.name}.yaml", template.document)
-        written += 1
-    return written

@@ -14,6 +14,7 @@ from uuid import UUID
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from template_engine.models.documents import (
+    PATTERN_WORDS,
     AssetMeta,
     MasterDefaults,
     TemplateAssets,
@@ -29,8 +30,24 @@ from template_engine.models.spec import (
 )
 
 NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
+NAME_RULE = (
+    "letters, digits, '.', '_' and '-', starting and ending with a letter or digit, at most 253 characters"
+)
 #: Workload names become Kubernetes object names: a DNS label.
 WORKLOAD_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+WORKLOAD_NAME_RULE = (
+    "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+)
+#: Department and project ids, in paths, queries and bodies.
+ID_PATTERN = r"^[0-9]{1,18}$"
+
+#: Every pattern a request is checked against, in plain words: what a 400 says instead of the expression.
+PATTERN_RULES: dict[str, str] = {
+    **{pattern: f"must be {words}" for pattern, words in PATTERN_WORDS.items()},
+    NAME_PATTERN: f"must be a name: {NAME_RULE}",
+    WORKLOAD_NAME_PATTERN: f"must be a workload name: {WORKLOAD_NAME_RULE}",
+    ID_PATTERN: "must be an id: 1 to 18 digits, such as '1'",
+}
 ScopeType = Literal["system", "department", "project"]
 SortBy = Literal[
     "name",
@@ -57,8 +74,16 @@ def _number_to_text(value: Any) -> Any:
 OrgUnitId = Annotated[
     str,
     BeforeValidator(_number_to_text, json_schema_input_type=str | int),
-    Field(pattern=r"^[0-9]{1,18}$", description='A department or project id, such as "1".'),
+    Field(pattern=ID_PATTERN, description='A department or project id, such as "1".'),
 ]
+
+
+#: A template, department, project or asset name, as create takes it (and name-availability checks it).
+Name = Annotated[
+    str, Field(min_length=1, max_length=253, pattern=NAME_PATTERN, description=f"A name: {NAME_RULE}.")
+]
+#: A field path of ``fieldsToClear``.
+FieldPath = Annotated[str, Field(min_length=1, max_length=1000)]
 
 
 class _Body(BaseModel):
@@ -119,13 +144,28 @@ class AcceptedOut(BaseModel):
 # -- templates ----------------------------------------------------------------------------------------------
 
 
+#: The scope rule in the document: the system scope takes no id, a department or project scope needs one.
+SCOPE_ID_RULE: dict[str, Any] = {
+    "if": {"properties": {"scopeType": {"const": "system"}}, "required": ["scopeType"]},
+    "then": {"properties": {"scopeId": {"type": "null"}}},
+    "else": {"required": ["scopeId"], "properties": {"scopeId": {"type": ["string", "integer"]}}},
+}
+
+
 class TemplateCreateMeta(_Body):
-    name: str = Field(min_length=1, max_length=253, pattern=NAME_PATTERN)
+    """A template's scope: ``scopeType: system`` without ``scopeId``, or a department or project by id."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SCOPE_ID_RULE)
+
+    name: Name
     description: str | None = Field(default=None, max_length=250)
     scopeType: ScopeType
     scopeId: Annotated[
         str | None, BeforeValidator(_number_to_text, json_schema_input_type=str | int | None)
-    ] = Field(default=None, description="The department or project id; absent for the system scope.")
+    ] = Field(
+        default=None,
+        description="The department or project id; the system scope takes none (a 400 when given).",
+    )
 
 
 class TemplateCreate(_Body):
@@ -145,7 +185,7 @@ class TemplateReplace(_Body):
 
 
 class TemplatePatchMeta(_Body):
-    name: str | None = Field(default=None, min_length=1, max_length=253, pattern=NAME_PATTERN)
+    name: Name | None = None
     description: str | None = Field(default=None, max_length=250)
 
 
@@ -155,7 +195,7 @@ class TemplatePatch(_Body):
     assets: TemplateAssets | None = None
     masterSpecSameAsWorker: StrictBool | None = None
     master: TemplateMasterSection | None = None
-    fieldsToClear: list[str] | None = Field(
+    fieldsToClear: list[FieldPath] | None = Field(
         default=None, description="Field paths to clear before merging, such as spec.image or master."
     )
 
@@ -251,7 +291,7 @@ class DefaultsDocument(_Body):
 
 
 class DefaultsPatch(DefaultsDocument):
-    fieldsToClear: list[str] | None = Field(
+    fieldsToClear: list[FieldPath] | None = Field(
         default=None, description="Field paths to clear before merging, such as spec.nodePools."
     )
 
@@ -260,18 +300,18 @@ class DefaultsPatch(DefaultsDocument):
 
 
 class DepartmentIn(_Body):
-    name: str = Field(min_length=1, max_length=253, pattern=NAME_PATTERN)
+    name: Name
     description: str | None = Field(default=None, max_length=250)
 
 
 class ProjectIn(_Body):
-    name: str = Field(min_length=1, max_length=253, pattern=NAME_PATTERN)
+    name: Name
     parentId: OrgUnitId
     description: str | None = Field(default=None, max_length=250)
 
 
 class ProjectUpdate(_Body):
-    name: str = Field(min_length=1, max_length=253, pattern=NAME_PATTERN)
+    name: Name
     description: str | None = Field(default=None, max_length=250)
 
 
@@ -360,7 +400,12 @@ class DatasourceAssetListOut(BaseModel):
 
 
 class WorkloadCreate(_Body):
-    name: str = Field(min_length=1, max_length=63, pattern=WORKLOAD_NAME_PATTERN)
+    name: str = Field(
+        min_length=1,
+        max_length=63,
+        pattern=WORKLOAD_NAME_PATTERN,
+        description=f"A workload name: {WORKLOAD_NAME_RULE}.",
+    )
     useGivenNameAsPrefix: StrictBool = False
     projectId: OrgUnitId
     clusterId: UUID

@@ -117,6 +117,7 @@ def test_db_import_of_a_broken_folder(runner: CliRunner, tmp_path: Path) -> None
     result = runner.invoke(main, ["db", "import", "--root", str(folder), "--database-url", url])
     assert result.exit_code == 2
     assert "nothing imported" in result.output and "assets/computes/a100-x1.yaml" in result.output
+    assert not (tmp_path / "db.sqlite").exists()  # the folder is refused before a database is created
     assert (
         runner.invoke(
             main, ["db", "import", "--root", str(tmp_path / "absent"), "--database-url", url]

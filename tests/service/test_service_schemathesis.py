@@ -2,15 +2,14 @@
 code, content type, headers, body) is one the document describes.
 
 Every operation gets schema-valid (positive) and schema-violating (negative) requests, with a system admin's
-token, a few examples each, within a time budget (``TEMPLATE_ENGINE_SCHEMATHESIS_SECONDS``, 60 by default).
+token: a fixed number of examples each (:data:`EXAMPLES`), derandomized, with no deadline and no time
+budget, so the same requests are sent on every run and the outcome does not depend on the machine's speed.
 Schemathesis is driven directly (one hypothesis run per operation and mode) rather than through its pytest
-plugin, so that the budget covers the whole run.
+plugin, so that every operation is covered in both modes.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
 import pytest
@@ -38,7 +37,6 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-BUDGET = float(os.environ.get("TEMPLATE_ENGINE_SCHEMATHESIS_SECONDS", "60"))
 EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 6}
 
 
@@ -68,19 +66,15 @@ def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 45
-    deadline = time.monotonic() + BUDGET
     failures: list[str] = []
     runs: dict[str, int] = {}
     for mode in EXAMPLES:
         for operation in operations:
-            if time.monotonic() > deadline:
-                break
             try:
                 _runner(operation, mode, runs, failures)()
             except Unsatisfiable:  # nothing in this operation can be made invalid (GET /health)
                 assert mode is GenerationMode.NEGATIVE
     assert not failures, "\n\n".join(failures[:10])
     ran = {label.split(" ", 1)[1] for label in runs if label.startswith("positive")}
-    if len(ran) < len(operations):
-        pytest.fail(f"the time budget of {BUDGET:.0f} s covered {len(ran)} of {len(operations)} operations")
+    assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
     print(f"schemathesis: {sum(runs.values())} requests over {len(operations)} operations, both modes")

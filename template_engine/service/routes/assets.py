@@ -24,6 +24,7 @@ from template_engine.service.errors import ApiError, not_found
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
+    JsonRoute,
     Raw,
     StoreDep,
     check_if_match,
@@ -45,7 +46,7 @@ from template_engine.service.schemas import (
 )
 from template_engine.service.storage.repository import AssetRow
 
-router = APIRouter(prefix="/api/v1/asset", tags=["Assets"])
+router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
 
 
 def asset_body(row: AssetRow) -> dict[str, Any]:

@@ -1,18 +1,26 @@
-"""What every resource module shares: the store, the raw body, ETags and the documented error answers."""
+"""What every resource module shares: the store, the raw body, ETags and the documented error answers.
+
+Every router is made with :class:`JsonRoute`: a route that takes a body decodes it once, strictly, with
+:func:`~template_engine.service.documents.read_json`, before FastAPI validates it against the route's model,
+and the handler's ``raw`` is that same decoded object.
+"""
 
 from __future__ import annotations
 
-import json
+import email.message
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
 from template_engine.service.auth import Principal, authenticate
 from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.documents import read_json
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.schemas import ErrorOut
 
@@ -39,12 +47,58 @@ def store_of(request: Request) -> Store:
     return store
 
 
+# -- the one JSON decoding step -----------------------------------------------------------------------------
+
+_UNREAD = object()
+
+
+class JsonRequest(Request):
+    """A request whose JSON body is decoded by :func:`read_json` (strict, bounded), once."""
+
+    _decoded: Any = _UNREAD
+
+    async def json(self) -> Any:
+        if self._decoded is _UNREAD:
+            self._decoded = read_json(await self.body())
+        return self._decoded
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether FastAPI reads a body of this Content-Type as JSON (``application/json``, ``...+json``)."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+class JsonRoute(APIRoute):
+    """A route whose JSON body is decoded before FastAPI reads it: what :func:`read_json` refuses is a 400
+    naming each field, whatever the route."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        if self.body_field is None:
+            return handler
+
+        async def strict(request: Request) -> Response:
+            decoding = JsonRequest(request.scope, request.receive)
+            if is_json(decoding.headers.get("content-type")) and await decoding.body():
+                await decoding.json()  # raises the 400 here, where the exception handlers answer it
+            return await handler(decoding)
+
+        return strict
+
+
 async def raw_body(request: Request) -> Any:
-    """The request body as sent (numbers as written, no defaults filled in); FastAPI has parsed it already."""
-    try:
-        return await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    """The request body as sent (numbers as written, no defaults filled in), as :class:`JsonRoute` decoded it;
+    ``None`` when it is not JSON (FastAPI's validation has answered that already)."""
+    if not is_json(request.headers.get("content-type")) or not await request.body():
         return None
+    return await request.json()
 
 
 def json_response(body: Any, status: int = 200, version: int | None = None) -> JSONResponse:

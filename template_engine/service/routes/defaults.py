@@ -20,6 +20,7 @@ from template_engine.service.documents import check_defaults, clear_fields, merg
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
+    JsonRoute,
     Raw,
     StoreDep,
     check_if_match,
@@ -27,12 +28,12 @@ from template_engine.service.routes.common import (
     json_response,
     no_content,
 )
-from template_engine.service.schemas import DefaultsDocument, DefaultsPatch
+from template_engine.service.schemas import ID_PATTERN, DefaultsDocument, DefaultsPatch
 
-router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"])
+router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"], route_class=JsonRoute)
 
-DepartmentId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
-ProjectId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
+DepartmentId = Annotated[str, PathParam(pattern=ID_PATTERN)]
+ProjectId = Annotated[str, PathParam(pattern=ID_PATTERN)]
 _ROOTS = ("spec", "masterSpecSameAsWorker", "master")
 _DOC: dict[int | str, dict[str, Any]] = {
     200: {"model": DefaultsDocument, "headers": {"ETag": {"schema": {"type": "string"}}}}

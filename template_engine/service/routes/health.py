@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from template_engine.service.routes.common import JsonRoute
 from template_engine.service.schemas import HealthOut
 
-router = APIRouter(tags=["Health"])
+router = APIRouter(tags=["Health"], route_class=JsonRoute)
 
 
 @router.get("/health", response_model=HealthOut)

@@ -22,6 +22,7 @@ from template_engine.service.errors import ApiError, field_error
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
+    JsonRoute,
     StoreDep,
     check_if_match,
     errors,
@@ -29,6 +30,7 @@ from template_engine.service.routes.common import (
     no_content,
 )
 from template_engine.service.schemas import (
+    ID_PATTERN,
     DepartmentIn,
     DepartmentListOut,
     DepartmentOut,
@@ -39,9 +41,9 @@ from template_engine.service.schemas import (
 )
 from template_engine.service.storage.repository import DepartmentRow, ProjectRow, scope_key
 
-router = APIRouter(prefix="/api/v1/org-unit", tags=["Departments and projects"])
+router = APIRouter(prefix="/api/v1/org-unit", tags=["Departments and projects"], route_class=JsonRoute)
 
-UnitId = Annotated[str, PathParam(pattern=r"^[0-9]{1,18}$")]
+UnitId = Annotated[str, PathParam(pattern=ID_PATTERN)]
 
 
 def department_body(row: DepartmentRow) -> dict[str, object]:
@@ -172,9 +174,7 @@ def create_project(body: ProjectIn, principal: Auth, store: StoreDep) -> JSONRes
 def list_projects(
     principal: Auth,
     store: StoreDep,
-    parentId: Annotated[
-        str | None, Query(pattern=r"^[0-9]{1,18}$", description="Only this department's.")
-    ] = None,
+    parentId: Annotated[str | None, Query(pattern=ID_PATTERN, description="Only this department's.")] = None,
 ) -> JSONResponse:
     """The projects the caller may read."""
     with store.read(principal) as ctx:

@@ -20,10 +20,11 @@ from template_engine.service.composer import (
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import check_template, clear_fields, merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request, not_found
-from template_engine.service.listing import needs_composition, parse_filters, sort_key
+from template_engine.service.listing import FilterBy, needs_composition, parse_filters, sort_key
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
+    JsonRoute,
     Raw,
     StoreDep,
     check_if_match,
@@ -36,6 +37,8 @@ from template_engine.service.routes.common import (
     view_from_query,
 )
 from template_engine.service.schemas import (
+    NAME_PATTERN,
+    NAME_RULE,
     CountOut,
     ExplainOut,
     ScopeType,
@@ -50,7 +53,7 @@ from template_engine.service.schemas import (
 from template_engine.service.storage.repository import Audit, TemplateRow
 from template_engine.service.storage.tables import now
 
-router = APIRouter(prefix="/api/v1/workload-templates", tags=["Distributed templates"])
+router = APIRouter(prefix="/api/v1/workload-templates", tags=["Distributed templates"], route_class=JsonRoute)
 
 _ETAG = {"ETag": {"description": 'The version, such as "3" (for If-Match).', "schema": {"type": "string"}}}
 ProjectQuery = Annotated[
@@ -144,7 +147,7 @@ def list_templates(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     sortBy: SortBy = "name",
     sortOrder: Literal["asc", "desc"] = "asc",
-    filterBy: Annotated[list[str] | None, Query(description="field<op>value, e.g. runnable==false")] = None,
+    filterBy: FilterBy = None,
     search: Annotated[str | None, Query(max_length=253)] = None,
 ) -> JSONResponse:
     """The templates the caller may read, composed as seen from their own scopes."""
@@ -167,9 +170,7 @@ def list_templates(
 def count_templates(
     principal: Auth,
     store: StoreDep,
-    filterBy: Annotated[
-        list[str] | None, Query(description="field<op>value, e.g. scopeType==project")
-    ] = None,
+    filterBy: FilterBy = None,
     search: Annotated[str | None, Query(max_length=253)] = None,
 ) -> JSONResponse:
     """How many templates the caller may read match the filters."""
@@ -186,11 +187,21 @@ def count_templates(
 def name_availability(
     principal: Auth,
     store: StoreDep,
-    templateName: Annotated[str, Query(min_length=1, max_length=253)],
+    templateName: Annotated[
+        str,
+        Query(min_length=1, max_length=253, pattern=NAME_PATTERN, description=f"A name: {NAME_RULE}."),
+    ],
     scopeType: ScopeType,
-    scopeId: Annotated[str | None, Query(max_length=18)] = None,
+    scopeId: Annotated[
+        str | None,
+        Query(
+            max_length=18,
+            description="The department or project id; the system scope takes none (a 400 when given).",
+        ),
+    ] = None,
 ) -> Response:
-    """204 when no template of that name exists in the scope, 409 when one does."""
+    """204 when create would take the name in that scope; otherwise create's own refusal: 400 for a name
+    create refuses (the same rules), 409 when a template of that name exists."""
     with store.read(principal) as ctx:
         own = scope_from_body(ctx, scopeType, scopeId, ("scopeId",))
         ctx.access.require_read(own.ref)

@@ -27,12 +27,20 @@ from template_engine.service.composer import compose_submission, timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, bad_request, not_found
-from template_engine.service.routes.common import Auth, Raw, StoreDep, errors, json_response, template_scope
+from template_engine.service.routes.common import (
+    Auth,
+    JsonRoute,
+    Raw,
+    StoreDep,
+    errors,
+    json_response,
+    template_scope,
+)
 from template_engine.service.schemas import AcceptedOut, SubmissionErrorOut, WorkloadCreate, WorkloadOut
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.storage.tables import now
 
-router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"])
+router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"], route_class=JsonRoute)
 
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _SUFFIX = string.ascii_lowercase + string.digits

@@ -10,12 +10,14 @@ starting together do not race to create the schema.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, schema_info
 
@@ -75,12 +77,58 @@ def create_db_engine(url: str) -> Engine:
 
 
 @contextmanager
-def transaction(engine: Engine, write: bool) -> Iterator[Connection]:
-    """One transaction: committed when the block ends, rolled back when it raises."""
+def transaction(engine: Engine, write: bool, consistent: bool = False) -> Iterator[Connection]:
+    """One transaction: committed when the block ends, rolled back when it raises.
+
+    ``consistent``: every statement sees the same state of the database (PostgreSQL's REPEATABLE READ; an
+    SQLite transaction always does), for a reader that must not mix two states, such as an export.
+    """
     with engine.connect() as connection:
-        connection.execution_options(**{_WRITE: write})
+        options: dict[str, Any] = {_WRITE: write}
+        if consistent and connection.dialect.name == "postgresql":
+            options["isolation_level"] = "REPEATABLE READ"
+        connection.execution_options(**options)
         with connection.begin():
             yield connection
+
+
+@dataclass(frozen=True, slots=True)
+class NewSqliteFile:
+    """An SQLite database file that does not exist yet, and the folders above it that do not either."""
+
+    path: Path
+    folders: tuple[Path, ...]
+
+    def discard(self) -> None:
+        """Remove the file (with its WAL and journal files) and those folders, if they are empty."""
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with suppress(FileNotFoundError):
+                Path(f"{self.path}{suffix}").unlink()
+        for folder in self.folders:
+            with suppress(OSError):
+                folder.rmdir()
+
+
+def new_sqlite_file(url: str) -> NewSqliteFile | None:
+    """The SQLite file ``url`` would create, when it names one that does not exist yet."""
+    try:
+        parsed = make_url(normalise_url(url))
+    except ArgumentError:
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") or parsed.query.get("uri"):
+        return None
+    path = Path(database).expanduser().resolve()
+    if path.exists():
+        return None
+    folders = []
+    folder = path.parent
+    while not folder.exists():
+        folders.append(folder)
+        folder = folder.parent
+    return NewSqliteFile(path, tuple(folders))
 
 
 def migrate(engine: Engine) -> int:

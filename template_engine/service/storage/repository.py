@@ -4,22 +4,94 @@ Rows come back as small frozen records.  Updates are optimistic: they name the v
 :class:`StaleVersion` when no row has it any more.  ``lock=True`` reads take a row lock on PostgreSQL
 (``FOR UPDATE``) so that concurrent writers of one row queue instead of conflicting; SQLite's write
 transactions are already serialised (``BEGIN IMMEDIATE``).
+
+Nothing is written that cannot be read back and answered: every value an insert or update is given is checked
+first (:func:`unstorable`), and a NUL character or lone surrogate in any text, a non-finite number, or a
+value JSON cannot hold in a document column raises :class:`Unstorable` before the statement runs, so the
+transaction rolls back and the database is as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, Select, Table, delete, func, insert, select, update
+from sqlalchemy import JSON, Connection, Row, Select, Table, delete, func, insert, select, update
 
 from template_engine.service.storage import tables as t
 
 
 class StaleVersion(Exception):
     """Another writer changed or deleted the row since it was read."""
+
+
+class Unstorable(Exception):
+    """A value that no backend stores faithfully; nothing of the statement was written.
+
+    ``column`` is the column it was meant for, ``path`` its place inside a document column (``()`` for the
+    column itself), ``reason`` what is wrong with it.
+    """
+
+    def __init__(self, column: str, path: tuple[str | int, ...], reason: str) -> None:
+        self.column = column
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{column} {path}: {reason}")
+
+
+_BAD_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored or answered (a NUL character, a lone surrogate), or None."""
+    found = _BAD_TEXT.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "holds a NUL character (\\u0000)"
+    return f"holds a lone surrogate ({ascii(found.group())[1:-1]}), which is not Unicode text"
+
+
+def unstorable(value: Any, document: bool) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """The places and reasons ``value`` cannot be stored; ``document``: it goes to a JSON column."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            why = text_problem(item)
+            if why is not None:
+                yield path, f"the text {why}"
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                yield path, f"the number {item} is not finite"
+        elif isinstance(item, int):
+            continue
+        elif document and isinstance(item, dict):
+            for key, child in item.items():
+                why = text_problem(key) if isinstance(key, str) else "is not text"
+                if why is not None:
+                    yield path, f"the key {key!r} {why}"
+                else:
+                    stack.append(((*path, key), child))
+        elif document and isinstance(item, list | tuple):
+            stack.extend(((*path, index), child) for index, child in enumerate(item))
+        elif document:
+            yield path, f"a {type(item).__name__} is not a JSON value"
+
+
+def _check_storable(table: Table, values: Mapping[str, Any]) -> None:
+    """Raise :class:`Unstorable` for the first value that cannot be stored; documents first, since a
+    template's name and description columns repeat what its document holds (and the document has the path)."""
+    columns = sorted(values, key=lambda column: not isinstance(table.c[column].type, JSON))
+    for column in columns:
+        for path, reason in unstorable(values[column], isinstance(table.c[column].type, JSON)):
+            raise Unstorable(column, path, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +189,7 @@ class Repository:
         return self.connection.execute(query).first()
 
     def _insert(self, table: Table, subject: str, values: Mapping[str, Any]) -> Any:
+        _check_storable(table, values)
         stamp = t.now()
         audit = {"version": 1, "created_by": subject, "created_at": stamp}
         audit |= {"updated_by": subject, "updated_at": stamp}
@@ -124,6 +197,7 @@ class Repository:
         return result.inserted_primary_key[0] if result.inserted_primary_key else None
 
     def _update(self, table: Table, key: Any, version: int, subject: str, values: Mapping[str, Any]) -> int:
+        _check_storable(table, values)
         pk = next(iter(table.primary_key.columns))
         result = self.connection.execute(
             update(table)

@@ -1,0 +1,357 @@
+"""``db export``: the database as a templates folder plus its bookkeeping, replaced whole or not at all.
+
+The folder is what ``validate`` reads (``org.yaml``, ``system/``, ``departments/``, ``projects/``,
+``assets/``), with the documents as stored, and ``.template-engine/export.yaml`` (:mod:`.bookkeeping`) for
+what those files cannot hold.  Everything is read in one consistent transaction, checked, written into a new
+sibling folder and read back with the importer's own reader; only then does it replace the managed entries
+of the target, by renames.  A record that could not be written or read back as stored (a name too long for a
+file name, a NUL character or lone surrogate in a text...) stops the export with its name and field, and the
+previous export is left as it was.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import Engine
+
+from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.validate import locate
+from template_engine.models.documents import ASSET_FOLDERS
+from template_engine.paths import Path as FieldPath
+from template_engine.service.bookkeeping import FORMAT, HEADER, META_FILE, META_FOLDER, fingerprint
+from template_engine.service.importer import read_folder
+from template_engine.service.storage import snapshot
+from template_engine.service.storage import tables as t
+from template_engine.service.storage.database import transaction
+from template_engine.service.storage.repository import Audit, Repository, unstorable
+
+#: The entries of the target folder an export writes (and ``--overwrite`` replaces); nothing else is touched.
+MANAGED = ("org.yaml", "system", "departments", "projects", "assets", META_FOLDER)
+_READABLE = (
+    "text without NUL characters or lone surrogates (U+D800 to U+DFFF), and finite numbers: "
+    "change the value through the API, then export again"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    rel: str
+    #: The record, as messages name it.
+    label: str
+    document: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    counts: Mapping[str, int]
+    files: int
+
+    def summary(self) -> str:
+        kinds = ("departments", "projects", "defaults", "assets", "templates", "workloads")
+        return ", ".join(f"{self.counts.get(k, 0)} {k}" for k in kinds)
+
+
+def export_folder(engine: Engine, root: Path, overwrite: bool = False) -> ExportReport:
+    """Write the database as a templates folder at ``root``; raises :class:`InputError` (nothing changed)."""
+    target = Path(os.path.realpath(root))
+    if target.exists() and not target.is_dir():
+        raise InputError(
+            [Problem(f"{str(root)!r} is not a folder", (), None, "a folder to write the export to")]
+        )
+    present = [name for name in MANAGED if _exists(target / name)]
+    if present and not overwrite:
+        raise InputError(
+            [
+                Problem(
+                    f"{str(root)!r} already holds {', '.join(present)}",
+                    (),
+                    None,
+                    "an empty or new folder, or --overwrite to replace those",
+                )
+            ]
+        )
+    files, problems, counts = _collect(engine)
+    if problems:
+        raise InputError(problems)
+    missing = [folder for folder in target.parents if not folder.exists()]
+    try:
+        staged = _sibling(target, "export")
+        try:
+            _write(staged, files)
+            _verify(staged, files)
+            _replace(target, staged)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    except BaseException:
+        for folder in missing:  # the folders above --root that this export created, nearest first
+            with suppress(OSError):
+                folder.rmdir()
+        raise
+    return ExportReport(counts, len(files))
+
+
+# -- what to write ------------------------------------------------------------------------------------------
+
+
+def _audit(audit: Audit | Mapping[str, Any]) -> dict[str, Any]:
+    a = audit if isinstance(audit, Mapping) else {c: getattr(audit, c) for c in snapshot.AUDIT_COLUMNS}
+    return {
+        "version": a["version"],
+        "createdBy": a["created_by"],
+        "createdAt": a["created_at"].isoformat(),
+        "updatedBy": a["updated_by"],
+        "updatedAt": a["updated_at"].isoformat(),
+    }
+
+
+def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]]:
+    """Every file of the export, the problems of records that cannot be exported, and the counts."""
+    with transaction(engine, write=False, consistent=True) as connection:
+        repo = Repository(connection)
+        departments = repo.departments()
+        projects = repo.projects()
+        all_defaults = repo.all_defaults()
+        assets = repo.assets()
+        templates = repo.templates()
+        workloads = snapshot.workload_rows(connection)
+        sequences = {
+            "departments": snapshot.high_water(connection, t.departments),
+            "projects": snapshot.high_water(connection, t.projects),
+        }
+    dept_names = {d.id: d.name for d in departments}
+    project_names = {p.id: p.name for p in projects}
+    problems: list[Problem] = []
+
+    def folder(key: str) -> tuple[str, str]:
+        kind, _, ident = key.partition(":")
+        if kind == "department":
+            name = dept_names[int(ident)]
+            return f"departments/{name}", f"department {name!r}"
+        if kind == "project":
+            name = project_names[int(ident)]
+            return f"projects/{name}", f"project {name!r}"
+        return "system", "system"
+
+    org_yaml: list[dict[str, Any]] = []
+    for dept in departments:
+        entry: dict[str, Any] = {"name": dept.name}
+        if dept.description is not None:
+            entry["description"] = dept.description
+        entry["projects"] = [p.name for p in projects if p.department_id == dept.id]
+        org_yaml.append(entry)
+    files = [_File("org.yaml", "the departments and their projects", {"departments": org_yaml})]
+    entries: dict[str, dict[str, Any]] = {}
+    for row in all_defaults:
+        where, scope = folder(row.scope_key)
+        files.append(_File(f"{where}/defaults.yaml", f"the defaults of {scope}", row.document))
+        entries[files[-1].rel] = {"sha256": fingerprint(row.document), **_audit(row.audit)}
+    for asset in assets:
+        kind_folder = ASSET_FOLDERS.get(asset.kind)  # type: ignore[call-overload]
+        label = f"{asset.kind} asset {asset.name!r} ({asset.id})"
+        if kind_folder is None:
+            problems.append(Problem(f"{label} has an unknown kind", (), None, ", ".join(ASSET_FOLDERS)))
+            continue
+        files.append(_File(f"assets/{kind_folder}/{asset.name}.yaml", label, asset.document))
+        entries[files[-1].rel] = {
+            "id": asset.id,
+            "sha256": fingerprint(asset.document),
+            **_audit(asset.audit),
+        }
+    for template in templates:
+        where, scope = folder(template.scope_key)
+        label = f"template {template.name!r} of {scope} ({template.id})"
+        files.append(_File(f"{where}/templates/{template.name}.yaml", label, template.document))
+        audit = _audit(template.audit)
+        entries[files[-1].rel] = {"id": template.id, "sha256": fingerprint(template.document), **audit}
+
+    dept_entries = {
+        f"department {d.name!r} ({d.id})": {"name": d.name, "id": d.id, "description": d.description}
+        | _audit(d.audit)
+        for d in departments
+    }
+    project_entries = {
+        f"project {p.name!r} ({p.id})": {
+            "name": p.name,
+            "id": p.id,
+            "department": dept_names[p.department_id],
+            "description": p.description,
+        }
+        | _audit(p.audit)
+        for p in projects
+    }
+    workload_entries = {f"workload {w['name']!r} ({w['id']})": _workload(w) for w in workloads}
+    meta = {
+        "format": FORMAT,
+        "schemaVersion": t.SCHEMA_VERSION,
+        "sequences": sequences,
+        "departments": list(dept_entries.values()),
+        "projects": list(project_entries.values()),
+        "files": {rel: entries[rel] for rel in sorted(entries)},
+        "workloads": list(workload_entries.values()),
+    }
+    records = {**dept_entries, **project_entries, **workload_entries}
+    records |= {f"the audit fields of {rel}": entry for rel, entry in entries.items()}
+    for file in files:
+        problems += _refused(file.label, file.document, file.rel)
+    for label, fields in records.items():
+        problems += _refused(label, fields, META_FILE)
+    files.append(_File(META_FILE, "the bookkeeping of the export", meta))
+    counts = {
+        "departments": len(departments),
+        "projects": len(projects),
+        "defaults": len(all_defaults),
+        "assets": len(assets),
+        "templates": len(templates),
+        "workloads": len(workloads),
+    }
+    return files, problems, counts
+
+
+def _workload(row: Mapping[str, Any]) -> dict[str, Any]:
+    deleted = row["deleted_at"]
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "requestedName": row["requested_name"],
+        "projectId": row["project_id"],
+        "departmentId": row["department_id"],
+        "clusterId": row["cluster_id"],
+        "templateId": row["template_id"],
+        "desiredPhase": row["desired_phase"],
+        "actualPhase": row["actual_phase"],
+        "masterSpecSameAsWorker": row["master_same_as_worker"],
+        "spec": row["spec"],
+        "masterSpec": row["master_spec"],
+        "deletedAt": deleted.isoformat() if deleted is not None else None,
+        **_audit(row),
+    }
+
+
+def _refused(label: str, value: Any, rel: str) -> list[Problem]:
+    """The values of one record that no file would read back (and no database would store) as they are."""
+    found = sorted(unstorable(value, True), key=lambda item: str(item[0]))
+    return [
+        Problem(f"{label} cannot be exported: {reason}", path, Location(rel), _READABLE)
+        for path, reason in found
+    ]
+
+
+# -- writing, reading back, replacing -----------------------------------------------------------------------
+
+
+def _yaml(file: _File) -> str:
+    text = yaml.safe_dump(dict(file.document), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return HEADER + text if file.rel == META_FILE else text
+
+
+def _write(staged: Path, files: list[_File]) -> None:
+    for file in files:
+        path = staged / file.rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_yaml(file), encoding="utf-8", newline="\n")
+        except OSError as exc:
+            expected = (
+                "a name that fits in a file name (with '.yaml', at most 255 bytes on most file systems): "
+                "rename the record through the API"
+                if exc.errno == errno.ENAMETOOLONG
+                else None
+            )
+            raise InputError(
+                [Problem(f"cannot write {file.label}: {exc.strerror}", (), Location(file.rel), expected)]
+            ) from None
+
+
+def _verify(staged: Path, files: list[_File]) -> None:
+    """Read the written folder back with the importer's reader: every file, and each as it was stored."""
+    folder = read_folder(staged)
+    problems = []
+    for file in files:
+        read = folder.sources.get(file.rel)
+        if read is None:
+            problems.append(
+                Problem(f"{file.label} cannot be exported: {file.rel} would not be read back", (), None)
+            )
+            continue
+        if fingerprint(dict(read.data)) != fingerprint(dict(file.document)):
+            path = next(_differences(file.document, read.data, ()), ())
+            problems.append(
+                Problem(
+                    f"{file.label} cannot be exported: it would not read back as stored",
+                    path,
+                    locate(file.rel, read.lines, path),
+                    "a value a YAML file gives back unchanged",
+                )
+            )
+    if problems:
+        raise InputError(problems)
+
+
+def _differences(a: Any, b: Any, path: FieldPath) -> Iterator[FieldPath]:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if list(a) != list(b):
+            yield path
+            return
+        for key in a:
+            yield from _differences(a[key], b[key], (*path, key))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, (*path, index))
+    elif fingerprint(a) != fingerprint(b):
+        yield path
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _sibling(target: Path, what: str) -> Path:
+    """A new, empty, hidden folder next to ``target`` (so renames between them never copy)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        path = target.parent / f".{target.name[:64]}.{what}-{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+
+
+def _replace(target: Path, staged: Path) -> None:
+    """Put the staged entries in place of the target's managed ones, by renames; undone on failure."""
+    if not _exists(target):
+        staged.rename(target)
+        return
+    previous = _sibling(target, "previous")
+    moved_out: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in MANAGED:
+            if _exists(target / name):
+                (target / name).rename(previous / name)
+                moved_out.append(name)
+        for name in sorted(p.name for p in staged.iterdir()):
+            (staged / name).rename(target / name)
+            moved_in.append(name)
+    except OSError:
+        try:
+            for name in reversed(moved_in):
+                (target / name).rename(staged / name)
+            for name in reversed(moved_out):
+                (previous / name).rename(target / name)
+        except OSError as undo:
+            message = f"{undo.strerror}; the previous export is kept in {previous}"
+            raise OSError(undo.errno, message) from undo
+        previous.rmdir()
+        raise
+    shutil.rmtree(previous, ignore_errors=True)
