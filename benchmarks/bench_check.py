@@ -156,8 +156,9 @@ def phases(root: Path, runs: int) -> dict[str, float]:
     the merge: building the layers, rendering, pruning and sorting, the master's copy, the runnable check.
     """
     from template_engine import load_org
-    from template_engine.compose import SPEC_PLAN, MergeCache, compose
+    from template_engine.compose import MergeCache, compose
     from template_engine.merge.engine import merge_layers
+    from template_engine.merge.plan import SPEC_PLAN
     from template_engine.runnable import check
 
     loaded = load_org(root)

@@ -36,8 +36,9 @@ from typing import Any
 
 from deepmerge import always_merger
 
-from template_engine.compose import SPEC_PLAN, compose
+from template_engine.compose import compose
 from template_engine.merge.engine import Layer, merge_layers
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.documents import EnvironmentAsset, LayerDocument, TemplateDocument
 from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, View
 

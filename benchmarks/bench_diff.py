@@ -35,7 +35,7 @@ import yaml
 
 from template_engine import compose, load_org
 from template_engine.diff import diff_orgs
-from template_engine.snapshots import pairs
+from template_engine.diffing.pairs import pairs
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

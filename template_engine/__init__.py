@@ -1,16 +1,19 @@
 """Compose layered Run:ai-style defaults, assets and templates into effective distributed-training specs."""
 
-from template_engine.compose import Composition, Submission, compose
+from template_engine.compose import Composition, compose
 from template_engine.errors import (
     CompositionError,
+    CompositionWarning,
     InputError,
     Location,
     NotFoundError,
     Problem,
     RenderError,
     TemplateEngineError,
+    WarningKind,
 )
 from template_engine.explain import explain
+from template_engine.layers import Submission
 from template_engine.loader.tree import load_org, reference_problems
 from template_engine.org import Org, Scope, Template, View
 from template_engine.paths import Match, format_path, parse_path
@@ -18,6 +21,7 @@ from template_engine.paths import Match, format_path, parse_path
 __all__ = [
     "Composition",
     "CompositionError",
+    "CompositionWarning",
     "InputError",
     "Location",
     "Match",
@@ -30,6 +34,7 @@ __all__ = [
     "Template",
     "TemplateEngineError",
     "View",
+    "WarningKind",
     "compose",
     "explain",
     "format_path",

@@ -1,47 +1,42 @@
-"""Pure composition: an org, a template and a view in; combined specs, runnability and provenance out."""
+"""Pure composition: an org, a template and a view in; combined specs, runnability and provenance out.
+
+The pipeline, one module per stage: :mod:`~template_engine.layers` (which layers, in the contract's order) ->
+:mod:`~template_engine.merge` (the keyed merge, with provenance) -> :mod:`~template_engine.render` (the final
+form) -> :mod:`~template_engine.runnable` (every reason it cannot be submitted).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from template_engine.errors import CompositionError, Location, NotFoundError, Problem, RenderError
-from template_engine.merge.engine import Layer, MergeResult, MergeWarning, clone, merge_layers
-from template_engine.merge.plan import PlanNode, build_plan
-from template_engine.models.documents import ASSET_FOLDERS, DatasourceAsset, TemplateAssets
-from template_engine.models.spec import WORKER_ONLY_FIELDS, WorkerSpec
-from template_engine.org import Org, Scope, Template, View, asset_ref, defaults_ref
-from template_engine.paths import Path, format_path
-from template_engine.render import RESERVED, Budget, referenced_names, render_final
+from template_engine.errors import CompositionError, CompositionWarning, Location, Problem, WarningKind
+from template_engine.layers import (
+    SameAsWorker,
+    Submission,
+    effective_policy,
+    has_own_master,
+    imposed_items,
+    master_layers,
+    policy_side_layers,
+    same_as_worker,
+    scope_label,
+    worker_layers,
+)
+from template_engine.merge.engine import MergeResult, clone, merge_layers
+from template_engine.merge.plan import SPEC_PLAN
+from template_engine.models.spec import WORKER_ONLY_FIELDS
+from template_engine.org import Defaults, Org, Template, View
+from template_engine.paths import Path
+from template_engine.policy.apply import PolicyOutcome, Protected, apply_policy
+from template_engine.policy.document import FieldRules
+from template_engine.policy.effective import EffectivePolicy
+from template_engine.policy.vocabulary import Replica
+from template_engine.render import RESERVED, Rendered, render_composition, render_final
 from template_engine.runnable import Runnable, RunnableIssue, check
 
-#: How every spec merges, read once from the markers on the models.
-SPEC_PLAN: PlanNode = build_plan(WorkerSpec)
-
-#: The field ``overrides.containerPath`` replaces, per data source kind (DESIGN.md "Layers and precedence").
-CONTAINER_PATH_FIELD: dict[str, str] = {
-    "pvc": "path",
-    "s3": "path",
-    "git": "path",
-    "emptyDirVolume": "path",
-    "nfs": "mountPath",
-    "hostPath": "mountPath",
-    "configMapVolume": "mountPath",
-    "secretVolume": "mountPath",
-    "dataVolume": "mountPath",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Submission:
-    """A workload submission's own layer (service only): the highest precedence of all."""
-
-    spec: Mapping[str, Any] | None = None
-    master_same_as_worker: bool | None = None
-    master_spec: Mapping[str, Any] | None = None
-    label: str = "workload submission"
-    file: str = "request body"
+__all__ = ["Composition", "MergeCache", "compose", "unused_variable"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +52,9 @@ class Composition:
     combined_master_spec: dict[str, Any] | None
     runnable: Runnable
     context: Mapping[str, Any] = field(default_factory=dict)
+    #: The effective policy of the view, and the values its ``defaultFrom`` rules set (by replica and path).
+    policy: EffectivePolicy = field(default_factory=EffectivePolicy)
+    policy_origins: Mapping[tuple[Replica, Path], FieldRules] = field(default_factory=dict)
 
     def meta(self) -> dict[str, Any]:
         if self.template is None:
@@ -93,116 +91,129 @@ class Composition:
         }
 
 
-def _render_final(
-    spec: dict[str, Any],
+#: Scope-default merges by (view, is master), shared by the compositions of one org (see ``compose``).
+MergeCache = dict[tuple[View, bool], MergeResult]
+
+
+def compose(
+    org: Org,
+    template: Template | None,
+    view: View,
+    variables: Mapping[str, str] | None = None,
+    submission: Submission | None = None,
+    cache: MergeCache | None = None,
+) -> Composition:
+    """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``.
+
+    ``cache``, an empty dict kept by a caller that composes many templates of the same ``org`` (``check``,
+    the snapshot plugin, ``diff``), lets them share the merge of each view's scope defaults.
+    """
+    variables = variables or {}
+    policy = effective_policy(org, view)
+    defaults = _defaults_merge(org, view, False, cache)
+    layers = worker_layers(org, template, view, submission, defaults.layers)
+    same = same_as_worker(org, template, view, submission)
+    worker = merge_layers(SPEC_PLAN, layers, defaults)
+    master = None if same.value else _master_merge(org, template, view, submission, cache)
+    context = _context(view, template, variables)
+    rendered = render_composition(worker, master, same.value, context)
+    spec, master_spec = rendered.spec, rendered.master_spec
+    compliance: tuple[RunnableIssue, ...] = ()
+    origins: Mapping[tuple[Replica, Path], FieldRules] = {}
+    if not policy.empty:
+        outcome = _apply_policy(org, view, policy, rendered, same.value, master, context, cache)
+        spec, master_spec, origins = outcome.spec, outcome.master_spec, outcome.origins
+        compliance = tuple(
+            RunnableIssue(i.replica, i.path, i.message, i.rule, i.source) for i in outcome.issues
+        )
+    warnings = _warnings(template, variables, same, worker, master, rendered.names)
+    runnable = check(spec, master_spec, not same.value, SPEC_PLAN, warnings)
+    if compliance:
+        runnable = Runnable(runnable.issues + compliance, runnable.warnings)
+    return Composition(
+        template,
+        view,
+        same.value,
+        worker,
+        worker if same.value else master,
+        spec,
+        master_spec,
+        runnable,
+        context,
+        policy,
+        origins,
+    )
+
+
+def _apply_policy(
+    org: Org,
+    view: View,
+    policy: EffectivePolicy,
+    rendered: Rendered,
+    same: bool,
+    master: MergeResult | None,
     context: Mapping[str, Any],
-    result: MergeResult,
-    replica: str,
-    seen: set[str],
-    budget: Budget,
-) -> tuple[dict[str, Any], list[Problem]]:
-    """The final (rendered, pruned, sorted) form of ``spec``, and every render problem with its path."""
-    return render_final(spec, context, lambda p: _locate(result, p), replica, SPEC_PLAN, budget, seen)
+    cache: MergeCache | None,
+) -> PolicyOutcome:
+    """The policy step (POLICY.md): the policy side is the shared merge of the scope defaults and imposed
+    assets, rendered with the same context (a value that does not render there stays as written)."""
+    worker_side = _policy_side(_defaults_merge(org, view, False, cache), context)
+    master_side = None
+    if not same and master is not None:
+        master_side = _policy_side(_defaults_merge(org, view, True, cache), context)
+    protected: dict[Replica, Protected] = {"worker": imposed_items(org, view, False)}
+    if not same:
+        protected["master"] = imposed_items(org, view, True)
+    return apply_policy(
+        policy,
+        SPEC_PLAN,
+        rendered.spec,
+        worker_side,
+        rendered.master_spec,
+        master_side,
+        same,
+        frozenset(WORKER_ONLY_FIELDS),
+        protected,
+    )
 
 
-# -- layers -------------------------------------------------------------------------------------------------
+def _policy_side(merged: MergeResult, context: Mapping[str, Any]) -> dict[str, Any]:
+    final, _problems = render_final(merged.spec, context, merged.locate, "policy side", SPEC_PLAN)
+    return final
 
 
-def _scope_label(scope: Scope) -> str:
-    return "system defaults" if scope.name is None else f"{scope.type} {scope.name} defaults"
+def _defaults_merge(org: Org, view: View, master: bool, cache: MergeCache | None) -> MergeResult:
+    """The merge of the policy side (scope defaults and imposed assets), shared through ``cache``."""
+    if cache is None:
+        return merge_layers(SPEC_PLAN, policy_side_layers(org, view, master))
+    found = cache.get((view, master))
+    if found is None:
+        found = cache[(view, master)] = merge_layers(SPEC_PLAN, policy_side_layers(org, view, master))
+    return found
 
 
-def _section(data: Mapping[str, Any], *names: str) -> Mapping[str, Any] | None:
-    """``data[names[0]][names[1]]...`` where every step is a mapping, else ``None`` (null is no opinion)."""
-    value: Any = data
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value if isinstance(value, Mapping) and value else None
-
-
-def _default_layers(org: Org, view: View, master: bool) -> list[Layer]:
-    layers = []
-    root: tuple[str, ...] = ("master", "spec") if master else ("spec",)
-    for scope in view.chain():
-        org.require_intact(defaults_ref(scope))
-        entry = org.defaults.get(scope)
-        if entry is None:
-            continue
-        spec = _section(entry.source.data, *root)
-        if spec is not None:
-            layers.append(Layer(_scope_label(scope), entry.source.file, spec, entry.source.lines, root))
-    return layers
-
-
-def _asset_layers(org: Org, assets: TemplateAssets | None, template: Template, root: Path) -> list[Layer]:
-    if assets is None:
-        return []
-    layers = []
-    for kind, name in (("environment", assets.environment), ("compute", assets.compute)):
-        if name is None:
-            continue
-        asset = _asset(org, kind, name, template, (*root, kind))
-        layers.append(
-            Layer(
-                f"{kind} asset {name}",
-                asset.source.file,
-                asset.source.data.get("spec") or {},
-                asset.source.lines,
-                ("spec",),
-            )
+def _master_merge(
+    org: Org, template: Template | None, view: View, submission: Submission | None, cache: MergeCache | None
+) -> MergeResult | None:
+    """The master merged on its own; ``None`` when nothing gives it a spec (it runs workers only)."""
+    if not has_own_master(template, submission):
+        return None
+    defaults = _defaults_merge(org, view, True, cache)
+    layers = master_layers(org, template, view, submission, defaults.layers)
+    master = merge_layers(SPEC_PLAN, layers, defaults)
+    problems = [
+        Problem(
+            f"a master spec cannot set the worker-only field {name!r}",
+            (name,),
+            master.locate((name,)),
+            "worker-only fields in the worker spec",
         )
-    for index, ref in enumerate(assets.datasources or ()):
-        asset = _asset(org, "datasource", ref.name, template, (*root, "datasources", index, "name"))
-        assert isinstance(asset.doc, DatasourceAsset)
-        storage = asset.source.data["spec"]["storage"]
-        kind = next(k for k, v in storage.items() if v)
-        item = dict(storage[kind][0])
-        own_key = "id" if kind == "dataVolume" else "name"
-        if item.get(own_key) is None:
-            item[own_key] = ref.name
-        layers.append(
-            Layer(
-                f"datasource asset {ref.name}",
-                asset.source.file,
-                {"storage": {kind: [item]}},
-                asset.source.lines,
-                ("spec",),
-            )
-        )
-        if ref.overrides is not None and ref.overrides.containerPath is not None:
-            override = {own_key: item[own_key], CONTAINER_PATH_FIELD[kind]: ref.overrides.containerPath}
-            layers.append(
-                Layer(
-                    f"template {template.name} (containerPath of {ref.name})",
-                    template.source.file,
-                    {"storage": {kind: [override]}},
-                    template.source.lines,
-                    (*root, "datasources", index, "overrides", "containerPath"),
-                )
-            )
-    return layers
-
-
-def _asset(org: Org, kind: Any, name: str, template: Template, path: Path) -> Any:
-    org.require_intact(asset_ref(kind, name))
-    try:
-        asset = org.asset(kind, name)
-    except NotFoundError:
-        line = template.source.lines.get(path)
-        raise CompositionError(
-            [
-                Problem(
-                    f"template {template.name!r} refers to an unknown {kind} asset {name!r}",
-                    path,
-                    Location(template.source.file, line[0] if line else None, line[1] if line else None),
-                    f"a file assets/{ASSET_FOLDERS[kind]}/{name}.yaml",
-                )
-            ]
-        ) from None
-    return asset
-
-
-# -- composition --------------------------------------------------------------------------------------------
+        for name in WORKER_ONLY_FIELDS
+        if name in master.spec
+    ]
+    if problems:
+        raise CompositionError(problems)
+    return master
 
 
 def _context(view: View, template: Template | None, variables: Mapping[str, str]) -> dict[str, Any]:
@@ -229,223 +240,70 @@ def _context(view: View, template: Template | None, variables: Mapping[str, str]
     return context
 
 
-#: Scope-default merges by (view, is master), shared by the compositions of one org (see ``compose``).
-MergeCache = dict[tuple[View, bool], MergeResult]
+# -- warnings -----------------------------------------------------------------------------------------------
 
 
-def _defaults_merge(org: Org, view: View, master: bool, cache: MergeCache | None) -> MergeResult:
-    layers = _default_layers(org, view, master)
-    if cache is None:
-        return merge_layers(SPEC_PLAN, layers)
-    found = cache.get((view, master))
-    if found is None:
-        found = cache[(view, master)] = merge_layers(SPEC_PLAN, layers)
-    return found
-
-
-def compose(
-    org: Org,
+def _warnings(
     template: Template | None,
-    view: View,
-    variables: Mapping[str, str] | None = None,
-    submission: Submission | None = None,
-    cache: MergeCache | None = None,
-) -> Composition:
-    """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``.
-
-    ``cache``, an empty dict kept by a caller that composes many templates of the same ``org`` (``check``,
-    the snapshot plugin, ``diff``), lets them share the merge of each view's scope defaults.
-    """
-    variables = variables or {}
-    doc = template.doc if template is not None else None
-    written = template.source if template is not None else None
-
-    defaults = _defaults_merge(org, view, False, cache)
-    worker_layers = list(defaults.layers)
-    if template is not None and doc is not None and written is not None:
-        worker_layers += _asset_layers(org, doc.assets, template, ("assets",))
-        if written.data.get("spec"):
-            worker_layers.append(
-                Layer(
-                    f"template {template.name}", written.file, written.data["spec"], written.lines, ("spec",)
-                )
-            )
-    if submission is not None and submission.spec:
-        worker_layers.append(Layer(submission.label, submission.file, submission.spec, {}, ("spec",)))
-
-    same, same_by = True, "default"
-    for scope in view.chain():
-        entry = org.defaults.get(scope)
-        if entry is not None and entry.doc.masterSpecSameAsWorker is not None:
-            same, same_by = entry.doc.masterSpecSameAsWorker, entry.source.file
-    if doc is not None and doc.masterSpecSameAsWorker is not None:
-        same = doc.masterSpecSameAsWorker
-    if submission is not None and submission.master_same_as_worker is not None:
-        same = submission.master_same_as_worker
-    if submission is not None and submission.master_same_as_worker is True and submission.master_spec:
-        raise CompositionError(
-            [
-                Problem(
-                    "masterSpecSameAsWorker is true and a masterSpec is given",
-                    ("masterSpec",),
-                    Location(submission.file),
-                    "either masterSpecSameAsWorker false or no masterSpec",
-                )
-            ]
-        )
-
-    worker = merge_layers(SPEC_PLAN, worker_layers, defaults)
-    master: MergeResult | None
-    master_spec: dict[str, Any] | None
-    if same:
-        master = worker
-        master_spec = {k: v for k, v in worker.spec.items() if k not in WORKER_ONLY_FIELDS}
-    else:
-        has_master = (
-            doc is not None
-            and doc.master is not None
-            and (
-                (written is not None and _section(written.data, "master", "spec") is not None)
-                or doc.master.assets is not None
-            )
-        )
-        if submission is not None and submission.master_spec:
-            has_master = True
-        if not has_master:
-            master, master_spec = None, None
-        else:
-            master_defaults = _defaults_merge(org, view, True, cache)
-            master_layers = list(master_defaults.layers)
-            if template is not None and doc is not None and doc.master is not None and written is not None:
-                master_layers += _asset_layers(org, doc.master.assets, template, ("master", "assets"))
-                own = _section(written.data, "master", "spec")
-                if own is not None:
-                    master_layers.append(
-                        Layer(
-                            f"template {template.name} master",
-                            written.file,
-                            own,
-                            written.lines,
-                            ("master", "spec"),
-                        )
-                    )
-            if submission is not None and submission.master_spec:
-                master_layers.append(
-                    Layer(
-                        f"{submission.label} master",
-                        submission.file,
-                        submission.master_spec,
-                        {},
-                        ("masterSpec",),
-                    )
-                )
-            master = merge_layers(SPEC_PLAN, master_layers, master_defaults)
-            _reject_worker_only(master)
-            master_spec = master.spec
-
-    context = _context(view, template, variables)
-    expressions: set[str] = set()
-    budget = Budget()  # one budget for every value of this composition
-    combined_spec, problems = _render_final(worker.spec, context, worker, "combinedSpec", expressions, budget)
-    combined_master: dict[str, Any] | None = None
-    if same:
-        # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
-        combined_master = {k: clone(v) for k, v in combined_spec.items() if k not in WORKER_ONLY_FIELDS}
-    elif master_spec is not None and master is not None:
-        combined_master, more = _render_final(
-            master_spec, context, master, "combinedMasterSpec", expressions, budget
-        )
-        problems += more
-    if problems:
-        raise RenderError(problems)
-
-    merge_warnings = [RunnableIssue("worker", format_path(w.path), _with_place(w)) for w in worker.warnings]
-    if master is not None and not same:
-        merge_warnings += [
-            RunnableIssue("master", format_path(w.path), _with_place(w)) for w in master.warnings
-        ]
-    if same and doc is not None and doc.master is not None:
-        merge_warnings.append(
-            RunnableIssue(
+    variables: Mapping[str, str],
+    same: SameAsWorker,
+    worker: MergeResult,
+    master: MergeResult | None,
+    names_used: frozenset[str],
+) -> tuple[CompositionWarning, ...]:
+    """The composition's warnings: the merges', a master section or a department default that decides the
+    topology, and variables no expression uses.  ``master`` is the master merged on its own, if any."""
+    out = list(worker.warnings)
+    if master is not None:  # a merge's warnings say worker: these are the master's
+        out += [replace(w, replica="master") for w in master.warnings]
+    if same.value and template is not None and template.doc.master is not None:
+        by = same.defaults.source.file if same.defaults is not None else "default"
+        out.append(
+            CompositionWarning(
+                WarningKind.MASTER_SECTION_IGNORED,
                 "master",
-                "master",
-                f"the template's master section is ignored: masterSpecSameAsWorker is true ({same_by})",
+                ("master",),
+                f"the template's master section is ignored: masterSpecSameAsWorker is true ({by})",
             )
         )
-    merge_warnings += _workers_only_by_department(org, view, template, submission, master)
-    used = frozenset().union(*(referenced_names(text) for text in expressions))
-    merge_warnings += [
-        RunnableIssue("worker", f"--var {name}", f"variable {name!r} is not used by any value (a typo?)")
-        for name in sorted(set(variables) - used)
-    ]
-    runnable = check(combined_spec, combined_master, not same, SPEC_PLAN, tuple(merge_warnings))
-    return Composition(
-        template, view, same, worker, master, combined_spec, combined_master, runnable, context
+    out += _workers_only_by_department(template, same, master)
+    out += [unused_variable(name) for name in sorted(set(variables) - names_used)]
+    return tuple(out)
+
+
+def unused_variable(name: str) -> CompositionWarning:
+    """The warning about a variable that no value uses."""
+    return CompositionWarning(
+        WarningKind.UNUSED_VARIABLE,
+        "worker",
+        (),
+        f"variable {name!r} is not used by any value (a typo?)",
+        variable=name,
     )
 
 
 def _workers_only_by_department(
-    org: Org,
-    view: View,
-    template: Template | None,
-    submission: Submission | None,
-    master: MergeResult | None,
-) -> list[RunnableIssue]:
-    """A warning when a department's defaults alone make ``template`` workers only.
+    template: Template | None, same: SameAsWorker, master: MergeResult | None
+) -> list[CompositionWarning]:
+    """A warning when a department's or the system's defaults alone make ``template`` workers only.
 
-    ``masterSpecSameAsWorker: false`` in department defaults turns every template without a master section
-    (system templates included) into workers only.  No warning when the template, a project's defaults or
-    the submission decide the flag, or when there is a master.
+    ``masterSpecSameAsWorker: false`` in department (or system) defaults turns every template without a
+    master section (system templates included) into workers only.  No warning when the template, a
+    project's defaults or the submission decide the flag, or when there is a master.
     """
-    if template is None or master is not None or template.doc.masterSpecSameAsWorker is not None:
+    entry = same.decided_by
+    if template is None or same.value or master is not None or not isinstance(entry, Defaults):
         return []
-    if submission is not None and submission.master_same_as_worker is not None:
+    if entry.scope.type not in ("department", "system"):
         return []
-    deciding = [
-        entry
-        for scope in view.chain()
-        if (entry := org.defaults.get(scope)) is not None and entry.doc.masterSpecSameAsWorker is not None
-    ]
-    if not deciding or deciding[-1].scope.type != "department" or deciding[-1].doc.masterSpecSameAsWorker:
-        return []
-    entry = deciding[-1]
-    line = entry.source.lines.get(("masterSpecSameAsWorker",))
-    where = entry.source.file + (f":{line[0]}" if line else "")
+    line, column = entry.source.lines.get(("masterSpecSameAsWorker",), (None, None))
     return [
-        RunnableIssue(
+        CompositionWarning(
+            WarningKind.WORKERS_ONLY_BY_DEPARTMENT,
             "master",
-            "masterSpecSameAsWorker",
-            f"set to false by {_scope_label(entry.scope)}: template {template.name!r} has no master section, "
-            "so it runs workers only (decide in the template: masterSpecSameAsWorker or a master section) "
-            f"[{where}]",
+            ("masterSpecSameAsWorker",),
+            f"set to false by {scope_label(entry.scope)}: template {template.name!r} has no master section, "
+            "so it runs workers only (decide in the template: masterSpecSameAsWorker or a master section)",
+            Location(entry.source.file, line, column, scope_label(entry.scope)),
         )
     ]
-
-
-def _with_place(warning: MergeWarning) -> str:
-    where = warning.location.file
-    if warning.location.line is not None:
-        where += f":{warning.location.line}"
-    return f"{warning.message} [{where}]"
-
-
-def _locate(result: MergeResult, path: Path) -> Location | None:
-    origin = result.origin_of(path)
-    return result.location(origin) if origin is not None else None
-
-
-def _reject_worker_only(master: MergeResult) -> None:
-    problems = []
-    for name in WORKER_ONLY_FIELDS:
-        if name in master.spec:
-            origin = master.origin_of((name,))
-            problems.append(
-                Problem(
-                    f"a master spec cannot set the worker-only field {name!r}",
-                    (name,),
-                    master.location(origin) if origin is not None else None,
-                    "worker-only fields in the worker spec",
-                )
-            )
-    if problems:
-        raise CompositionError(problems)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from template_engine.compose import MergeCache
+from template_engine.diffing.fields import FieldChange, diff_outputs, same
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, dependencies, pairs, sources
 from template_engine.errors import Problem
 from template_engine.org import Org
-from template_engine.snapshots.fields import FieldChange, diff_outputs, problem_lines, same
-from template_engine.snapshots.pairs import Outcome, Pair, compose_pair, dependencies, pairs, sources
 
 Status = Literal["changed", "appeared", "disappeared"]
 
@@ -37,8 +37,8 @@ class PairDiff:
 
     def error_lines(self) -> tuple[list[str], list[str]]:
         """The composition problems of the old and new side (empty when that side composes)."""
-        old = problem_lines(self.old.problems) if self.old is not None else []
-        new = problem_lines(self.new.problems) if self.new is not None else []
+        old = [p.one_line() for p in self.old.problems] if self.old is not None else []
+        new = [p.one_line() for p in self.new.problems] if self.new is not None else []
         return old, new
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,7 +104,8 @@ def _compare(old: Outcome, new: Outcome) -> tuple[FieldChange, ...] | None:
     """The field changes between two outcomes, or ``None`` when they are the same."""
     if old.composition is None or new.composition is None:
         if old.composition is None and new.composition is None:
-            return None if problem_lines(old.problems) == problem_lines(new.problems) else ()
+            shown = [p.one_line() for p in old.problems] == [p.one_line() for p in new.problems]
+            return None if shown else ()
         return ()
     before, after = old.output, new.output
     if same(before, after):

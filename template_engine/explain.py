@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from template_engine.compose import SPEC_PLAN, Composition
+from template_engine.compose import Composition
 from template_engine.errors import Location
 from template_engine.merge.engine import MergeResult
-from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Path, format_path, is_prefix
+from template_engine.merge.plan import SPEC_PLAN
+from template_engine.paths import Match, Path, format_path, is_prefix
+from template_engine.policy.document import FieldRules
+from template_engine.policy.vocabulary import Replica
+from template_engine.walk import steps
 
-Action = Literal["set", "added", "excluded", "derived"]
+Action = Literal["set", "added", "excluded", "derived", "unset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +27,8 @@ class Entry:
     action: Action
     value: Any
     location: Location | None
+    #: The policy rules that govern this field (POLICY.md): ``max 8 (system policy, system/policy.yaml:5)``.
+    rules: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -35,44 +40,28 @@ class Entry:
             out["value"] = self.value
         if self.location is not None:
             out["layer"] = self.location.layer
-            out["file"] = self.location.file
-            if self.location.line is not None:
-                out["line"] = self.location.line
+            out.update(self.location.to_dict())
+        if self.rules:
+            out["rules"] = list(self.rules)
         return out
 
     def render(self) -> str:
-        where = f"{self.location.layer}, {self.location.file}" if self.location else "no layer"
-        if self.location is not None and self.location.line is not None:
-            where += f":{self.location.line}"
+        where = f"{self.location.layer}, {self.location.place()}" if self.location else "no layer"
         field = f"{self.replica:6} {format_path(self.path)}"
+        governed = f"  [governed by {'; '.join(self.rules)}]" if self.rules else ""
         if self.action == "excluded":
-            return f"{field}  excluded by {where}"
+            return f"{field}  excluded by {where}{governed}"
         if self.action == "added":
-            return f"{field}  item added by {where}"
-        return f"{field} = {_show(self.value)}  ({where})"
+            return f"{field}  item added by {where}{governed}"
+        if self.action == "unset":
+            return f"{field}  not set by any layer{governed}"
+        return f"{field} = {_show(self.value)}  ({where}){governed}"
 
 
 def _show(value: Any) -> str:
     import json
 
     return json.dumps(value, sort_keys=True)
-
-
-def _leaves(value: Any, path: Path, node: PlanNode) -> Iterator[tuple[Path, Any, bool]]:
-    """``(path, value, is_item)`` for every scalar, whole-replaced value and keyed item under ``value``."""
-    if node.whole or (isinstance(value, list) and node.key is None):
-        yield path, value, False
-    elif isinstance(value, Mapping):
-        for key in sorted(value):
-            yield from _leaves(value[key], (*path, key), node.child(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            match = item_key(item, node.key) if node.key is not None else None
-            here = (*path, match if match is not None else index)
-            yield here, None, True
-            yield from _leaves(item, here, node)
-    else:
-        yield path, value, False
 
 
 def _entries(
@@ -85,7 +74,8 @@ def _entries(
         return []
     excluded = dict(result.excluded)
     out = []
-    for path, value, is_item in _leaves(spec, (), SPEC_PLAN):
+    # Every scalar, whole-replaced value and keyed item, by field name.
+    for path, value, _, is_item in steps(spec, SPEC_PLAN, sort=True):
         if is_item:
             gone = excluded.pop(path, None)
             if gone is not None:  # excluded below, then given again above: tell it in that order
@@ -93,11 +83,60 @@ def _entries(
             origin = result.set_by.get(path)
             out.append(Entry(replica, path, "added", None, result.location(origin) if origin else None))
         else:
-            origin = result.origin_of(path)
-            location = result.location(origin) if origin is not None else None
-            out.append(Entry(replica, path, "derived" if derived else "set", value, location))
+            out.append(Entry(replica, path, "derived" if derived else "set", value, result.locate(path)))
     for path, origin in excluded.items():
         out.append(Entry(replica, path, "excluded", None, result.location(origin)))
+    return out
+
+
+def _rule_text(rules: FieldRules) -> list[str]:
+    """Each rule of a rule object as ``name value (source)``."""
+    where = f"{rules.scope} policy, {rules.location.place()}"
+    if rules.instances:
+        parts = [f"locked {list(rules.locked)}"] if rules.locked else []
+        parts += [f"canAdd {str(rules.can_add).lower()}"] if rules.can_add is not None else []
+    else:
+        parts = [f"{k} {_show(v)}" for k, v in rules.written.items() if v is not None]
+        if rules.locks_value and "canEdit" not in rules.written:
+            parts.append("canEdit false (the default for this field)")
+    return [f"{part} ({where})" for part in parts]
+
+
+def _governing(composition: Composition, replica: Replica, path: Path) -> tuple[str, ...]:
+    """The rules of the composition's policy that govern ``path`` of ``replica``."""
+    found: list[str] = []
+    for rules in composition.policy.for_replica(replica):
+        n = len(rules.path)
+        if tuple(path[:n]) != rules.path:
+            continue
+        rest = path[n:]
+        if rules.instances:
+            key = rest[0] if len(rest) == 1 else None
+            if isinstance(key, Match) and (rules.can_add is not None or str(key.value) in rules.locked):
+                found += _rule_text(rules)
+        elif rules.attribute:
+            if len(rest) >= 1 and isinstance(rest[0], Match) and tuple(rest[1:]) == rules.attribute:
+                found += _rule_text(rules)
+        elif not rest:
+            found += _rule_text(rules)
+    return tuple(found)
+
+
+def _with_policy(composition: Composition, entries: list[Entry]) -> list[Entry]:
+    if composition.policy.empty:
+        return entries
+    out = []
+    for entry in entries:
+        origin = composition.policy_origins.get((entry.replica, entry.path))
+        if origin is not None and origin.default_from is not None and entry.action in ("set", "derived"):
+            rule = origin.default_from
+            layer = (
+                f"defaultFrom rule of the {origin.scope} policy: {format_path(entry.path)} = "
+                f"{rule.field} x {rule.factor}"
+            )
+            entry = replace(entry, location=replace(origin.location, layer=layer))
+        rules = _governing(composition, entry.replica, entry.path)
+        out.append(replace(entry, rules=rules) if rules else entry)
     return out
 
 
@@ -107,6 +146,7 @@ def explain(composition: Composition, field: Path = ()) -> list[Entry]:
     entries += _entries(
         "master", composition.combined_master_spec, composition.master, composition.master_same_as_worker
     )
+    entries = _with_policy(composition, entries)
     found = [e for e in entries if is_prefix(field, e.path)]
     if not found and field:
         # A value set but omitted from the output (an empty list or mapping replaces the lower value).
@@ -114,4 +154,13 @@ def explain(composition: Composition, field: Path = ()) -> list[Entry]:
             origin = result.set_by.get(field) if result is not None else None
             if result is not None and origin is not None:
                 found.append(Entry(replica, field, "set", [], result.location(origin)))  # type: ignore[arg-type]
+    if not found and field:
+        # Nothing sets it, but a policy governs it (``required``, say): that is the explanation.
+        for replica, spec in (
+            ("worker", composition.combined_spec),
+            ("master", composition.combined_master_spec),
+        ):
+            rules = _governing(composition, replica, field) if spec is not None else ()  # type: ignore[arg-type]
+            if rules:
+                found.append(Entry(replica, field, "unset", None, None, rules))  # type: ignore[arg-type]
     return found

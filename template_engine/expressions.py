@@ -17,10 +17,12 @@ While a value renders, every step computes the size of what it will produce from
 from __future__ import annotations
 
 import math
+import re
+import threading
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, NoReturn
 
 from jinja2 import Environment, TemplateSyntaxError, UndefinedError, nodes
@@ -28,7 +30,9 @@ from jinja2.exceptions import SecurityError
 
 #: Characters of a value that holds expressions.
 MAX_TEXT = 4096
-#: Nodes of the parsed tree of one value, and how deeply they may nest.
+#: Tokens of one value, counted by a linear scan before Jinja2 parses anything (parsing is about linear in
+#: them, so this bounds the parse), nodes of its parsed tree, and how deeply they may nest.
+MAX_TOKENS = 512
 MAX_NODES = 256
 MAX_DEPTH = 32
 #: Characters (or items plus characters) of anything an expression produces, the output included.
@@ -42,7 +46,9 @@ VALUE_BUDGET = 200_000
 COMPOSITION_BUDGET = 1_000_000
 #: Values with expressions in one document (a template, a defaults layer, an asset), and their parts.
 MAX_DOCUMENT_EXPRESSIONS = 1000
-MAX_DOCUMENT_NODES = 20_000
+MAX_DOCUMENT_TOKENS = 8192
+#: Parsed trees kept for reuse, counted in nodes (memory stays bounded whatever texts arrive).
+CACHE_NODES = 100_000
 
 
 class ExpressionRefused(SecurityError):
@@ -142,6 +148,10 @@ def _check_node(node: nodes.Node, parent: nodes.Node | None) -> None:
         _refuse("a slice is only allowed inside [ ]")
     if isinstance(node, nodes.Const) and not isinstance(node.value, str | int | float | bool | type(None)):
         _refuse(f"a constant of type {type(node.value).__name__} is not allowed")
+    if isinstance(node, nodes.Const | nodes.TemplateData):
+        text = node.value if isinstance(node, nodes.Const) else node.data
+        if isinstance(text, str) and not storable(text):
+            _refuse("a NUL character or a lone surrogate (\\udc80...) is not allowed in a value")
     if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
         _refuse(f"attribute {node.attr!r} is not available (names starting with '_' are private)")
     if isinstance(node, nodes.Filter | nodes.Test | nodes.Call) and (node.dyn_args or node.dyn_kwargs):
@@ -170,10 +180,82 @@ class _Refusal:
     lineno: int
 
 
-@lru_cache(maxsize=8192)
+#: A token of an expression, for counting only: names and numbers, quoted strings, any other character.
+_TOKEN = re.compile(r"""[A-Za-z0-9_.]++|'[^']*+'?|"[^"]*+"?|[^\sA-Za-z0-9_.'"]""")
+
+
+def count_tokens(text: str) -> int:
+    """The tokens inside ``{{ }}`` and ``{% %}`` of ``text``, by one linear scan (no parsing)."""
+    count, position = 0, 0
+    while True:
+        starts = [i for i in (text.find("{{", position), text.find("{%", position)) if i >= 0]
+        if not starts:
+            return count
+        start = min(starts)
+        end = text.find("}}" if text.startswith("{{", start) else "%}", start + 2)
+        count += 1 + len(_TOKEN.findall(text, start + 2, end if end >= 0 else len(text)))
+        if end < 0:
+            return count
+        position = end + 2
+
+
+def storable(text: str) -> bool:
+    """No NUL and no lone surrogate: text that every database and every export can hold."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Cache:
+    """The parsed and checked texts, least recently used first, within :data:`CACHE_NODES` nodes."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, Expression | _Refusal] = OrderedDict()
+        self.nodes = 0
+        self.lock = threading.Lock()
+
+    def get(self, text: str) -> Expression | _Refusal | None:
+        with self.lock:
+            found = self.entries.get(text)
+            if found is not None:
+                self.entries.move_to_end(text)
+            return found
+
+    def put(self, text: str, found: Expression | _Refusal) -> None:
+        size = found.size if isinstance(found, Expression) else 1
+        with self.lock:
+            if text in self.entries:
+                return
+            self.entries[text] = found
+            self.nodes += size
+            while self.nodes > CACHE_NODES and self.entries:
+                _, old = self.entries.popitem(last=False)
+                self.nodes -= old.size if isinstance(old, Expression) else 1
+
+
+_CACHE = _Cache()
+
+
 def _compile_cached(text: str) -> Expression | _Refusal:
+    found = _CACHE.get(text)
+    if found is None:
+        found = _compile(text)
+        _CACHE.put(text, found)
+    return found
+
+
+def _compile(text: str) -> Expression | _Refusal:
     if len(text) > MAX_TEXT:
         return _Refusal(False, f"a value with expressions may be at most {MAX_TEXT} characters", 1)
+    tokens = count_tokens(text)
+    if tokens > MAX_TOKENS:
+        return _Refusal(
+            False, f"a value may hold at most {MAX_TOKENS} expression tokens (it has {tokens})", 1
+        )
     try:
         tree = _PARSER.parse(text)
     except TemplateSyntaxError as exc:
@@ -755,7 +837,10 @@ def evaluate(expression: Expression, context: Mapping[str, Any], budget: Budget 
     if budget is not None and budget.left < VALUE_BUDGET:
         local = Budget(max(budget.left, 0), budget.what, budget.limit)
     try:
-        return _Evaluator(context, local).render(expression.tree)
+        result = _Evaluator(context, local).render(expression.tree)
+        if not storable(result):
+            _refuse("the value would hold a NUL character or a lone surrogate")
+        return result
     finally:
         if budget is not None:
             budget.spent += local.spent

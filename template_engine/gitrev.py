@@ -1,22 +1,18 @@
 """Another version of a templates folder: a folder as it is, or the folder as a git revision has it.
 
-The only module that runs git.  A revision is read with ``git ls-tree`` and ``git cat-file --batch`` (exact
-blobs: no ``export-ignore`` or ``export-subst`` rewriting as ``git archive`` would do) into a temporary
-folder that is removed afterwards.
+The only module that runs git.  A revision is read with one ``git ls-tree`` and one ``git cat-file --batch``
+(exact blobs: no ``export-ignore`` or ``export-subst`` rewriting as ``git archive`` would do) into a
+:class:`GitRevisionSource` held in memory; nothing is written to disk.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.loader.sources import FolderSource, MappingSource, Source
 
 _REVISION = "a commit, branch or tag such as HEAD~1 or origin/main"
 
@@ -42,11 +38,30 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Version:
-    """The other side of a comparison: a folder (``None`` when the revision has no such folder)."""
+    """The other side of a comparison: a templates folder, or the folder as a git revision has it."""
 
-    root: Path | None
+    source: Source
+    #: ``--against`` as given.
     label: str
+    #: The commit, when ``source`` is a revision.
     revision: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        """Whether there is a templates folder (a revision may not have one)."""
+        return self.source.kind("") == "folder"
+
+
+class GitRevisionSource(MappingSource):
+    """A templates folder as a commit has it: its files, read once from their blobs.
+
+    As in git, a folder exists when it holds a file.  Symbolic links (mode 120000) and submodules are not
+    documents: they are left out, with the folders that hold nothing else.
+    """
+
+    def __init__(self, files: dict[str, bytes], label: str, commit: str) -> None:
+        super().__init__(files, label)
+        self.commit = commit
 
 
 def _existing(path: Path) -> Path:
@@ -88,77 +103,49 @@ def _commit(top: Path, revision: str) -> str:
         ) from None
 
 
-def _extract(top: Path, commit: str, prefix: str, into: Path) -> int:
-    """Write the blobs under ``prefix`` at ``commit`` below ``into``; the number of files written."""
+def _blobs(top: Path, commit: str, prefix: str) -> dict[str, bytes]:
+    """The blobs under ``prefix`` at ``commit``, by their path relative to ``prefix``."""
     spec = [f":(literal){prefix}"] if prefix else []
     listing = _git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *spec)
-    blobs: list[tuple[str, PurePosixPath]] = []
+    wanted: list[tuple[str, str]] = []
     for entry in listing.split(b"\0"):
         if not entry:
             continue
-        meta, _, name = entry.partition(b"\t")
+        meta, _, raw_name = entry.partition(b"\t")
         mode, kind, sha = meta.decode().split()
         if kind != "blob" or mode == "120000":  # submodules and symbolic links are not documents
             continue
-        path = PurePosixPath(name.decode("utf-8", errors="surrogateescape"))
+        path = PurePosixPath(raw_name.decode("utf-8", errors="surrogateescape"))
         rel = path.relative_to(prefix) if prefix else path
-        if ".." in rel.parts:
+        if ".." in rel.parts or not rel.parts:
             continue
-        blobs.append((sha, rel))
-    if not blobs:
-        return 0
-    batch = _git(top, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha, _ in blobs).encode())
+        wanted.append((sha, rel.as_posix()))
+    if not wanted:
+        return {}
+    batch = _git(top, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha, _ in wanted).encode())
+    files: dict[str, bytes] = {}
     pos = 0
-    for sha, rel in blobs:
+    for sha, name in wanted:
         header_end = batch.index(b"\n", pos)
         got, _, size = batch[pos:header_end].decode().split()
         if got != sha:
             raise _error(f"git cat-file returned {got} where {sha} was expected")
         start = header_end + 1
-        target = into.joinpath(*rel.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(batch[start : start + int(size)])
+        files[name] = batch[start : start + int(size)]
         pos = start + int(size) + 1
-    return len(blobs)
+    return files
 
 
-@contextmanager
-def materialise(root: Path, against: str) -> Iterator[Version]:
-    """``against`` as a folder: itself when it is a directory, else ``root`` at that git revision."""
-    if Path(against).is_dir():
-        yield Version(Path(against), against)
-        return
+def read_revision(root: Path, revision: str) -> GitRevisionSource:
+    """The folder ``root`` as ``revision`` of the git repository that holds it has it (perhaps not at all)."""
     top, prefix = _repository(root)
-    commit = _commit(top, against)
-    with tempfile.TemporaryDirectory(prefix="template-engine-") as tmp:
-        folder = Path(tmp) / "templates"
-        folder.mkdir()
-        written = _extract(top, commit, prefix, folder)
-        yield Version(folder if written else None, against, commit)
+    commit = _commit(top, revision)
+    return GitRevisionSource(_blobs(top, commit, prefix), str(root), commit)
 
 
-def _link_or_copy(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
-
-
-def copy_tree(version: Version, into: Path) -> Path:
-    """A copy of ``version``'s folder at ``into`` (an empty folder when it has none).
-
-    Files are hard links where possible: replace a file with :func:`replace_file`, never write into one.
-    """
-    if version.root is None:
-        into.mkdir(parents=True)
-    else:
-        shutil.copytree(version.root, into, copy_function=_link_or_copy)
-    return into
-
-
-def replace_file(target: Path, source: Path | None) -> None:
-    """Put ``source``'s content at ``target`` (a fresh file, not a write through a link), or remove it."""
-    target.unlink(missing_ok=True)
-    if source is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+def open_version(root: Path, against: str) -> Version:
+    """``against``: the folder itself when it is a directory, else ``root`` at that git revision."""
+    if Path(against).is_dir():
+        return Version(FolderSource(Path(against)), against)
+    source = read_revision(root, against)
+    return Version(source, against, source.commit)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from template_engine.errors import InputError, NotFoundError, Problem
 from template_engine.models.documents import (
@@ -94,11 +94,13 @@ class Org:
     assets: Mapping[AssetKind, Mapping[str, Asset]] = field(default_factory=dict)
     #: Problems of files that could not be read; compositions that need such a file fail with them.
     broken: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
-    #: Which broken file would have provided a document (``defaults_ref(scope)``,
-    #: ``template_ref(scope, name)`` or ``asset_ref(kind, name)``) -> that file.
+    #: Which broken file would have provided a document (a :data:`Ref`: ``defaults_ref(scope)``,
+    #: ``policy_ref(scope)``, ``template_ref(scope, name)`` or ``asset_ref(kind, name)``) -> that file.
     broken_refs: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: Entries of the folder that are ignored but may be a mistake (hidden files); ``validate`` shows them.
     warnings: tuple[Problem, ...] = ()
+    #: The policy of each scope that has one (``template_engine.policy.document.PolicyDocument``).
+    policies: Mapping[Scope, Any] = field(default_factory=dict)
 
     def require_intact(self, ref: tuple[str, ...]) -> None:
         """Raise the problems of the broken file that would have provided ``ref``, if there is one."""
@@ -169,8 +171,8 @@ class Org:
             found = [t for by_name in self.templates.values() for t in by_name.values() if t.name == name]
             if len(found) == 1:
                 return found[0]
-            for ref, _ in self.broken_refs.items():
-                if ref[0] == "template" and ref[-1] == name:
+            for ref in self.broken_refs:
+                if isinstance(ref, TemplateRef) and ref.name == name:
                     self.require_intact(ref)
             if len(found) > 1:
                 where = ", ".join(str(t.scope) for t in found)
@@ -235,16 +237,80 @@ class Org:
         return out
 
 
-def defaults_ref(scope: Scope) -> tuple[str, ...]:
-    return ("defaults", scope.type, scope.name or "")
+# -- references: a document that a file would have provided ------------------------------------------------
+#
+# Named tuples of text, first the kind of document, so that refs of different kinds never compare equal and
+# sort by kind, then by scope and name.  Build them with the functions below (typed as any :data:`Ref`, so
+# that a set or a map of refs of several kinds needs no annotation); read them by field name after an
+# ``isinstance``.
 
 
-def template_ref(scope: Scope, name: str) -> tuple[str, ...]:
-    return ("template", scope.type, scope.name or "", name)
+class DefaultsRef(NamedTuple):
+    """The defaults of a scope."""
+
+    document: Literal["defaults"]
+    scope_type: ScopeType
+    #: Empty for the system scope.
+    scope_name: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.scope_type, self.scope_name or None)
 
 
-def asset_ref(kind: str, name: str) -> tuple[str, ...]:
-    return ("asset", kind, name)
+class PolicyRef(NamedTuple):
+    """The policy of a scope."""
+
+    document: Literal["policy"]
+    scope_type: ScopeType
+    #: Empty for the system scope.
+    scope_name: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.scope_type, self.scope_name or None)
+
+
+class TemplateRef(NamedTuple):
+    """A template of a scope, by name."""
+
+    document: Literal["template"]
+    scope_type: ScopeType
+    #: Empty for the system scope.
+    scope_name: str
+    name: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.scope_type, self.scope_name or None)
+
+
+class AssetRef(NamedTuple):
+    """An asset, by kind and name."""
+
+    document: Literal["asset"]
+    kind: str
+    name: str
+
+
+#: What a broken file would have provided (the keys of :attr:`Org.broken_refs`).
+Ref = DefaultsRef | PolicyRef | TemplateRef | AssetRef
+
+
+def defaults_ref(scope: Scope) -> Ref:
+    return DefaultsRef("defaults", scope.type, scope.name or "")
+
+
+def policy_ref(scope: Scope) -> Ref:
+    return PolicyRef("policy", scope.type, scope.name or "")
+
+
+def template_ref(scope: Scope, name: str) -> Ref:
+    return TemplateRef("template", scope.type, scope.name or "", name)
+
+
+def asset_ref(kind: str, name: str) -> Ref:
+    return AssetRef("asset", kind, name)
 
 
 def _known(names: list[str]) -> str:

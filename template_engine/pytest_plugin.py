@@ -32,22 +32,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from template_engine.compose import MergeCache
+from template_engine.diffing.fields import diff_outputs
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org
 from template_engine.render import RESERVED
-from template_engine.snapshots import (
-    SUFFIX,
-    Outcome,
-    Pair,
-    compose_pair,
-    diff_outputs,
-    pairs,
-    problem_lines,
-    read_snapshot,
-    snapshot_text,
-)
-from template_engine.snapshots.document import UPDATE_HINT
+from template_engine.snapshots.document import SUFFIX, UPDATE_HINT, read_snapshot, snapshot_text
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -105,7 +96,7 @@ class OrgSnapshots:
         """Fail when files of the templates folder are invalid: the pairs they would make are missing."""
         broken = self.org.broken
         if broken:
-            lines = [line for file in sorted(broken) for line in problem_lines(broken[file])]
+            lines = [problem.one_line() for file in sorted(broken) for problem in broken[file]]
             pytest.fail(
                 f"{len(broken)} invalid file(s) in {_shown(self.root)}: the pairs they would make "
                 "are missing from this run (and their snapshots look unused):\n"
@@ -139,7 +130,7 @@ class OrgSnapshots:
             if location.is_file():
                 # The pair still exists: keep its last good snapshot instead of reporting it unused.
                 assertion(name=pair.id).assert_match(location.read_text(encoding="utf-8"))
-            reasons = "\n".join(f"  {line}" for line in problem_lines(outcome.problems))
+            reasons = "\n".join(f"  {problem.one_line()}" for problem in outcome.problems)
             pytest.fail(f"{pair.id}: {pair.describe()} does not compose:\n{reasons}", pytrace=False)
         text = snapshot_text(pair, output)
         if assertion(name=pair.id) == text:
@@ -181,7 +172,10 @@ def _failure(
     try:
         old = read_snapshot(old_text, shown)
     except TemplateEngineError as exc:
-        lines += ["the snapshot file cannot be read:", *(f"  {line}" for line in problem_lines(exc.problems))]
+        lines += [
+            "the snapshot file cannot be read:",
+            *(f"  {problem.one_line()}" for problem in exc.problems),
+        ]
     else:
         changes = diff_outputs(old, output, outcome.composition)
         lines.append("changed fields:")

@@ -1,12 +1,29 @@
-"""Kubernetes resource quantities (``20M``, ``1Gi``, ``500m``) as exact numbers, for comparing requests."""
+"""Kubernetes resource quantities (``20M``, ``1Gi``, ``500m``) as exact numbers, for comparing requests.
+
+Parsing is bounded before it starts: a text longer than :data:`MAX_QUANTITY_LENGTH` characters, an exponent
+beyond :data:`MAX_EXPONENT` and a number that is not finite are not quantities, and the pattern cannot
+backtrack (one way to read the digits), so a hostile value costs a length check.  :func:`parse_quantity`
+never raises.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 
-_QUANTITY = re.compile(r"^([+]?[0-9]*\.?[0-9]+|[+]?[0-9]+\.)(([eE][-+]?[0-9]+)|[a-zA-Z]*)$")
+#: The longest text read as a quantity (surrounding blanks included); a longer one is not a quantity.
+MAX_QUANTITY_LENGTH = 64
+#: The largest exponent (``1e100``, ``1e-100``) of a quantity.
+MAX_EXPONENT = 100
+
+# ``[+]digits[.digits]`` or ``[+].digits``, then an exponent or a suffix.  The digits before the dot are one
+# run, so a text that does not match is refused in one pass (the old ``[0-9]*\.?[0-9]+`` split a run of digits
+# every possible way: quadratic).  Used with ``fullmatch``.
+_QUANTITY = re.compile(
+    r"(?P<number>[+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:[eE](?P<exponent>[-+]?[0-9]+)|(?P<suffix>[a-zA-Z]*))"
+)
 
 _SUFFIX = {
     "": Decimal(1),
@@ -29,26 +46,34 @@ _SUFFIX = {
 
 
 def parse_quantity(value: object) -> Decimal | None:
-    """The value of a quantity, or ``None`` when it is not one (``"1Gi"`` -> 1073741824)."""
+    """The value of a quantity, or ``None`` when it is not one (``"1Gi"`` -> 1073741824); never raises.
+
+    A number is its own value when it is finite and has at most :data:`MAX_QUANTITY_LENGTH` digits.
+    """
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    if not isinstance(value, str):
+    if isinstance(value, int):
+        return Decimal(value) if abs(value) < 10**MAX_QUANTITY_LENGTH else None
+    if isinstance(value, float):
+        return Decimal(str(value)) if math.isfinite(value) else None
+    if not isinstance(value, str) or len(value) > MAX_QUANTITY_LENGTH:
         return None
     return _parse_text(value)
 
 
 @lru_cache(maxsize=1024)
 def _parse_text(value: str) -> Decimal | None:
-    m = _QUANTITY.match(value.strip())
+    m = _QUANTITY.fullmatch(value.strip())
     if m is None:
         return None
-    try:
-        number = Decimal(m.group(1))
-        if m.group(3):
-            return number * (Decimal(10) ** int(m.group(3)[1:]))
-        factor = _SUFFIX.get(m.group(2))
-    except InvalidOperation:
-        return None
+    number = Decimal(m["number"])  # at most MAX_QUANTITY_LENGTH characters of the pattern: always a number
+    if m["exponent"] is not None:
+        exponent = int(m["exponent"])  # at most MAX_QUANTITY_LENGTH digits: far below int()'s limit
+        if abs(exponent) > MAX_EXPONENT:
+            return None
+        return number * (Decimal(10) ** exponent)
+    factor = _SUFFIX.get(m["suffix"])
     return None if factor is None else number * factor
+
+
+__all__ = ["MAX_EXPONENT", "MAX_QUANTITY_LENGTH", "parse_quantity"]

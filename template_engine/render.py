@@ -9,32 +9,39 @@ wrote the string; the value is left as written, never half-rendered.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import TemplateError, UndefinedError
 
-from template_engine.errors import Location, Problem
+from template_engine.errors import Location, Problem, RenderError
 from template_engine.expressions import (
     MAX_DOCUMENT_EXPRESSIONS,
-    MAX_DOCUMENT_NODES,
+    MAX_DOCUMENT_TOKENS,
     MAX_TEXT,
     MAX_VALUE,
     Budget,
     ExpressionRefused,
     compile_expression,
+    count_tokens,
     evaluate,
 )
-from template_engine.merge.plan import PlanNode, item_key
+from template_engine.merge.engine import MergeResult, clone
+from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
+from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Match, Path
+from template_engine.walk import rebuild
 
 __all__ = [
     "MAX_TEXT",
     "MAX_VALUE",
     "RESERVED",
     "Budget",
+    "Rendered",
     "document_expression_problems",
     "is_expression",
     "referenced_names",
+    "render_composition",
     "render_final",
     "render_spec",
     "render_string",
@@ -79,8 +86,9 @@ def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str
 def document_expression_problems(
     data: Any, locate: Callable[[Path], Location | None], root: Path = ()
 ) -> list[Problem]:
-    """The bounds of one document as a whole: at most ``MAX_DOCUMENT_EXPRESSIONS`` values with expressions
-    and ``MAX_DOCUMENT_NODES`` parts in all.  (Each value's own bounds are checked when it renders.)"""
+    """The bounds of one document as a whole, checked by a linear scan before anything is parsed: at most
+    ``MAX_DOCUMENT_EXPRESSIONS`` values with expressions and ``MAX_DOCUMENT_TOKENS`` expression tokens in all.
+    (Each value's own bounds are checked when it is parsed and rendered.)"""
     count, size = 0, 0
     first_over: Path | None = None
     stack: list[tuple[Any, Path]] = [(data, root)]
@@ -92,21 +100,18 @@ def document_expression_problems(
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
         elif isinstance(value, str) and is_expression(value):
             count += 1
-            try:
-                size += compile_expression(value).size
-            except (TemplateError, ExpressionRefused):
-                size += 1
-            if first_over is None and (count > MAX_DOCUMENT_EXPRESSIONS or size > MAX_DOCUMENT_NODES):
+            size += count_tokens(value[: MAX_TEXT + 2])
+            if first_over is None and (count > MAX_DOCUMENT_EXPRESSIONS or size > MAX_DOCUMENT_TOKENS):
                 first_over = path
     if first_over is None:
         return []
     return [
         Problem(
-            f"this document holds {count:,} values with expressions ({size:,} parts in all)",
+            f"this document holds {count:,} values with expressions ({size:,} expression tokens in all)",
             first_over,
             locate(first_over),
-            f"at most {MAX_DOCUMENT_EXPRESSIONS:,} values with expressions and {MAX_DOCUMENT_NODES:,} parts "
-            "in one document (see docs/decisions.md, 'Expressions')",
+            f"at most {MAX_DOCUMENT_EXPRESSIONS:,} values with expressions and {MAX_DOCUMENT_TOKENS:,} "
+            "expression tokens in one document (see docs/decisions.md, 'Expressions')",
         )
     ]
 
@@ -130,6 +135,8 @@ def render_final(
     budget = budget if budget is not None else Budget()
 
     def render(text: str, path: Path) -> str:
+        if not is_expression(text):
+            return text
         if seen is not None:
             seen.add(text)
         if budget.left <= 0:  # reported once, at the value that ran out; the rest stay as written
@@ -141,50 +148,31 @@ def render_final(
             problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
             return text
 
-    def walk(value: Any, path: Path, node: PlanNode) -> Any:
-        kind = type(value)
-        if kind is dict:
-            out = {}
-            for key in sorted(value):
-                item = walk(value[key], (*path, key), node.child(key))
-                if item is None or item == {} or item == []:
-                    continue
-                out[key] = item
-            return out
-        if kind is list:
-            if node.key is None:
-                return [walk(item, (*path, index), node) for index, item in enumerate(value)]
-            items = []
-            for index, item in enumerate(value):
-                match = item_key(item, node.key) if isinstance(item, Mapping) else None
-                items.append(walk(item, (*path, match if match is not None else index), node))
-            _check_rendered_keys(value, items, path, node, locate, problems)
-            return items
-        if kind is str and is_expression(value):
-            return render(value, path)
-        return value
+    def distinct(path: Path, node: PlanNode, segments: list[Match | int], rendered: list[Any]) -> None:
+        problems.extend(_rendered_key_problems(path, node, segments, rendered, locate))
 
-    return walk(spec, (), plan), problems
+    final = rebuild(spec, plan, text=render, keyed=distinct, sort=True, prune=True)
+    return final, problems
 
 
-def _check_rendered_keys(
-    written: list[Any],
-    rendered: list[Any],
+def _rendered_key_problems(
     path: Path,
     node: PlanNode,
+    segments: list[Match | int],
+    rendered: list[Any],
     locate: Callable[[Path], Location | None],
-    problems: list[Problem],
-) -> None:
+) -> list[Problem]:
+    """Two items of one keyed list whose keys are the same once rendered."""
     assert node.key is not None
+    problems: list[Problem] = []
     first: dict[Match, Path] = {}
-    for before, after in zip(written, rendered, strict=True):
+    for segment, after in zip(segments, rendered, strict=True):
         if not isinstance(after, Mapping):
             continue
         key = item_key(after, node.key)
         if key is None:
             continue
-        own = item_key(before, node.key) if isinstance(before, Mapping) else None
-        here = (*path, own if own is not None else key)
+        here = (*path, segment)
         if key in first:
             other = locate(first[key])
             problems.append(
@@ -199,6 +187,7 @@ def _check_rendered_keys(
             )
         else:
             first[key] = here
+    return problems
 
 
 def render_spec(
@@ -213,24 +202,55 @@ def render_spec(
     problems: list[Problem] = []
     budget = budget if budget is not None else Budget()
 
-    def walk(value: Any, path: Path, node: PlanNode) -> Any:
-        if isinstance(value, str):
-            if not is_expression(value):
-                return value
-            try:
-                return render_string(value, context, budget)
-            except _RENDER_ERRORS as exc:
-                why, expected = _problem(value, exc, context)
-            problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
-            return value
-        if isinstance(value, Mapping):
-            return {k: walk(v, (*path, k), node.child(k)) for k, v in value.items()}
-        if isinstance(value, list):
-            out = []
-            for index, item in enumerate(value):
-                match = item_key(item, node.key) if node.key is not None else None
-                out.append(walk(item, (*path, match if match is not None else index), node))
-            return out
-        return value
+    def render(text: str, path: Path) -> str:
+        if not is_expression(text):
+            return text
+        try:
+            return render_string(text, context, budget)
+        except _RENDER_ERRORS as exc:
+            why, expected = _problem(text, exc, context)
+        problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
+        return text
 
-    return walk(spec, (), plan), problems
+    return rebuild(spec, plan, text=render), problems
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """The combined specs of one composition in their final form."""
+
+    spec: dict[str, Any]
+    master_spec: dict[str, Any] | None
+    #: The top-level names the expressions refer to (a variable none of them uses is probably a typo).
+    names: frozenset[str]
+
+
+def render_composition(
+    worker: MergeResult,
+    master: MergeResult | None,
+    same_as_worker: bool,
+    context: Mapping[str, Any],
+) -> Rendered:
+    """``combinedSpec`` and ``combinedMasterSpec`` in their final form (see :func:`render_final`), on one
+    budget; raises :class:`~template_engine.errors.RenderError` with every problem of both.
+
+    With ``same_as_worker`` the master is a copy of the rendered worker without the worker-only fields;
+    otherwise it is ``master`` (the master merged on its own) rendered, or ``None`` (workers only).
+    """
+    seen: set[str] = set()
+    budget = Budget()  # one budget for every value of this composition
+    spec, problems = render_final(
+        worker.spec, context, worker.locate, "combinedSpec", SPEC_PLAN, budget, seen
+    )
+    master_spec: dict[str, Any] | None = None
+    if same_as_worker:
+        # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
+        master_spec = {k: clone(v) for k, v in spec.items() if k not in WORKER_ONLY_FIELDS}
+    elif master is not None:
+        master_spec, more = render_final(
+            master.spec, context, master.locate, "combinedMasterSpec", SPEC_PLAN, budget, seen
+        )
+        problems += more
+    if problems:
+        raise RenderError(problems)
+    return Rendered(spec, master_spec, frozenset().union(*(referenced_names(text) for text in seen)))

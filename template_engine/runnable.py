@@ -8,29 +8,44 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Match, Path, format_path
+from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
+from template_engine.merge.plan import PlanNode
+from template_engine.paths import Path, format_path
 from template_engine.quantity import parse_quantity
-
-Replica = Literal["worker", "master"]
+from template_engine.walk import items
 
 
 @dataclass(frozen=True, slots=True)
 class RunnableIssue:
+    """One reason a combined spec cannot be submitted: the replica, the field (a typed path, rendered as text
+    only at the edges) and a sentence."""
+
     replica: Replica
-    field: str
+    field: Path
     message: str
+    #: For a compliance issue (POLICY.md): Run:ai's ``PolicyRuleEnum`` and where the rule (or the imposed
+    #: asset entry) is written; ``None`` for an issue that is not about a policy.
+    rule: str | None = None
+    source: Location | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"replica": self.replica, "field": self.field, "message": self.message}
+        out: dict[str, Any] = {
+            "replica": self.replica,
+            "field": format_path(self.field),
+            "message": self.message,
+            "rule": self.rule,
+        }
+        if self.source is not None:
+            out["source"] = self.source.place()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
 class Runnable:
     issues: tuple[RunnableIssue, ...]
-    warnings: tuple[RunnableIssue, ...]
+    warnings: tuple[CompositionWarning, ...]
 
     @property
     def is_runnable(self) -> bool:
@@ -48,6 +63,10 @@ class Runnable:
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
+
+#: Where an environment variable's value may come from; Run:ai takes exactly one (an item that only excludes
+#: has none, and it never reaches a combined spec).
+VALUE_SOURCES = ("value", "secret", "configMap", "podFieldRef", "userCredential")
 
 #: Attributes each list item must have to be submitted (runai-facts section 4; DESIGN.md "Runnable").
 REQUIRED_ITEM_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -72,6 +91,7 @@ _PYTORCH_ONLY = ("minReplicas", "maxReplicas")
 
 
 def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> Iterator[tuple[Path, Any]]:
+    """``(path, item)`` of each mapping item of the list at ``names``."""
     value: Any = spec
     node = plan
     for name in names:
@@ -81,17 +101,16 @@ def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> I
         node = node.child(name)
     if not isinstance(value, list):
         return
-    for index, item in enumerate(value):
+    for segment, item in items(value, node):
         if isinstance(item, Mapping):
-            match = item_key(item, node.key) if node.key is not None else None
-            yield (*names, match if match is not None else index), item
+            yield (*names, segment), item
 
 
 def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> list[RunnableIssue]:
     issues: list[RunnableIssue] = []
 
     def add(path: Path, message: str) -> None:
-        issues.append(RunnableIssue(replica, format_path(path), message))
+        issues.append(RunnableIssue(replica, path, message))
 
     if not spec.get("image"):
         add(("image",), "mandatory image is not provided")
@@ -113,6 +132,12 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
             if names == ("storage", "pvc") and not item.get("claimName") and not item.get("claimInfo"):
                 add((*path, "claimName"), f"{format_path(path)} needs claimName or claimInfo")
 
+    for path, item in _items(spec, ("environmentVariables",), plan):
+        given = [source for source in VALUE_SOURCES if item.get(source) is not None]
+        if len(given) > 1:
+            sources = ", ".join(given)
+            add(path, f"{format_path(path)} has more than one value source ({sources}); give exactly one")
+
     compute = spec.get("compute")
     if isinstance(compute, Mapping):
         issues.extend(_compute_issues(compute, replica))
@@ -127,7 +152,7 @@ def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[Runnab
     issues: list[RunnableIssue] = []
 
     def add(name: str, message: str) -> None:
-        issues.append(RunnableIssue(replica, f"compute.{name}", message))
+        issues.append(RunnableIssue(replica, ("compute", name), message))
 
     for name in ("cpuMemoryRequest", "cpuMemoryLimit", "gpuMemoryRequest", "gpuMemoryLimit"):
         value = compute.get(name)
@@ -153,19 +178,22 @@ def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[Runnab
     return issues
 
 
-def _framework_warnings(spec: Mapping[str, Any]) -> list[RunnableIssue]:
+def _framework_warnings(spec: Mapping[str, Any]) -> list[CompositionWarning]:
     framework = spec.get("distributedFramework")
     if framework is None:
         return []
-    out: list[RunnableIssue] = []
+    out: list[CompositionWarning] = []
     for names, owner in ((_MPI_ONLY, "MPI"), (_PYTORCH_ONLY, "PyTorch")):
         if framework == owner:
             continue
         for name in names:
             if spec.get(name) is not None:
                 out.append(
-                    RunnableIssue(
-                        "worker", name, f"{name} means something only for {owner}; {framework} ignores it"
+                    CompositionWarning(
+                        WarningKind.FRAMEWORK_IGNORES_FIELD,
+                        "worker",
+                        (name,),
+                        f"{name} means something only for {owner}; {framework} ignores it",
                     )
                 )
     return out
@@ -176,7 +204,7 @@ def check(
     master: Mapping[str, Any] | None,
     master_separate: bool,
     plan: PlanNode,
-    extra_warnings: tuple[RunnableIssue, ...] = (),
+    extra_warnings: tuple[CompositionWarning, ...] = (),
 ) -> Runnable:
     """Every issue of the rendered combined specs; the master is checked only when composed separately."""
     issues = _spec_issues(worker, "worker", plan)
@@ -185,4 +213,4 @@ def check(
     return Runnable(tuple(issues), (*_framework_warnings(worker), *extra_warnings))
 
 
-__all__ = ["REQUIRED_ITEM_FIELDS", "Match", "Runnable", "RunnableIssue", "check"]
+__all__ = ["REQUIRED_ITEM_FIELDS", "Runnable", "RunnableIssue", "check"]

@@ -82,7 +82,7 @@ def preview_composition(
     department: str | None = None,
     variables: Mapping[str, str] | None = None,
 ) -> Composition:
-    """What ``template-engine preview`` computes (``cli._compose_one``), through the Python API."""
+    """What ``template-engine preview`` computes (``cli.compose_commands``), through the Python API."""
     org = load_org(root)
     view = org.view_of(project, department)
     found = org.find_template(template, view)

@@ -70,7 +70,7 @@ INVOCATIONS: dict[str, Invocation] = {
         edits=((VISION_DEFAULTS, "  labels:\n", "  labels:\n  - name: orgg\n    exclude: true\n"),),
     ),
     "check": Invocation(("check", "--root", "{root}")),
-    "check-vision": Invocation(("check", "--root", "{root}", "--project", "vision")),
+    "check-recsys": Invocation(("check", "--root", "{root}", "--project", "recsys")),
     "check-json": Invocation(("check", "--root", "{root}", "--output", "json")),
     "check-broken-template": Invocation(
         ("check", "--root", "{root}", "--output", "json"), edits=((VIT, "numWorkers:", "numWorkerz:"),)
@@ -198,12 +198,18 @@ def test_preview_of_the_not_runnable_template_lists_every_issue(runs: Runs) -> N
     runnable = json.loads(ok(runs, "preview-asr").stdout)["runnable"]
     assert runnable["isRunnable"] is False
     assert runnable["issue"] == "mandatory image is not provided"
-    assert [i["field"] for i in runnable["issues"]] == [
-        "image",
-        "compute.cpuCoreRequest",
-        "compute.gpuMemoryRequest",
-        "minReplicas",
+    assert [(i["field"], i["rule"]) for i in runnable["issues"]] == [
+        ("image", None),
+        ("compute.cpuCoreRequest", None),
+        ("compute.gpuMemoryRequest", None),
+        ("minReplicas", None),
+        # then what the policies say (system: image required; speech: gpuRequestType options)
+        ("compute.gpuRequestType", "options"),
+        ("image", "required"),
+        ("image", "required"),
     ]
+    assert [i["replica"] for i in runnable["issues"]][-2:] == ["worker", "master"]
+    assert runnable["issues"][-3]["source"] == "projects/speech/policy.yaml:5"
 
 
 def test_preview_yaml_matches_json(runs: Runs) -> None:
@@ -265,14 +271,19 @@ def test_check_table_exits_1_for_the_deliberately_broken_template(runs: Runs) ->
     ]
     (bad,) = [row for row in rows if row[1] == "asr-sweep-draft"]
     assert bad[:6] == ["speech", "asr-sweep-draft", "project", "speech", "not", "runnable"]
-    assert sum("not" in row for row in rows) == 1
+    # and the system's mpi-horovod moves the data source research imposes (policy: locked)
+    assert sorted((row[0], row[1]) for row in rows if "not" in row) == [
+        ("nlp", "mpi-horovod"),
+        ("speech", "asr-sweep-draft"),
+        ("vision", "mpi-horovod"),
+    ]
     assert "mandatory image is not provided" in result.stdout
-    assert "1 not runnable" in result.stdout
+    assert "3 not runnable" in result.stdout
 
 
 def test_check_one_project_exits_0(runs: Runs) -> None:
-    result = ok(runs, "check-vision")
-    assert "vit-finetune" in result.stdout and "asr-sweep-draft" not in result.stdout
+    result = ok(runs, "check-recsys")
+    assert "xgboost-ctr" in result.stdout and "asr-sweep-draft" not in result.stdout
 
 
 def test_check_json(runs: Runs) -> None:
@@ -280,10 +291,14 @@ def test_check_json(runs: Runs) -> None:
     assert result.returncode == 1
     doc = json.loads(result.stdout)
     assert doc["total"] == len(doc["results"]) and doc["total"] >= 14
-    assert doc["runnable"] == doc["total"] - 1
-    (bad,) = [r for r in doc["results"] if not r["isRunnable"]]
-    assert (bad["project"], bad["template"]) == ("speech", "asr-sweep-draft")
-    assert bad["issues"][0]["message"] == "mandatory image is not provided"
+    assert doc["runnable"] == doc["total"] - 3
+    bad = {(r["project"], r["template"]): r for r in doc["results"] if not r["isRunnable"]}
+    assert set(bad) == {("speech", "asr-sweep-draft"), ("nlp", "mpi-horovod"), ("vision", "mpi-horovod")}
+    assert bad[("speech", "asr-sweep-draft")]["issues"][0]["message"] == "mandatory image is not provided"
+    locked = bad[("vision", "mpi-horovod")]["issues"]
+    assert [(i["field"], i["rule"], i["source"]) for i in locked] == [
+        ("storage.nfs[name=datasets]", "locked", "departments/research/policy.yaml:18")
+    ]
     pairs = {(r["project"], r["template"]) for r in doc["results"]}
     assert ("nlp", "pytorch-elastic") in pairs and ("vision", "vit-finetune") in pairs
     assert ("recsys", "tf-parameter-server") not in pairs  # research's template is not visible from applied
@@ -298,7 +313,8 @@ def test_check_reports_a_broken_template_and_checks_the_rest(runs: Runs) -> None
     assert broken and all(r["status"] == "error" and not r["isRunnable"] for r in broken)
     assert "numWorkerz" in broken[0]["issues"][0]["message"]
     assert broken[0]["issues"][0]["file"] == "projects/vision/templates/vit-finetune.yaml"
-    assert sum(r["isRunnable"] for r in rows) == len(rows) - 2  # vit-finetune and asr-sweep-draft
+    # vit-finetune, asr-sweep-draft, and mpi-horovod in nlp and vision (the imposed data source moved)
+    assert sum(r["isRunnable"] for r in rows) == len(rows) - 4
 
 
 def test_check_unknown_project(runs: Runs) -> None:

@@ -45,8 +45,8 @@ def test_a_variable_given_twice_is_an_error() -> None:
 def test_commands_run_from_inside_the_templates_folder(tmp_path: Path) -> None:
     org = tmp_path / "templates"
     shutil.copytree(REPO / "templates", org)
-    inside = _run("check", "-p", "vision", cwd=org)
-    outside = _run("check", "-p", "vision", "--root", str(org))
+    inside = _run("check", "-p", "recsys", cwd=org)
+    outside = _run("check", "-p", "recsys", "--root", str(org))
     assert inside.returncode == 0
     assert inside.stdout == outside.stdout
     other = tmp_path / "other"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from template_engine import compose, load_org
+from template_engine.errors import WarningKind
 
 ROOT = Path(__file__).resolve().parents[1] / "templates"
 
@@ -42,10 +43,14 @@ def test_an_unused_variable_is_reported_as_a_warning() -> None:
     template = org.find_template("vit-finetune", view)
     used = compose(org, template, view, {"user": "alice"})
     typo = compose(org, template, view, {"usr": "alice"})
-    assert [w.field for w in used.runnable.warnings] == []
-    assert [(w.field, w.message) for w in typo.runnable.warnings] == [
-        ("--var usr", "variable 'usr' is not used by any value (a typo?)")
-    ]
+    assert used.runnable.warnings == ()
+    (warning,) = typo.runnable.warnings
+    assert (warning.kind, warning.variable) == (WarningKind.UNUSED_VARIABLE, "usr")
+    assert warning.to_dict() == {
+        "replica": "worker",
+        "field": "--var usr",
+        "message": "variable 'usr' is not used by any value (a typo?)",
+    }
     assert used.combined_spec["environmentVariables"][-1] == {"name": "WANDB_USERNAME", "value": "alice"}
 
 

@@ -8,15 +8,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from template_engine import Org, load_org
 from template_engine.diff import diff_orgs
-from template_engine.snapshots import compose_pair, pairs, problem_lines
-from template_engine.snapshots.fields import same
+from template_engine.diffing.fields import same
+from template_engine.diffing.pairs import compose_pair, pairs
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
 EXE = shutil.which("template-engine", path=str(Path(sys.executable).parent)) or "template-engine"
@@ -269,9 +270,12 @@ def test_impact_of_an_asset_turning_pairs_unrunnable(repo: Repo) -> None:
     assert pairs_in(done.stdout) == PYTORCH_PAIRS
     lines = done.stdout.splitlines()
     at = lines.index("~ projects/recsys/pytorch-elastic  (system template)")
-    assert lines[at + 1 : at + 4] == [
+    assert lines[at + 1 : at + 6] == [
         "    runnable.isRunnable: true -> false",
         '    runnable.issues: added "worker image: mandatory image is not provided"',
+        # the system policy requires an image, on the worker and the master (each a compliance issue)
+        '    runnable.issues: added "worker image: image is required by the system policy"',
+        '    runnable.issues: added "master image: image is required by the system policy"',
         '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
         "assets/environments/pytorch.yaml:6, environment asset pytorch); the same in combinedMasterSpec",
     ]
@@ -343,7 +347,9 @@ def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path
         found: dict[str, Any] = {}
         for pair in pairs(org):
             outcome = compose_pair(org, pair)
-            found[pair.id] = outcome.output if outcome.output is not None else problem_lines(outcome.problems)
+            found[pair.id] = (
+                outcome.output if outcome.output is not None else [p.one_line() for p in outcome.problems]
+            )
         return found
 
     before_all, after_all = outputs(old_org), outputs(new_org)
@@ -357,3 +363,34 @@ def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path
     assert {d.id for d in result.pairs} == expected
     if edit != "a broken file":  # a file that cannot be read makes every pair worth comparing
         assert result.composed < len(before_all)
+
+
+def test_diff_and_impact_write_no_temporary_folder(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A revision is read from git's blobs into memory, impact overlays one file: nothing is written."""
+    from click.testing import CliRunner
+
+    from template_engine.cli import main
+
+    exclude_no_proxy_in_research(repo)
+    repo.commit("research")
+
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("diff and impact must not write temporary files or copies")
+
+    for name in ("mkdtemp", "mkstemp", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"):
+        monkeypatch.setattr(tempfile, name, refuse)
+    monkeypatch.setattr(shutil, "copytree", refuse)
+    monkeypatch.setattr(shutil, "copyfile", refuse)
+    monkeypatch.chdir(repo.path)
+    runner = CliRunner()
+
+    done = runner.invoke(main, ["diff", "--against", "HEAD~1"])
+    assert isinstance(done.exception, SystemExit) and done.exit_code == 1, done.exception
+    assert pairs_in(done.stdout) == RESEARCH_PAIRS
+
+    done = runner.invoke(
+        main, ["impact", "templates/departments/research/defaults.yaml", "--against", "HEAD~1"]
+    )
+    assert isinstance(done.exception, SystemExit) and done.exit_code == 1, done.exception
+    assert done.stdout.splitlines()[0] == "departments/research/defaults.yaml against HEAD~1: used by 8 pairs"
+    assert pairs_in(done.stdout) == RESEARCH_PAIRS

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from template_engine.diffing.pairs import Pair
 from template_engine.errors import TemplateEngineError
 from template_engine.pytest_plugin import OrgSnapshots
-from template_engine.snapshots import Pair
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = OrgSnapshots(REPO / "templates", REPO / "snapshots")

@@ -4,11 +4,14 @@ and the promise that composing never changes what was loaded."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from template_engine import Composition, InputError, Org, Problem, compose, load_org
 from template_engine.loader import yaml_safe
@@ -133,14 +136,34 @@ def test_dates_stay_text() -> None:
     assert load_yaml("value: 2024-01-01\n", "f.yaml").data == {"value": "2024-01-01"}
 
 
+TOO_LARGE = "the number {} is too large (it would be infinite)"
+
+
 @pytest.mark.parametrize(
-    "value", [".inf", "-.inf", "+.inf", ".Inf", "-.INF", ".nan", ".NaN", ".NAN", "1.0e+400"]
+    ("value", "message"),
+    [
+        *(
+            (v, "{} is not a finite number")
+            for v in (".inf", "-.inf", "+.inf", ".Inf", "-.INF", ".nan", ".NaN")
+        ),
+        (".NAN", "{} is not a finite number"),
+        # a YAML 1.1 float (a dot and a signed exponent) beyond range
+        ("1.0e+400", TOO_LARGE),
+        (".5e+400", TOO_LARGE),
+        # YAML 1.1 reads these as text (no dot, or an unsigned exponent): pydantic said "not a valid number"
+        ("1e400", TOO_LARGE),
+        ("-1e999", TOO_LARGE),
+        ("1E+400", TOO_LARGE),
+        ("1.0e400", TOO_LARGE),
+        ("+1e" + "9" * 5000, TOO_LARGE),
+    ],
 )
-def test_non_finite_numbers_are_refused(value: str) -> None:
+def test_non_finite_numbers_are_refused(value: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
         load_yaml(f"spec:\n  compute:\n    cpuCoreRequest: {value}\n", "system/defaults.yaml")
     (problem,) = caught.value.problems
-    assert problem.message == f"{value} is not a finite number"
+    shown = value if len(value) <= 20 else value[:17] + "..."
+    assert problem.message == message.format(shown)
     assert problem.path == ("spec", "compute", "cpuCoreRequest")
     assert problem.location is not None
     assert (problem.location.file, problem.location.line) == ("system/defaults.yaml", 3)
@@ -149,6 +172,131 @@ def test_non_finite_numbers_are_refused(value: str) -> None:
 
 def test_a_quoted_inf_is_text() -> None:
     assert load_yaml("value: '.inf'\n", "f.yaml").data == {"value": ".inf"}
+
+
+@pytest.mark.parametrize("text", ["'1e400'", '"1e400"', "1e300", "1e-400", "1e3", "1Gi", "x1e400", "1e400x"])
+def test_numbers_in_range_and_quoted_or_other_text_stay_as_yaml_reads_them(text: str) -> None:
+    assert load_yaml(f"value: {text}\n", "f.yaml").data == {"value": text.strip("'\"")}
+
+
+def test_every_non_finite_number_of_a_file_is_reported() -> None:
+    text = "a: 1.0e+400\nb: .nan\nc: [1e400, -.inf]\nd: 1.5\n"
+    with pytest.raises(InputError) as caught:
+        load_yaml(text, "f.yaml")
+    problems = caught.value.problems
+    assert [(p.path, line_of(p)) for p in problems] == [
+        (("a",), 1),
+        (("b",), 2),
+        (("c", 0), 3),
+        (("c", 1), 3),
+    ]
+    assert [p.message for p in problems] == [
+        TOO_LARGE.format("1.0e+400"),
+        ".nan is not a finite number",
+        TOO_LARGE.format("1e400"),
+        "-.inf is not a finite number",
+    ]
+
+
+def test_problems_noted_before_a_fatal_one_are_kept() -> None:
+    with pytest.raises(InputError) as caught:
+        load_yaml('a: .nan\nb: "x\\0"\nc: !!set {x}\n', "f.yaml")
+    messages = [p.message for p in caught.value.problems]
+    assert messages[:2] == [".nan is not a finite number", "the text holds a NUL character (\\u0000)"]
+    assert "unsupported YAML tag" in messages[2]
+
+
+# -- text no database stores: NUL characters and lone surrogates ------------------------------------------
+
+NUL = "the text holds a NUL character (\\u0000)"
+
+
+def surrogate(escape: str) -> str:
+    return f"the text holds a lone surrogate ({escape}), which is not Unicode text"
+
+
+@pytest.fixture(params=["libyaml", "python"])
+def yaml_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both parsers: libyaml refuses a surrogate escape (naming no field), the pure-Python one reads it."""
+    if request.param == "python":
+        monkeypatch.setattr(yaml_safe, "_Loader", yaml.SafeLoader)
+    else:
+        assert yaml_safe._Loader is getattr(yaml, "CSafeLoader", None), "libyaml is not installed"
+    return str(request.param)
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ('"a\\0b"', NUL),
+        ('"a\\x00b"', NUL),
+        ('"\\u0000"', NUL),
+        ('"\\udfff"', surrogate("\\udfff")),
+        ('"x\\ud800y"', surrogate("\\ud800")),
+        ('"\\U0000dc80"', surrogate("\\udc80")),
+        ('"\\ud83d\\ude00"', surrogate("\\ud83d")),  # YAML escapes are code points, not UTF-16
+    ],
+)
+def test_text_no_database_stores_is_refused_with_its_field(
+    yaml_parser: str, written: str, message: str
+) -> None:
+    text = f"meta:\n  name: job\nspec:\n  environmentVariables:\n  - name: A\n    value: {written}\n"
+    with pytest.raises(InputError) as caught:
+        load_yaml(text, "projects/vision/templates/job.yaml")
+    (problem,) = caught.value.problems
+    assert problem.message == message
+    assert problem.path == ("spec", "environmentVariables", 0, "value")
+    assert problem.location is not None
+    assert (problem.location.file, problem.location.line) == ("projects/vision/templates/job.yaml", 6)
+    assert problem.expected == "text without NUL characters or lone surrogates"
+
+
+@pytest.mark.parametrize(("written", "shown"), [('"k\\0"', "'k\\x00'"), ('"k\\udfff"', "'k\\udfff'")])
+def test_a_key_no_database_stores_is_refused(yaml_parser: str, written: str, shown: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_yaml(f"spec:\n  image: x\n  {written}: 1\n", "f.yaml")
+    (problem,) = caught.value.problems
+    assert problem.message.startswith(f"the key {shown} holds a ")
+    assert problem.path == ("spec",)
+    assert line_of(problem) == 3
+    assert problem.expected == "keys without NUL characters or lone surrogates"
+
+
+def test_an_escape_beyond_unicode_is_invalid_yaml(yaml_parser: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_yaml('a: "\\U00110000"\n', "f.yaml")
+    (problem,) = caught.value.problems
+    assert "invalid Unicode character escape code" in problem.message
+    assert line_of(problem) == 1
+
+
+def test_validate_refuses_every_unstorable_text_and_non_finite_number(write_tree: WriteTree) -> None:
+    root = write_tree(
+        {
+            "system/defaults.yaml": (
+                'spec:\n  image: "a\\0b"\n  compute:\n    cpuCoreRequest: 1e400\n    cpuCoreLimit: .nan\n'
+                '  "l\\udfff": x\n'
+            )
+        }
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "template_engine", "validate", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout + result.stderr
+    assert "4 problem(s) in 1 file(s)" in out
+    for message, at, line in [
+        (NUL, "spec.image", 2),
+        (TOO_LARGE.format("1e400"), "spec.compute.cpuCoreRequest", 4),
+        (".nan is not a finite number", "spec.compute.cpuCoreLimit", 5),
+        ("the key 'l\\udfff' holds a lone surrogate (\\udfff), which is not Unicode text", "spec", 6),
+    ]:
+        assert f"error: {message}\n    at: {at}\n    in: system/defaults.yaml:{line}:" in out
+    assert "valid number" not in out
 
 
 @pytest.mark.parametrize("sign", ["", "-"])

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from template_engine.compose import SPEC_PLAN
 from template_engine.merge.engine import Layer, MergeResult, merge_layers
+from template_engine.merge.plan import SPEC_PLAN
 
 KEYS = ["A", "B", "C", "D", "E"]
 #: (path to the keyed list, its key field)

@@ -2,14 +2,18 @@
 pytest on it.  The plugin is found through its ``pytest11`` entry point, as in any project that installs
 template_engine; every throwaway project runs with ``filterwarnings = error``.
 
-The runs are in process (``pytester.runpytest``) for speed, except the one that shows that a fresh
-interpreter loads the plugin; see :func:`run` for the one piece of syrupy state an inner run leaves behind.
+The runs are in process (``pytester.runpytest``) for speed, except the ones that show that a fresh
+interpreter loads the plugin and leaves it off unless asked (:func:`pytest_in_a_fresh_interpreter`, one
+interpreter for all three); see :func:`run` for the one piece of syrupy state an inner run leaves behind.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -138,15 +142,55 @@ def updated(project: pytest.Pytester) -> pytest.Pytester:
     return project
 
 
+#: Runs ``pytest.main`` once per argument list of ``argv[1]`` (JSON), in order, as that many ``pytest``
+#: commands would in the project; the first run is the interpreter's first use of pytest, so the plugin comes
+#: from its entry point exactly as in a new ``pytest`` process.  Each run's output sits between markers on
+#: stdout and stderr, followed by its exit code and whether ``snapshots/`` exists once it is done.
+FRESH_INTERPRETER = """\
+import json, pathlib, sys
+import pytest
+
+for index, args in enumerate(json.loads(sys.argv[1])):
+    for stream in (sys.stdout, sys.stderr):
+        print(f"@@run {index}", file=stream, flush=True)
+    code = pytest.main([f"--basetemp=basetemp-{index}", *args])
+    for stream in (sys.stdout, sys.stderr):
+        print(f"@@end {index}", file=stream, flush=True)
+    print("@@result " + json.dumps([int(code), pathlib.Path("snapshots").exists()]), flush=True)
+"""
+
+
+def pytest_in_a_fresh_interpreter(
+    project: pytest.Pytester, *runs: list[str]
+) -> list[tuple[pytest.RunResult, bool]]:
+    """Each of ``runs`` (pytest's arguments) in turn in one new interpreter (:data:`FRESH_INTERPRETER`):
+    its result, and whether ``snapshots/`` existed right after it."""
+    started = time.monotonic()
+    process = project.run(sys.executable, "-c", FRESH_INTERPRETER, json.dumps(list(runs)))
+    assert process.ret == 0, process.stderr.str()
+    out, err = process.stdout.lines, process.stderr.lines
+
+    def between(lines: list[str], index: int) -> list[str]:
+        return lines[lines.index(f"@@run {index}") + 1 : lines.index(f"@@end {index}")]
+
+    results = [json.loads(line.removeprefix("@@result ")) for line in out if line.startswith("@@result ")]
+    assert len(results) == len(runs), process.stdout.str()
+    duration = time.monotonic() - started
+    return [
+        (pytest.RunResult(code, between(out, index), between(err, index), duration), snapshots)
+        for index, (code, snapshots) in enumerate(results)
+    ]
+
+
 def test_the_plugin_is_off_unless_asked_for(project: pytest.Pytester) -> None:
-    result = project.runpytest_subprocess()
-    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    assert not (project.path / "snapshots").exists()
-    # ...but installed: a fresh interpreter loads it from the entry point, with its options.
-    assert "--template-root=DIR" in project.runpytest_subprocess("--help").stdout.str()
-    project.runpytest_subprocess("--template-root=templates", "--snapshot-update").assert_outcomes(
-        passed=ITEMS
+    (result, snapshots_after), (usage, _), (asked, _) = pytest_in_a_fresh_interpreter(
+        project, [], ["--help"], ["--template-root=templates", "--snapshot-update"]
     )
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not snapshots_after
+    # ...but installed: a fresh interpreter loads it from the entry point, with its options.
+    assert "--template-root=DIR" in usage.stdout.str()
+    asked.assert_outcomes(passed=ITEMS)
 
 
 def test_a_fresh_repository_passes_after_snapshot_update(project: pytest.Pytester) -> None:

@@ -12,7 +12,7 @@ from jinja2 import UndefinedError
 from jinja2.exceptions import SecurityError
 
 from template_engine import Composition, CompositionError, Location, RenderError
-from template_engine.compose import SPEC_PLAN
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.paths import Match, Path
 from template_engine.render import RESERVED, is_expression, render_spec, render_string
 

@@ -189,3 +189,68 @@ def test_a_file_with_too_many_expressions_is_a_load_problem(tmp_path: Path) -> N
     (problem,) = [p for problems in org.broken.values() for p in problems]
     assert "values with expressions" in problem.message
     assert problem.location is not None and problem.location.file == "system/defaults.yaml"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{ '\\x00' }}", "{{ '\\udfff' }}", "{{ 'a'|replace('a', '\\udc80') }}", "{{ '\\ud83d\\ude00' }}"],
+)
+def test_a_value_can_never_hold_what_no_database_stores(text: str) -> None:
+    # A NUL or a lone surrogate would make the value unstorable and every later read of it fail.
+    with pytest.raises(ExpressionRefused, match="NUL character or a lone surrogate"):
+        render_string(text, CONTEXT)
+
+
+def test_a_context_value_that_is_not_storable_is_refused_in_the_output() -> None:
+    with pytest.raises(ExpressionRefused, match="NUL character or a lone surrogate"):
+        render_string("{{ user }}", {"user": "a\udcffb"})
+
+
+def test_a_long_expression_is_refused_by_counting_tokens_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from template_engine import expressions
+
+    parsed: list[str] = []
+    real = expressions._PARSER.parse
+    monkeypatch.setattr(expressions._PARSER, "parse", lambda text: parsed.append(text) or real(text))
+    text = ("{{ " + "~".join(["a"] * 1990) + " }}")[:MAX_TEXT]
+    with pytest.raises(ExpressionRefused, match="expression tokens"):
+        compile_expression(text)
+    assert parsed == []
+    compile_expression("{{ a ~ b }}-tokens")
+    assert parsed == ["{{ a ~ b }}-tokens"]
+
+
+def test_token_counting_is_linear_and_sees_every_expression_region() -> None:
+    from template_engine.expressions import count_tokens
+
+    assert count_tokens("plain") == 0
+    assert count_tokens("{{ a }}") == 2
+    assert count_tokens("{{ a.b | upper }}-{% if x %}y{% endif %}") == 2 + 3 + 2 + 2
+    assert count_tokens("{{ 'a ~ b ~ c' }}") == 2  # a string is one token
+    assert count_tokens("{{ unclosed ~ 'quote") == 4
+    assert count_tokens("{" * 4000) > 0  # no backtracking blow-up: one pass
+
+
+def test_the_parse_cache_holds_a_bounded_number_of_nodes() -> None:
+    from template_engine import expressions
+
+    for i in range(3000):
+        compile_expression("{{ " + " ~ ".join(["user"] * 60) + " }}-" + str(i))
+    assert expressions._CACHE.nodes <= expressions.CACHE_NODES
+    assert len(expressions._CACHE.entries) < 3000
+
+
+def test_a_document_is_bounded_in_expression_tokens_before_anything_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from template_engine import expressions
+    from template_engine.expressions import MAX_DOCUMENT_TOKENS
+    from template_engine.render import document_expression_problems
+
+    monkeypatch.setattr(expressions._PARSER, "parse", lambda text: pytest.fail("parsed"))
+    heavy = "{{ " + " ~ ".join(["user"] * 200) + " }}"
+    items = [{"name": f"V{i}", "value": f"{heavy}{i}"} for i in range(MAX_DOCUMENT_TOKENS // 400 + 1)]
+    (problem,) = document_expression_problems({"spec": {"environmentVariables": items}}, lambda _: None)
+    assert "expression tokens in all" in problem.message

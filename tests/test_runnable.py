@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from template_engine.compose import SPEC_PLAN
+from template_engine.errors import CompositionWarning, WarningKind
+from template_engine.merge.plan import SPEC_PLAN
+from template_engine.paths import Match, format_path, parse_path
 from template_engine.runnable import REQUIRED_ITEM_FIELDS, Runnable, RunnableIssue, check
 
 WORKER = {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2}
@@ -26,7 +28,8 @@ def messages(result: Runnable) -> list[str]:
 
 
 def fields(result: Runnable) -> list[str]:
-    return [i.field for i in result.issues]
+    """The issues' fields as the edges show them (typed paths in the records)."""
+    return [format_path(i.field) for i in result.issues]
 
 
 def test_a_complete_worker_is_runnable() -> None:
@@ -42,7 +45,14 @@ def test_missing_worker_image(image: str | None) -> None:
     assert result.to_dict() == {
         "isRunnable": False,
         "issue": "mandatory image is not provided",
-        "issues": [{"replica": "worker", "field": "image", "message": "mandatory image is not provided"}],
+        "issues": [
+            {
+                "replica": "worker",
+                "field": "image",
+                "message": "mandatory image is not provided",
+                "rule": None,
+            }
+        ],
         "warnings": [],
     }
 
@@ -50,7 +60,7 @@ def test_missing_worker_image(image: str | None) -> None:
 def test_missing_master_image_counts_only_for_a_separate_master() -> None:
     assert run(WORKER, {"command": "python"}, separate=False).is_runnable
     result = run(WORKER, {"command": "python"}, separate=True)
-    assert result.issues == (RunnableIssue("master", "image", "mandatory image is not provided"),)
+    assert result.issues == (RunnableIssue("master", ("image",), "mandatory image is not provided"),)
 
 
 def test_a_workers_only_topology_checks_only_the_worker() -> None:
@@ -61,7 +71,7 @@ def test_missing_distributed_framework_is_a_worker_issue_only() -> None:
     spec = {k: v for k, v in WORKER.items() if k != "distributedFramework"}
     result = run(spec, {"image": "x"}, separate=True)
     assert result.issues == (
-        RunnableIssue("worker", "distributedFramework", "mandatory distributedFramework is not provided"),
+        RunnableIssue("worker", ("distributedFramework",), "mandatory distributedFramework is not provided"),
     )
 
 
@@ -87,7 +97,9 @@ def test_each_list_kind_needs_its_required_attributes(names: tuple[str, ...]) ->
     result = run({**WORKER, **_nest(names, [item])})
     where = ".".join(names) + f"[{key}=k1]"
     expected = [
-        RunnableIssue("worker", f"{where}.{attr}", f"mandatory {attr} of {where} is not provided")
+        RunnableIssue(
+            "worker", (*names, Match(key, "k1"), attr), f"mandatory {attr} of {where} is not provided"
+        )
         for attr in REQUIRED_ITEM_FIELDS[names]
         if attr != key
     ]
@@ -171,7 +183,7 @@ def test_cpu_core_request_against_limit(request_: float, limit: float, runnable:
         assert result.issues == (
             RunnableIssue(
                 "worker",
-                "compute.cpuCoreRequest",
+                ("compute", "cpuCoreRequest"),
                 f"compute.cpuCoreRequest {request_} is above compute.cpuCoreLimit {limit}",
             ),
         )
@@ -229,7 +241,7 @@ def test_gpu_portion_request_above_limit() -> None:
 def test_gpu_request_type_needs_its_request(kind: str, missing: str) -> None:
     result = run(worker(compute={"gpuDevicesRequest": 1, "gpuRequestType": kind}))
     assert result.issues == (
-        RunnableIssue("worker", f"compute.{missing}", f"gpuRequestType {kind} needs compute.{missing}"),
+        RunnableIssue("worker", ("compute", missing), f"gpuRequestType {kind} needs compute.{missing}"),
     )
 
 
@@ -257,7 +269,7 @@ def test_every_issue_in_a_stable_order() -> None:
     }
     master = {"compute": {"cpuMemoryRequest": "2Gi", "cpuMemoryLimit": "1Gi"}}
     result = run(spec, master, separate=True)
-    assert [(i.replica, i.field) for i in result.issues] == [
+    assert [(i.replica, format_path(i.field)) for i in result.issues] == [
         ("worker", "image"),
         ("worker", "distributedFramework"),
         ("worker", "ports[name=web].serviceType"),
@@ -290,17 +302,80 @@ def test_framework_warnings_keep_it_runnable(
 ) -> None:
     result = run(worker(distributedFramework=framework, **fields_))
     assert result.is_runnable
-    assert [w.field for w in result.warnings] == warned
+    assert [w.field for w in result.warnings] == [(name,) for name in warned]
     for warning in result.warnings:
+        assert warning.kind is WarningKind.FRAMEWORK_IGNORES_FIELD
         assert warning.replica == "worker"
         assert framework in warning.message
 
 
 def test_extra_warnings_are_kept_and_do_not_block() -> None:
-    extra = (RunnableIssue("worker", "labels[name=orgg]", "exclusion matches nothing"),)
+    extra = (
+        CompositionWarning(
+            WarningKind.UNMATCHED_EXCLUSION,
+            "worker",
+            parse_path("labels[name=orgg]"),
+            "exclusion matches nothing",
+        ),
+    )
     result = check(WORKER, MASTER, False, SPEC_PLAN, extra)
     assert result.is_runnable
     assert result.warnings == extra
     assert result.to_dict()["warnings"] == [
         {"replica": "worker", "field": "labels[name=orgg]", "message": "exclusion matches nothing"}
     ]
+
+
+def test_an_issue_names_its_field_by_a_typed_path_and_shows_it_as_text() -> None:
+    spec = worker(ports=[{"container": 8080}])
+    (issue,) = run(spec).issues
+    assert issue.field == ("ports", Match("container", 8080), "serviceType")
+    assert issue.to_dict() == {
+        "replica": "worker",
+        "field": "ports[container=8080].serviceType",
+        "message": "mandatory serviceType of ports[container=8080] is not provided",
+        "rule": None,  # not about a policy (POLICY.md); a compliance issue also has its source
+    }
+
+
+def test_a_warning_with_a_location_shows_it_after_the_sentence() -> None:
+    from template_engine.errors import Location
+
+    warning = CompositionWarning(
+        WarningKind.UNMATCHED_EXCLUSION,
+        "master",
+        parse_path("labels[name=orgg]"),
+        "exclusion matches nothing",
+        Location("system/defaults.yaml", 7, 5, "system defaults"),
+    )
+    assert warning.render() == "exclusion matches nothing [system/defaults.yaml:7]"
+    assert warning.one_line() == "labels[name=orgg]: exclusion matches nothing [system/defaults.yaml:7]"
+    assert warning.to_dict() == {
+        "replica": "master",
+        "field": "labels[name=orgg]",
+        "message": "exclusion matches nothing [system/defaults.yaml:7]",
+    }
+
+
+@pytest.mark.parametrize(
+    ("variable", "expected"),
+    [
+        ({"name": "A", "value": "1"}, []),
+        ({"name": "A", "secret": {"name": "s", "key": "k"}}, []),
+        (
+            {"name": "A", "value": "1", "secret": {"name": "s", "key": "k"}},
+            ["environmentVariables[name=A] has more than one value source (value, secret); give exactly one"],
+        ),
+        (
+            {"name": "A", "configMap": {"name": "c", "key": "k"}, "podFieldRef": {"path": "metadata.name"}},
+            [
+                "environmentVariables[name=A] has more than one value source (configMap, podFieldRef); "
+                "give exactly one"
+            ],
+        ),
+    ],
+)
+def test_an_environment_variable_takes_exactly_one_value_source(
+    variable: dict[str, Any], expected: list[str]
+) -> None:
+    assert messages(run(worker(environmentVariables=[variable]))) == expected

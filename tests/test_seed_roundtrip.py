@@ -138,4 +138,4 @@ def test_the_seed_spec_composes_with_design_runnable_rules(
     runnable = preview(root, TEMPLATE).runnable
     assert "mandatory image is not provided" not in [i.message for i in runnable.issues]
     # MPI with minReplicas/maxReplicas: fields only PyTorch reads are warnings.
-    assert {"minReplicas", "maxReplicas"} <= {w.field for w in runnable.warnings}
+    assert {("minReplicas",), ("maxReplicas",)} <= {w.field for w in runnable.warnings}

@@ -1,7 +1,7 @@
 """The layout of a templates folder: which of its entries are read, and a problem for every other one.
 
     org.yaml
-    system/                 defaults.yaml, templates/NAME.yaml
+    system/                 defaults.yaml, policy.yaml, templates/NAME.yaml
     departments/D/          the same, for each department D of org.yaml
     projects/P/             the same, for each project P of org.yaml
     assets/environments/NAME.yaml, assets/computes/NAME.yaml, assets/datasources/NAME.yaml
@@ -24,24 +24,23 @@ import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.sources import Kind, Source, Unreadable
 from template_engine.models.documents import ASSET_FOLDERS, AssetKind, ScopeType
-from template_engine.org import SYSTEM, Scope, asset_ref, defaults_ref, template_ref
+from template_engine.org import SYSTEM, Scope, asset_ref, defaults_ref, policy_ref, template_ref
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: The top-level folder where tools keep metadata of their own (``db export``); the loader never reads it.
 META_FOLDER = ".template-engine"
 _GIT = frozenset({".git", ".gitignore", ".gitattributes", ".gitkeep"})
 _DEFAULTS = "defaults"
-_LAYER = "defaults.yaml (or .yml) and templates/; a template goes in templates/NAME.yaml"
+_POLICY = "policy"
+_LAYER = "defaults.yaml, policy.yaml (or .yml) and templates/; a template goes in templates/NAME.yaml"
 _TOP = "org.yaml, system/, departments/, projects/, assets/ and documentation (README, *.md)"
 #: How alike a name and a layout name must be for a did-you-mean hint (difflib's ratio).
 _CLOSE = 0.7
 
-Kind = Literal["file", "folder", "broken link", "special"]
 Ref = tuple[str, ...]
 #: Walks one folder of the layout: ``(path, blame)`` (see :class:`_Walk`).
 Walker = Callable[[str, str | None], None]
@@ -59,6 +58,7 @@ class Layout:
     """What a templates folder holds, by the layout: files to read, and the problems of the other entries."""
 
     defaults: dict[Scope, str] = field(default_factory=dict)
+    policies: dict[Scope, str] = field(default_factory=dict)
     templates: dict[Scope, dict[str, str]] = field(default_factory=dict)
     assets: dict[AssetKind, dict[str, str]] = field(default_factory=dict)
     #: Entries that break the layout, by path.
@@ -77,12 +77,12 @@ def is_documentation(name: str) -> bool:
     return lower.startswith(("readme", "license", "licence")) and not lower.endswith(YAML_SUFFIXES)
 
 
-def read_layout(root: Path, departments: Mapping[str, tuple[str, ...]]) -> Layout:
-    """Walk ``root`` (whose org.yaml names ``departments`` and their projects).
+def read_layout(source: Source, departments: Mapping[str, tuple[str, ...]]) -> Layout:
+    """Walk the templates folder of ``source`` (whose org.yaml names ``departments`` and their projects).
 
-    Raises :class:`InputError` only when ``root`` itself cannot be listed.
+    Raises :class:`InputError` only when the folder itself cannot be listed.
     """
-    walk = _Walk(root, departments)
+    walk = _Walk(source, departments)
     walk.top()
     return walk.finish()
 
@@ -94,8 +94,8 @@ class _Walk:
     is found there is not read, it only names what the entry would have provided.
     """
 
-    def __init__(self, root: Path, departments: Mapping[str, tuple[str, ...]]) -> None:
-        self.root = root
+    def __init__(self, source: Source, departments: Mapping[str, tuple[str, ...]]) -> None:
+        self.source = source
         self.known: dict[ScopeType, list[str]] = {
             "department": list(departments),
             "project": [p for ps in departments.values() for p in ps],
@@ -159,10 +159,13 @@ class _Walk:
         entries = self.entries(rel, blame)
         if entries is None:
             self.suppose(defaults_ref(scope), blame or rel)
+            self.suppose(policy_ref(scope), blame or rel)
             return
         found: list[_Entry] = []
+        policies: list[_Entry] = []
         handlers: dict[str, tuple[Kind, Walker | None]] = {
             "defaults.yaml": ("file", lambda _rel, blame: self.suppose(defaults_ref(scope), blame or _rel)),
+            "policy.yaml": ("file", lambda _rel, blame: self.suppose(policy_ref(scope), blame or _rel)),
             "templates": ("folder", lambda rel, blame: self.templates(rel, scope, blame)),
         }
         for entry in entries:
@@ -173,6 +176,11 @@ class _Walk:
                     found.append(entry)
                 else:
                     self.suppose(defaults_ref(scope), blame or entry.rel)
+            elif entry.name in (f"{_POLICY}{s}" for s in YAML_SUFFIXES):
+                if self.expect(entry, "file", blame):
+                    policies.append(entry)
+                else:
+                    self.suppose(policy_ref(scope), blame or entry.rel)
             elif entry.name == "templates":
                 if self.expect(entry, "folder", blame):
                     self.templates(entry.rel, scope, blame)
@@ -186,6 +194,14 @@ class _Walk:
             self.layout.defaults[scope] = chosen.rel
         else:
             self.suppose(defaults_ref(scope), blame)
+        policy = self.one_of(policies, "the policy file", blame)
+        if policy is None:
+            if policies:
+                self.suppose(policy_ref(scope), blame or policies[-1].rel)
+        elif blame is None:
+            self.layout.policies[scope] = policy.rel
+        else:
+            self.suppose(policy_ref(scope), blame)
 
     def templates(self, rel: str, scope: Scope, blame: str | None) -> None:
         def found(stem: str, path: str) -> None:
@@ -267,33 +283,23 @@ class _Walk:
 
     def entries(self, rel: str, blame: str | None) -> list[_Entry] | None:
         """The entries of the folder ``rel``, sorted; ``None`` (and a problem) if it cannot be listed."""
-        folder = self.root / rel if rel else self.root
-        try:
-            with os.scandir(folder) as found:
-                raw = sorted(found, key=lambda e: e.name)
-        except OSError as exc:
+        listed = self.source.entries(rel)
+        if isinstance(listed, Unreadable):
             if blame is None:
-                shown = f"{rel}/" if rel else str(self.root)
+                shown = f"{rel}/" if rel else self.source.label
                 self.layout.errors.setdefault(rel or ".", []).append(
                     Problem(
-                        f"cannot list the folder {shown}: {exc.strerror or exc}",
+                        f"cannot list the folder {shown}: {listed.reason}",
                         (),
-                        Location(rel or str(self.root)),
+                        Location(rel or self.source.label),
                         "a folder the engine may read",
                     )
                 )
             return None
-        out = []
-        for item in raw:
-            kind: Kind
-            try:
-                kind = "folder" if item.is_dir() else "file" if item.is_file() else "special"
-            except OSError:  # a symbolic link that loops
-                kind = "special"
-            if kind == "special" and item.is_symlink():
-                kind = "broken link"
-            out.append(_Entry(item.name, f"{rel}/{item.name}" if rel else item.name, kind))
-        return out
+        return [
+            _Entry(item.name, f"{rel}/{item.name}" if rel else item.name, item.kind)
+            for item in sorted(listed, key=lambda e: e.name)
+        ]
 
     def skipped(self, entry: _Entry, blame: str | None) -> bool:
         """Git's files and documentation are skipped; other hidden entries too, with a warning."""
@@ -376,6 +382,7 @@ class _Walk:
         """Keep the supposed refs that no real file provides."""
         layout = self.layout
         real = {defaults_ref(scope) for scope in layout.defaults}
+        real |= {policy_ref(scope) for scope in layout.policies}
         real |= {template_ref(scope, stem) for scope, by in layout.templates.items() for stem in by}
         real |= {asset_ref(kind, stem) for kind, by in layout.assets.items() for stem in by}
         layout.refs = {ref: rel for ref, rel in self.supposed.items() if ref not in real}

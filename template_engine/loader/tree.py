@@ -1,5 +1,8 @@
 """Read a templates folder into an :class:`~template_engine.org.Org`: the only module that reads files.
 
+The files come from a :class:`~template_engine.loader.sources.Source` (a folder, a git revision, a folder
+with one file changed, files in memory); a path is read as the folder at that path.
+
 Layout (DESIGN.md, and :mod:`template_engine.loader.layout` for every rule): ``org.yaml``; ``system/``,
 ``departments/D/`` and ``projects/P/``, each with ``defaults.yaml`` and ``templates/T.yaml``;
 ``assets/{environments,computes,datasources}/NAME.yaml``.  Every file is read once; a file with problems, and
@@ -11,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path as FsPath
+from typing import Any
 
-from template_engine.compose import SPEC_PLAN
 from template_engine.errors import InputError, Location, Problem
+from template_engine.loader import sources
 from template_engine.loader.layout import read_layout
+from template_engine.loader.policies import org_policy_problems
 from template_engine.loader.rules import (
     SPEC_ROOTS,
+    Lines,
     asset_refs,
     datasource_shape,
     master_conflict,
@@ -24,6 +30,7 @@ from template_engine.loader.rules import (
 )
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.yaml_safe import load_yaml
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.documents import (
     ASSET_FOLDERS,
     ASSET_MODELS,
@@ -42,14 +49,18 @@ from template_engine.org import (
     Template,
     asset_ref,
     defaults_ref,
+    policy_ref,
     template_ref,
 )
+from template_engine.policy.document import PolicyDocument, read_policy
 
 
-def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
-    """Read and parse one file; ``rel`` (relative to ``root``, POSIX) names it in every message."""
+def read_source(where: sources.SourceOrPath, rel: str) -> tuple[Source | None, list[Problem]]:
+    """Read and parse one file; ``rel`` (a POSIX path in the templates folder) names it in every message."""
+    raw = sources.as_source(where).read(rel)
+    if isinstance(raw, sources.Unreadable):
+        return None, [Problem(f"cannot read file: {raw.reason}", (), Location(rel))]
     try:
-        raw = (root / rel).read_bytes()
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
@@ -62,8 +73,6 @@ def read_source(root: FsPath, rel: str) -> tuple[Source | None, list[Problem]]:
                 "a UTF-8 YAML file",
             )
         ]
-    except OSError as exc:
-        return None, [Problem(f"cannot read file: {exc.strerror}", (), Location(rel))]
     try:
         loaded = load_yaml(text, rel)
     except InputError as exc:
@@ -87,20 +96,30 @@ def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[
     ]
 
 
-def load_defaults(root: FsPath, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
-    source, problems = read_source(root, rel)
+def document_rules(doc: object, data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
+    """The rules a defaults, template or asset document that fits its schema (``doc``) must also follow;
+    ``file`` and ``lines`` locate them (no name-versus-file check: a document may come from no file)."""
+    if isinstance(doc, DatasourceAsset):
+        return datasource_shape(data, file, lines)
+    if isinstance(doc, LayerDocument | TemplateDocument):
+        problems = master_conflict(data, file, lines)
+        return problems + spec_key_problems(SPEC_PLAN, data, SPEC_ROOTS, file, lines)
+    return spec_key_problems(SPEC_PLAN, data, (("spec",),), file, lines)
+
+
+def load_defaults(files: sources.Source, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
+    source, problems = read_source(files, rel)
     if source is None:
         return None, problems
     doc, problems = validate(LayerDocument, source.data, rel, source.lines)
     if doc is None:
         return None, problems
-    problems = master_conflict(source.data, rel, source.lines)
-    problems += spec_key_problems(SPEC_PLAN, source.data, SPEC_ROOTS, rel, source.lines)
+    problems = document_rules(doc, source.data, rel, source.lines)
     return (None if problems else Defaults(scope, source, doc)), problems
 
 
-def load_template(root: FsPath, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
-    source, problems = read_source(root, rel)
+def load_template(files: sources.Source, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
+    source, problems = read_source(files, rel)
     if source is None:
         return None, problems
     doc, problems = validate(TemplateDocument, source.data, rel, source.lines)
@@ -108,13 +127,19 @@ def load_template(root: FsPath, rel: str, scope: Scope) -> tuple[Template | None
         return None, problems
     stem = FsPath(rel).stem
     problems = _name_matches_file(source, doc.meta.name, stem, "template")
-    problems += master_conflict(source.data, rel, source.lines)
-    problems += spec_key_problems(SPEC_PLAN, source.data, SPEC_ROOTS, rel, source.lines)
+    problems += document_rules(doc, source.data, rel, source.lines)
     return (None if problems else Template(stem, scope, source, doc)), problems
 
 
-def load_asset(root: FsPath, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
-    source, problems = read_source(root, rel)
+def load_policy(files: sources.Source, rel: str, scope: Scope) -> tuple[PolicyDocument | None, list[Problem]]:
+    source, problems = read_source(files, rel)
+    if source is None:
+        return None, problems
+    return read_policy(source.data, rel, source.lines, scope)
+
+
+def load_asset(files: sources.Source, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
+    source, problems = read_source(files, rel)
     if source is None:
         return None, problems
     doc, problems = validate(ASSET_MODELS[kind], source.data, rel, source.lines)
@@ -122,27 +147,25 @@ def load_asset(root: FsPath, rel: str, kind: AssetKind) -> tuple[Asset | None, l
         return None, problems
     stem = FsPath(rel).stem
     problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
-    if isinstance(doc, DatasourceAsset):
-        problems += datasource_shape(source.data, rel, source.lines)
-    else:
-        problems += spec_key_problems(SPEC_PLAN, source.data, (("spec",),), rel, source.lines)
+    problems += document_rules(doc, source.data, rel, source.lines)
     return (None if problems else Asset(kind, stem, source, doc)), problems
 
 
-def _org_document(root: FsPath) -> OrgDocument:
-    if not (root / "org.yaml").is_file():
-        other = " (org.yml is there: the org file is always org.yaml)" if (root / "org.yml").is_file() else ""
+def _org_document(files: sources.Source) -> OrgDocument:
+    if files.kind("org.yaml") != "file":
+        yml = files.kind("org.yml") == "file"
+        other = " (org.yml is there: the org file is always org.yaml)" if yml else ""
         raise InputError(
             [
                 Problem(
                     f"no org.yaml in the templates folder{other}",
                     (),
-                    Location(str(root)),
+                    Location(files.label),
                     "org.yaml naming the departments and their projects",
                 )
             ]
         )
-    source, problems = read_source(root, "org.yaml")
+    source, problems = read_source(files, "org.yaml")
     if source is None:
         raise InputError(problems)
     doc, problems = validate(OrgDocument, source.data, "org.yaml", source.lines)
@@ -185,26 +208,27 @@ def resolve_root(root: FsPath) -> FsPath:
     return root
 
 
-def load_org(root: FsPath) -> Org:
-    """Read the whole templates folder at ``root``.
+def load_org(where: sources.SourceOrPath) -> Org:
+    """Read the whole templates folder of ``where`` (a source, or the path of a folder).
 
     Raises :class:`InputError` only when the folder or ``org.yaml`` is unusable; problems of other files are
     recorded in ``Org.broken``.
     """
-    if not root.is_dir():
+    files = sources.as_source(where)
+    if files.kind("") != "folder":
         raise InputError(
             [
                 Problem(
-                    f"templates folder {str(root)!r} does not exist",
+                    f"templates folder {files.label!r} does not exist",
                     (),
                     None,
                     "--root pointing at a folder with org.yaml",
                 )
             ]
         )
-    org_doc = _org_document(root)
+    org_doc = _org_document(files)
     departments = {d.name: tuple(d.projects) for d in org_doc.departments}
-    layout = read_layout(root, departments)
+    layout = read_layout(files, departments)
     broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}
     refs: dict[tuple[str, ...], str] = dict(layout.refs)
     defaults: dict[Scope, Defaults] = {}
@@ -216,13 +240,13 @@ def load_org(root: FsPath) -> Org:
             refs[ref] = rel
 
     for scope, rel in layout.defaults.items():
-        entry, problems = load_defaults(root, rel, scope)
+        entry, problems = load_defaults(files, rel, scope)
         note(rel, problems, defaults_ref(scope))
         if entry is not None:
             defaults[scope] = entry
     for scope, by_stem in layout.templates.items():
         for stem, trel in by_stem.items():
-            template, problems = load_template(root, trel, scope)
+            template, problems = load_template(files, trel, scope)
             note(trel, problems, template_ref(scope, stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
@@ -230,11 +254,22 @@ def load_org(root: FsPath) -> Org:
     assets: dict[AssetKind, dict[str, Asset]] = {}
     for kind, by_stem in layout.assets.items():
         for stem, arel in by_stem.items():
-            asset, problems = load_asset(root, arel, kind)
+            asset, problems = load_asset(files, arel, kind)
             note(arel, problems, asset_ref(kind, stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset
-    return Org(departments, defaults, templates, assets, broken, refs, tuple(layout.warnings))
+    policies: dict[Scope, PolicyDocument] = {}
+    for scope, prel in layout.policies.items():
+        policy, problems = load_policy(files, prel, scope)
+        note(prel, problems, policy_ref(scope))
+        if policy is not None:
+            policies[scope] = policy
+    broken_assets = {ref[2] for ref in refs if ref[:2] == ("asset", "datasource")}
+    for file, problems in org_policy_problems(policies, departments, assets, broken_assets).items():
+        scope = next(s for s, p in policies.items() if p.file == file)
+        del policies[scope]
+        note(file, problems, policy_ref(scope))
+    return Org(departments, defaults, templates, assets, broken, refs, tuple(layout.warnings), policies)
 
 
 def reference_problems(org: Org) -> list[Problem]:

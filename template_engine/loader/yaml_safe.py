@@ -2,14 +2,17 @@
 
 Only the safe scalar types are constructed; duplicate keys are errors naming both lines; alias expansion is
 bounded (a "billion laughs" document is refused) and recursive aliases are refused; a file holds at most one
-document.  Numbers are finite (``.inf`` and ``.nan`` are refused) and integers have at most
-:data:`MAX_INT_DIGITS` digits.  Alongside the data it returns a line map from every field path to its
-1-based line and column.
+document.  Numbers are finite (``.inf``, ``.nan`` and a number too large for a float, such as ``1.0e+400`` or
+the plain ``1e400`` that YAML 1.1 reads as text, are refused) and integers have at most :data:`MAX_INT_DIGITS`
+digits.  Text (keys included) holds no NUL character and no lone surrogate (``"\\udfff"``): no database
+stores them.  Every such problem of a file is reported at once, each with its field path and line; alongside
+the data it returns a line map from every field path to its 1-based line and column.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +41,28 @@ _SAFE_TAGS = {
 }
 
 
+#: Characters no text may hold: NUL (no database stores it) and lone surrogates (not Unicode text).
+_BAD_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+#: A plain scalar YAML 1.1 leaves as text but that reads as a number anywhere else (``1e400``, ``-.5E+9``);
+#: one digit run before the dot, so no backtracking.
+_NUMERAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
+#: libyaml's refusal of a ``\u`` escape that is a surrogate (or beyond U+10FFFF); it says no field.
+_BAD_ESCAPE = "found invalid Unicode character escape code"
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored (a NUL character, a lone surrogate), or ``None``; the service's words."""
+    found = _BAD_TEXT.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "holds a NUL character (\\u0000)"
+    return f"holds a lone surrogate ({ascii(found.group())[1:-1]}), which is not Unicode text"
+
+
+_TEXT_EXPECTED = "text without NUL characters or lone surrogates"
+
+
 @dataclass(frozen=True, slots=True)
 class Loaded:
     """A parsed document and where each of its values was written."""
@@ -53,12 +78,19 @@ class _Builder:
         self.lines: dict[Path, tuple[int, int]] = {}
         self.active: set[int] = set()
         self.constructor = yaml.SafeLoader("")
+        #: Problems that do not stop the reading (a non-finite number, unstorable text): all are reported.
+        self.problems: list[Problem] = []
+
+    def problem(self, message: str, node: Node, path: Path, expected: str | None = None) -> Problem:
+        mark = node.start_mark
+        return Problem(message, path, Location(self.file, mark.line + 1, mark.column + 1), expected)
+
+    def note(self, message: str, node: Node, path: Path, expected: str | None = None) -> None:
+        self.problems.append(self.problem(message, node, path, expected))
 
     def fail(self, message: str, node: Node, path: Path, expected: str | None = None) -> InputError:
-        mark = node.start_mark
-        return InputError(
-            [Problem(message, path, Location(self.file, mark.line + 1, mark.column + 1), expected)]
-        )
+        """The error that stops the reading, after the problems noted so far."""
+        return InputError([*self.problems, self.problem(message, node, path, expected)])
 
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
@@ -79,7 +111,7 @@ class _Builder:
         self.lines[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, ScalarNode):
             if node.tag == "tag:yaml.org,2002:timestamp":
-                return str(node.value)  # dates stay text: no field of the schema is a date
+                return str(node.value)  # dates stay text: no field of the schema is a date (and hold no NUL)
             if node.tag not in _SAFE_TAGS:
                 raise self.fail(f"unsupported YAML tag {node.tag!r}", node, path, "a plain scalar")
             return self._scalar(node, path)
@@ -118,12 +150,22 @@ class _Builder:
         except ValueError:  # a lower limit of Python's own (PYTHONINTMAXSTRDIGITS)
             raise self.fail(f"number {shown} is too long", node, path, "a shorter number") from None
         if isinstance(value, float) and not math.isfinite(value):
-            raise self.fail(
-                f"{shown} is not a finite number",
-                node,
-                path,
-                f"a finite number (to mean the text, quote it: '{shown}')",
-            )
+            if text.lstrip("+-").lower() in (".inf", ".nan"):
+                self.note(f"{shown} is not a finite number", node, path, _finite(shown))
+            else:  # 1.0e+400
+                self.note(
+                    f"the number {shown} is too large (it would be infinite)", node, path, _finite(shown)
+                )
+        elif isinstance(value, str):
+            if not node.style and _NUMERAL.fullmatch(text) and not math.isfinite(float(text)):
+                # YAML 1.1 reads a plain 1e400 as text (its floats need a dot and a signed exponent), so it
+                # would reach a number field as "not a valid number": say what is wrong with it.
+                self.note(
+                    f"the number {shown} is too large (it would be infinite)", node, path, _finite(shown)
+                )
+            why = text_problem(value)
+            if why is not None:
+                self.note(f"the text {why}", node, path, _TEXT_EXPECTED)
         return value
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
@@ -135,18 +177,25 @@ class _Builder:
             if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
                 raise self.fail("mapping keys must be plain strings", key_node, path, "a field name")
             key = str(key_node.value)
+            why = text_problem(key)
+            if why is not None:  # at the mapping, as the service says it: the key itself would garble a path
+                self.note(
+                    f"the key {key!r} {why}", key_node, path, "keys without NUL characters or lone surrogates"
+                )
+                continue
             if key in seen:
                 first = seen[key].start_mark
                 mark = key_node.start_mark
                 raise InputError(
                     [
+                        *self.problems,
                         Problem(
                             f"duplicate key {key!r} (first at line {first.line + 1})",
                             (*path, key),
                             Location(self.file, mark.line + 1, mark.column + 1),
                             "each key once per mapping",
                             (Location(self.file, first.line + 1, first.column + 1),),
-                        )
+                        ),
                     ]
                 )
             seen[key] = key_node
@@ -154,6 +203,10 @@ class _Builder:
             mark = key_node.start_mark
             self.lines[(*path, key)] = (mark.line + 1, mark.column + 1)  # a field is where its key is
         return out
+
+
+def _finite(shown: str) -> str:
+    return f"a finite number (to mean the text, quote it: '{shown}')"
 
 
 def _tab_in_indentation(text: str, line: int | None) -> tuple[int, int] | None:
@@ -166,46 +219,69 @@ def _tab_in_indentation(text: str, line: int | None) -> tuple[int, int] | None:
     return (line + 1, indentation.index("\t") + 1) if "\t" in indentation else None
 
 
+def _parse(text: str, loader_class: Any) -> Node | None:
+    loader = loader_class(text)
+    try:
+        node: Node | None = loader.get_single_node()
+    except ValueError:  # the pure-Python parser's chr() of an escape beyond U+10FFFF
+        mark = loader.get_mark() if hasattr(loader, "get_mark") else None
+        raise yaml.MarkedYAMLError("while parsing a quoted scalar", None, _BAD_ESCAPE, mark) from None
+    finally:
+        loader.dispose()
+    return node
+
+
+def _parse_error(exc: yaml.YAMLError, text: str, file: str) -> InputError:
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return InputError(
+            [Problem(f"invalid YAML: {exc}", (), Location(file), "one well-formed YAML document")]
+        )
+    mark = exc.problem_mark or exc.context_mark
+    tab = _tab_in_indentation(text, mark.line if mark else None)
+    if tab is not None:
+        return InputError(
+            [
+                Problem(
+                    "tabs are not allowed for indentation in YAML; use spaces",
+                    (),
+                    Location(file, tab[0], tab[1]),
+                    "spaces for indentation",
+                )
+            ]
+        )
+    where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
+    what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+    context = exc.context_mark
+    # "while parsing a flow sequence" points where the unfinished construct started: show that too.
+    related = (
+        (Location(file, context.line + 1, context.column + 1),)
+        if context is not None and exc.problem_mark is not None and context.line != exc.problem_mark.line
+        else ()
+    )
+    return InputError([Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document", related)])
+
+
 def load_yaml(text: str, file: str) -> Loaded:
     """Parse ``text`` (the contents of ``file``, used only in messages); an empty document is ``None``."""
+    refused: yaml.MarkedYAMLError | None = None
     try:
-        loader = _Loader(text)
         try:
-            node = loader.get_single_node()
-        finally:
-            loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        tab = _tab_in_indentation(text, mark.line if mark else None)
-        if tab is not None:
-            raise InputError(
-                [
-                    Problem(
-                        "tabs are not allowed for indentation in YAML; use spaces",
-                        (),
-                        Location(file, tab[0], tab[1]),
-                        "spaces for indentation",
-                    )
-                ]
-            ) from None
-        where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-        what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
-        context = exc.context_mark
-        # "while parsing a flow sequence" points where the unfinished construct started: show that too.
-        related = (
-            (Location(file, context.line + 1, context.column + 1),)
-            if context is not None and exc.problem_mark is not None and context.line != exc.problem_mark.line
-            else ()
-        )
-        raise InputError(
-            [Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document", related)]
-        ) from None
+            node = _parse(text, _Loader)
+        except yaml.MarkedYAMLError as exc:
+            if _Loader is yaml.SafeLoader or exc.problem != _BAD_ESCAPE:
+                raise
+            # libyaml refuses "\udfff" without saying in which field: the pure-Python parser reads it, and
+            # the builder below names the field of the lone surrogate.
+            refused = exc
+            node = _parse(text, yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise InputError(
-            [Problem(f"invalid YAML: {exc}", (), Location(file), "one well-formed YAML document")]
-        ) from None
+        raise _parse_error(exc, text, file) from None
     if node is None:
         return Loaded(None, {})
     builder = _Builder(file)
     data = builder.build(node, ())
+    if builder.problems:
+        raise InputError(builder.problems)
+    if refused is not None:  # pragma: no cover - libyaml refuses only the escapes the builder reports
+        raise _parse_error(refused, text, file)
     return Loaded(data, builder.lines)

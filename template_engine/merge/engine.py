@@ -18,9 +18,10 @@ from typing import Any, NamedTuple, cast
 from deepmerge import Merger
 from deepmerge.strategy.core import STRATEGY_END
 
-from template_engine.errors import CompositionError, Location, Problem
+from template_engine.errors import CompositionError, CompositionWarning, Location, Problem, WarningKind
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Match, Path, Segment, format_path
+from template_engine.paths import Match, Path, format_path
+from template_engine.walk import steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +55,6 @@ class Origin(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class MergeWarning:
-    """Something suspicious that does not stop the composition (an exclusion that matched nothing)."""
-
-    message: str
-    path: Path
-    location: Location
-
-    def render(self) -> str:
-        return f"{self.message}\n    at: {format_path(self.path)}\n    in: {self.location}"
-
-
-@dataclass(frozen=True, slots=True)
 class MergeResult:
     """The merged spec and its provenance."""
 
@@ -73,10 +62,16 @@ class MergeResult:
     layers: tuple[Layer, ...]
     set_by: dict[Path, Origin]
     excluded: dict[Path, Origin]
-    warnings: tuple[MergeWarning, ...]
+    #: Exclusions that matched nothing (all said to be the worker's: the composition places them).
+    warnings: tuple[CompositionWarning, ...]
 
     def location(self, origin: Origin) -> Location:
         return self.layers[origin.layer].location(origin.raw)
+
+    def locate(self, path: Path) -> Location | None:
+        """Where the value at ``path`` (or the nearest parent set whole) was set; ``None`` if nowhere."""
+        origin = self.origin_of(path)
+        return self.location(origin) if origin is not None else None
 
     def origin_of(self, path: Path) -> Origin | None:
         """The layer that set ``path`` or, for a value replaced whole, the nearest parent that was set."""
@@ -130,7 +125,7 @@ class _Run:
         self.layer = 0
         self.set_by: dict[Path, Origin] = {}
         self.excluded: dict[Path, Origin] = {}
-        self.warnings: list[MergeWarning] = []
+        self.warnings: list[CompositionWarning] = []
         #: Item positions of each keyed list of the accumulator, by the list's identity; the list itself is
         #: kept with them so that its id cannot be reused by another list during the run.
         self.positions: dict[int, tuple[list[Any], dict[Match | None, int]]] = {}
@@ -196,10 +191,12 @@ class _Run:
                 pos = positions.pop(match, None)
                 if pos is None:
                     self.warnings.append(
-                        MergeWarning(
+                        CompositionWarning(
+                            WarningKind.UNMATCHED_EXCLUSION,
+                            "worker",
+                            here.out,
                             f"exclusion of {format_path(here.out)} matches nothing below "
                             f"{self.layers[self.layer].label} (is the {match.field} a typo?)",
-                            here.out,
                             self.layers[self.layer].location(here.raw),
                         )
                     )
@@ -266,41 +263,36 @@ def merge_layers(plan: PlanNode, layers: Sequence[Layer], start: MergeResult | N
 def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None]]:
     """Keyed-list problems inside one layer: items without a key and keys given twice.
 
-    Returns ``(message, path, other_path)`` triples; ``other_path`` is the first position of a duplicate.
+    Returns ``(message, path, other_path)`` triples with the layer's own paths (list items by position);
+    ``other_path`` is the first position of a duplicate.  The fields of an item without its key are not
+    looked into.
     """
     problems: list[tuple[str, Path, Path | None]] = []
-    if isinstance(spec, Mapping) and not plan.whole:
-        for name, value in spec.items():
-            problems.extend(check_keys(plan.child(name), value, (*path, name)))
-    elif isinstance(spec, list) and plan.key is not None:
-        seen: dict[Match, int] = {}
-        for index, item in enumerate(spec):
-            if not isinstance(item, Mapping):
-                continue
-            match = item_key(item, plan.key)
-            if match is None:
-                want = (
-                    f"neither {plan.key.field!r} nor {plan.key.fallback!r}"
-                    if plan.key.fallback
-                    else f"no {plan.key.field!r}"
-                )
-                problems.append((f"keyed list item has {want} (its identity key)", (*path, index), None))
-                continue
-            if match in seen:
-                problems.append((f"duplicate key {match} in one layer", (*path, index), (*path, seen[match])))
-            else:
-                seen[match] = index
-            for name, value in item.items():
-                problems.extend(check_keys(plan.child(name), value, (*path, index, name)))
+    first: dict[Path, dict[Match, Path]] = {}  # per keyed list, where each key was given first
+    walk = steps(spec, plan, path, by_position=True, leaves=False)
+    for here, item, node, _ in walk:
+        key = node.key
+        assert key is not None  # without leaves, only a keyed list's items are steps
+        mapping = type(item) is dict or isinstance(item, Mapping)
+        match = item_key(item, key) if mapping else None
+        if match is None:
+            if mapping:
+                want = f"neither {key.field!r} nor {key.fallback!r}" if key.fallback else f"no {key.field!r}"
+                problems.append((f"keyed list item has {want} (its identity key)", here, None))
+            walk.skip()
+            continue
+        seen = first.setdefault(here[:-1], {})
+        if match in seen:
+            problems.append((f"duplicate key {match} in one layer", here, seen[match]))
+        else:
+            seen[match] = here
     return problems
 
 
 __all__ = [
     "Layer",
     "MergeResult",
-    "MergeWarning",
     "Origin",
-    "Segment",
     "check_keys",
     "clone",
     "merge_layers",

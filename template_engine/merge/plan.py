@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from template_engine.models.markers import MergeKey, ReplaceWhole
+from template_engine.models.spec import WorkerSpec
 from template_engine.paths import Match
 
 
@@ -71,6 +72,11 @@ def build_plan(model: type[BaseModel]) -> PlanNode:
         if node.key is not None or node.whole or node.children:
             root.children[name] = node
     return root
+
+
+#: How every spec merges (worker and master alike: a master spec is a worker spec without the worker-only
+#: fields), read once from the markers on the models.
+SPEC_PLAN: PlanNode = build_plan(WorkerSpec)
 
 
 def keyed_lists(node: PlanNode, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], MergeKey]:

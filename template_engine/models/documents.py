@@ -25,14 +25,21 @@ ASSET_FOLDERS: dict[AssetKind, str] = {
     "datasource": "datasources",
 }
 
-_NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
-_NAME = Field(min_length=1, max_length=253, pattern=_NAME_PATTERN)
-_OPTIONAL_NAME = Field(default=None, min_length=1, max_length=253, pattern=_NAME_PATTERN)
+#: The longest name of a template, asset, department or project.  Each name becomes a file or folder name of
+#: a templates folder and of ``db export`` (``NAME.yaml``, ``departments/NAME/``); most file systems take at
+#: most 255 bytes in one, and a name is ASCII (the pattern), so 250 characters always fit with ``.yaml``.
+#: Run:ai documents no longer limit (a template name is only ``minLength: 1``).
+NAME_MAX_LENGTH = 250
+#: A name: ASCII letters, digits, '.', '_' and '-', starting and ending with a letter or digit.  The pattern
+#: bounds the length too, so that every check made with it (a query parameter...) holds names to the limit.
+NAME_PATTERN = rf"^[A-Za-z0-9]([A-Za-z0-9._-]{{0,{NAME_MAX_LENGTH - 2}}}[A-Za-z0-9])?$"
+_NAME = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
+_OPTIONAL_NAME = Field(default=None, min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
 
 #: Every pattern of the models in plain words, for messages: a user never sees a regular expression.
 PATTERN_WORDS: dict[str, str] = {
-    _NAME_PATTERN: "a name of letters, digits, '.', '_' and '-' that starts and ends with a letter or digit "
-    "(at most 253 characters), such as 'vit-finetune'",
+    NAME_PATTERN: "a name of letters, digits, '.', '_' and '-' that starts and ends with a letter or digit "
+    f"(at most {NAME_MAX_LENGTH} characters), such as 'vit-finetune'",
     DEFAULT_MODE_PATTERN: "a 4-character octal file mode, such as '0644'",
 }
 
@@ -83,7 +90,8 @@ class TemplateMasterSection(_Strict):
 
 class TemplateMeta(_Strict):
     name: str = _NAME
-    description: str | None = Field(default=None, max_length=250)
+    #: 1 to 250 characters, as Run:ai's ``TemplateDescription`` (no description is ``null``, not ``""``).
+    description: str | None = Field(default=None, min_length=1, max_length=250)
 
 
 class TemplateDocument(_Strict):
@@ -132,8 +140,8 @@ class OrgDepartment(_Strict):
     @classmethod
     def _project_names(cls, value: list[str]) -> list[str]:
         for name in value:
-            if not name or len(name) > 253:
-                raise ValueError(f"project name {name!r} must be 1 to 253 characters")
+            if not name or len(name) > NAME_MAX_LENGTH:
+                raise ValueError(f"project name {name!r} must be 1 to {NAME_MAX_LENGTH} characters")
         return value
 
 

@@ -249,10 +249,14 @@ class PodAffinity(SpecModel):
 
 
 class MatchExpression(SpecModel):
-    """A node selector requirement; ``values`` is replaced whole."""
+    """A node selector requirement; ``values`` is replaced whole.
 
-    key: str | None = None
-    operator: NodeSelectorOperator | None = None
+    ``key`` and ``operator`` are required, as in Run:ai's ``MatchExpression`` (``nodeAffinityRequired`` is
+    replaced whole, so no layer ever gives half an expression).
+    """
+
+    key: str
+    operator: NodeSelectorOperator
     values: Annotated[list[str] | None, ReplaceWhole()] = None
 
 

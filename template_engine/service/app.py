@@ -10,9 +10,11 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic.json_schema import models_json_schema
 
 from template_engine.service import errors
 from template_engine.service.auth import Authenticator
+from template_engine.service.bodies import BODY_MODELS
 from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import Settings
@@ -29,10 +31,17 @@ DESCRIPTION = """\
 Distributed training templates, org defaults per scope, assets, departments, projects and workloads, shaped
 like the NVIDIA Run:ai control-plane API, composed by `template_engine`.
 
-Every endpoint but `/health` and this document needs `Authorization: Bearer <token>` (exactly one).  Errors
-are `{code, message, details?}`; validation problems are 400 with `details` naming each field.  Bodies are
-strict JSON objects: a key given twice, `NaN`, `Infinity`, numbers out of range, NUL characters and lone
-surrogates are refused with 400 before anything is stored.  `OPTIONS` answers with `Allow`.
+Every endpoint but `/health`, `POST /api/v1/token` and this document needs `Authorization: Bearer <token>`
+(exactly one): a token of the auth file, or one an application got from `POST /api/v1/token` with its client
+credentials (as Run:ai's Python SDK logs in).  Errors are `{code, message, details?}`; validation problems are
+400 with `details` naming each field, all of a request's problems in one answer.  Bodies are strict JSON
+objects: a key given twice, `NaN`, `Infinity`, numbers out of range, NUL characters and lone surrogates are
+refused with 400 before anything is stored.  `OPTIONS` answers with `Allow`; `HEAD` is answered as `GET`
+without the body wherever `GET` is.
+
+Where this service answers a status Run:ai's operation does not declare (400 for an id that is not a UUID or
+a filter it cannot read, 409 for a name taken, 412 for a stale `If-Match`, 413 for a body too large), each
+operation declares it here; docs/http-api.md lists them.
 """
 
 
@@ -98,6 +107,7 @@ def create_app(settings: Settings) -> FastAPI:
         [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
     )
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
+    app.add_middleware(errors.Head, methods=app.state.methods)  # outermost: no answer to HEAD has a body
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -146,7 +156,17 @@ def _document(app: FastAPI) -> dict[str, Any]:
         for operation in operations.values():
             responses = operation.get("responses", {})
             responses.pop("422", None)
-    components = schema.get("components", {}).get("schemas", {})
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)
+    _add_body_models(components)
     return schema
+
+
+def _add_body_models(components: dict[str, Any]) -> None:
+    """The models of the bodies that routes check themselves (:mod:`.bodies`), which FastAPI does not see."""
+    _, top = models_json_schema(
+        [(model, "validation") for model in BODY_MODELS], ref_template="#/components/schemas/{model}"
+    )
+    for name, definition in top.get("$defs", {}).items():
+        components.setdefault(name, definition)

@@ -8,6 +8,15 @@ Tokens come from a YAML file (``--auth-file`` / ``TEMPLATE_ENGINE_AUTH_FILE``)::
       - {subject: carol, token: dev-vision, role: project-editor, project: vision}
       - {subject: dave, token: dev-viewer, role: viewer}
 
+Applications log in with client credentials (``POST /api/v1/token``, as Run:ai's SDK does) and get
+short-lived bearer tokens the service signs (:mod:`.tokens`); the auth file lists them with the SHA-256 of
+their secret and the key the tokens are signed with::
+
+    signingKey: "<at least 32 characters>"      # required with applications; the same on every replica
+    tokenLifetime: 3600                          # seconds, 300 to 86400 (default 3600)
+    applications:
+      - {clientId: ci-pipeline, sha256: "<hex of the secret>", role: project-editor, project: vision}
+
 A request with more than one ``Authorization`` header is refused (400), whatever they hold.
 
 Only SHA-256 digests are kept in memory: a presented token is hashed and compared with every entry's digest
@@ -33,6 +42,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -44,6 +55,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from template_engine.errors import InputError
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.service.errors import ApiError
+from template_engine.service.tokens import (
+    DEFAULT_LIFETIME,
+    MAX_LIFETIME,
+    MIN_KEY_LENGTH,
+    MIN_LIFETIME,
+    Signer,
+)
 
 Role = Literal["system-admin", "department-admin", "project-editor", "viewer"]
 ScopeType = Literal["system", "department", "project"]
@@ -74,10 +92,41 @@ class _Entry(BaseModel):
         return self
 
 
+class _Application(BaseModel):
+    """An application: its client id, the SHA-256 of its secret, and a role binding as for tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    clientId: str = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
+    sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
+    role: Role
+    department: str | None = Field(default=None, min_length=1)
+    project: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _Application:
+        if (self.role == "department-admin") != (self.department is not None):
+            raise ValueError("department goes with role department-admin, and only with it")
+        if (self.role == "project-editor") != (self.project is not None):
+            raise ValueError("project goes with role project-editor, and only with it")
+        return self
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tokens: list[_Entry] = Field(default_factory=list)
+    applications: list[_Application] = Field(default_factory=list)
+    signingKey: str | None = Field(default=None, min_length=MIN_KEY_LENGTH)
+    tokenLifetime: int = Field(default=DEFAULT_LIFETIME, ge=MIN_LIFETIME, le=MAX_LIFETIME)
+
+    @model_validator(mode="after")
+    def _key(self) -> _File:
+        if self.applications and self.signingKey is None:
+            raise ValueError(
+                f"applications need signingKey (at least {MIN_KEY_LENGTH} characters) to sign their tokens"
+            )
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,22 +157,49 @@ DEV_TOKENS: tuple[tuple[str, str, Principal], ...] = (
     ("carol", "dev-vision", Principal("carol", "project-editor", project="vision")),
     ("dave", "dev-viewer", Principal("dave", "viewer")),
 )
+#: The development application of ``serve --dev``: client id, secret, binding.
+DEV_APPLICATION = ("dev-client", "dev-secret", Principal("dev-client", "system-admin"))
 
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
-class Authenticator:
-    """Finds the principal of a presented token, in time independent of which entry (if any) matches."""
+#: Compared with when a client id is unknown, so that a login takes the same time either way.
+_NO_SECRET = _digest(secrets.token_hex(16))
 
-    def __init__(self, entries: list[tuple[bytes, Principal]]) -> None:
+
+def _now() -> int:
+    return int(time.time())
+
+
+class Authenticator:
+    """Finds the principal of a presented token, in time independent of which entry (if any) matches, and
+    logs applications in."""
+
+    def __init__(
+        self,
+        entries: list[tuple[bytes, Principal]],
+        applications: dict[str, tuple[bytes, Principal]] | None = None,
+        signer: Signer | None = None,
+    ) -> None:
         self._entries = entries
+        self._applications = applications or {}
+        self._signer = signer
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def authenticate(self, token: str) -> Principal | None:
+    def authenticate(self, token: str, now: int | None = None) -> Principal | None:
+        """The principal of a token of the auth file, or of a valid token issued to one of its
+        applications."""
+        if self._signer is not None and token.count(".") == 2:
+            claims = self._signer.verify(token, _now() if now is None else now)
+            if claims is not None:
+                if Signer.expired(claims, _now() if now is None else now):
+                    return None
+                application = self._applications.get(claims.subject)
+                return application[1] if application is not None else None
         presented = _digest(token)
         found: Principal | None = None
         for digest, principal in self._entries:
@@ -131,9 +207,32 @@ class Authenticator:
                 found = principal
         return found
 
+    def expired(self, token: str, now: int | None = None) -> bool:
+        """Whether ``token`` is one this service issued that has expired."""
+        if self._signer is None or token.count(".") != 2:
+            return False
+        claims = self._signer.verify(token, _now() if now is None else now)
+        return claims is not None and Signer.expired(claims, _now() if now is None else now)
+
+    def login(self, client_id: str, secret: str, now: int | None = None) -> tuple[str, int] | None:
+        """A token and its lifetime (seconds) for an application's client credentials; ``None`` when they
+        are wrong (in time independent of whether the client id exists)."""
+        application = self._applications.get(client_id)
+        stored = application[0] if application is not None else _NO_SECRET
+        matches = hmac.compare_digest(stored, _digest(secret))
+        if application is None or not matches or self._signer is None:
+            return None
+        token = self._signer.issue(client_id, _now() if now is None else now)
+        return token, self._signer.lifetime
+
     @classmethod
     def development(cls) -> Authenticator:
-        return cls([(_digest(token), principal) for _, token, principal in DEV_TOKENS])
+        client_id, secret, principal = DEV_APPLICATION
+        return cls(
+            [(_digest(token), principal) for _, token, principal in DEV_TOKENS],
+            {client_id: (_digest(secret), principal)},
+            Signer(secrets.token_bytes(32)),
+        )
 
     @classmethod
     def from_file(cls, path: Path) -> Authenticator:
@@ -152,8 +251,7 @@ class Authenticator:
         except ValidationError as exc:
             # Never echo the input: it may hold a token.
             lines = [
-                f"  tokens{''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in e['loc'][1:])}: "
-                f"{e['msg']}"
+                f"  {_where(e['loc'])}: {e['msg']}"
                 for e in exc.errors(include_url=False, include_input=False)
             ]
             raise AuthFileError(f"the auth file {str(path)!r} is not valid:\n" + "\n".join(lines)) from None
@@ -165,7 +263,25 @@ class Authenticator:
                 raise AuthFileError(f"the auth file {str(path)!r}: tokens[{index}] repeats an earlier token")
             seen.add(digest)
             entries.append((digest, Principal(entry.subject, entry.role, entry.department, entry.project)))
-        return cls(entries)
+        applications: dict[str, tuple[bytes, Principal]] = {}
+        for index, app in enumerate(parsed.applications):
+            if app.clientId in applications:
+                raise AuthFileError(
+                    f"the auth file {str(path)!r}: applications[{index}] repeats the client id "
+                    f"{app.clientId!r}"
+                )
+            principal = Principal(app.clientId, app.role, app.department, app.project)
+            applications[app.clientId] = (bytes.fromhex(app.sha256), principal)
+        signer = (
+            Signer(parsed.signingKey.encode("utf-8"), parsed.tokenLifetime) if parsed.signingKey else None
+        )
+        return cls(entries, applications, signer)
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """``tokens[0].role`` for pydantic's ``('tokens', 0, 'role')``."""
+    where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(loc))
+    return where or "the file"
 
 
 # -- access rules -------------------------------------------------------------------------------------------
@@ -245,5 +361,11 @@ def authenticate(
     authenticator: Authenticator = request.app.state.authenticator
     principal = authenticator.authenticate(credentials.credentials)
     if principal is None:
+        if authenticator.expired(credentials.credentials):
+            raise ApiError(
+                401,
+                "The access token has expired: ask for a new one (POST /api/v1/token).",
+                headers=_CHALLENGE,
+            )
         raise ApiError(401, headers=_CHALLENGE)
     return principal

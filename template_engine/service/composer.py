@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from template_engine.compose import Composition, Submission, compose
+from template_engine.compose import Composition, compose
 from template_engine.errors import Location, Problem, TemplateEngineError
+from template_engine.layers import Submission
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import (
     ASSET_MODELS,
@@ -28,6 +29,7 @@ from template_engine.models.documents import (
 from template_engine.org import Asset, Defaults, Org, Scope, Source, Template
 from template_engine.paths import format_path
 from template_engine.service.context import Ctx, Placement
+from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, TemplateRow
 
 M = TypeVar("M", bound=BaseModel)
@@ -157,12 +159,17 @@ def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str
     if description is not None:
         meta["description"] = description
     meta |= {"workloadType": "Distributed", "scopeType": row.scope_type}
-    meta["scopeId"] = str(own.id) if own.id is not None else None
+    meta["scopeId"] = scope_id(own)
     if view.department is not None:
         meta["departmentId"] = str(view.department.id)
     if view.project is not None:
-        meta["projectId"] = str(view.project.id)
+        meta["projectId"] = view.project.id  # an integer in Run:ai's TemplateMetaFields
     return meta | audit_fields(row.audit)
+
+
+def scope_id(own: Placement) -> str:
+    """A scope's ``scopeId`` as Run:ai writes it: always text, the tenant's id for the top scope."""
+    return str(own.id) if own.id is not None else str(TENANT_ID)
 
 
 def template_body(

@@ -2,7 +2,8 @@
 
 A template, defaults or asset body passes the same checks as a file of a templates folder (the schema, keyed
 list items with their key and no key twice, ``masterSpecSameAsWorker: true`` without a ``master`` section,
-one item in a data source asset); every problem is answered at once, with its field path.
+one item in a data source asset) and the values Run:ai's schema refuses (:mod:`.values`); every problem is
+answered at once, with its field path.
 
 PATCH: ``fieldsToClear`` paths (``spec.image``, ``spec.environmentVariables[name=HOME]``, ``master``) are
 removed first, then the given fields are merged in: mappings recursively, anything else (lists included)
@@ -13,7 +14,10 @@ Python's lenient reading) and bounded.  Everything it refuses is answered 400 at
 path: a key given twice in one object; ``NaN``, ``Infinity`` and numbers too large to be finite (``1e309``);
 integers of more than :data:`MAX_INT_DIGITS` digits; text (keys or values) holding a NUL character or a lone
 surrogate (``"\\udfff"``), which no database stores and no response can carry; nesting deeper than
-:data:`MAX_DEPTH`; and a body that is not a JSON object.
+:data:`MAX_DEPTH`; a body that is not UTF-8 (UTF-16 and UTF-32 included, which Python's reader would take);
+and a body that is not a JSON object.  Before any of that, a body of more than :data:`MAX_VALUES` JSON values
+is answered 413, counted on its bytes (:func:`count_values`), so that no body costs more than that many
+values in decoding, validation and composition.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from template_engine.compose import SPEC_PLAN
 from template_engine.errors import Problem
 from template_engine.loader.rules import (
     SPEC_ROOTS,
@@ -35,6 +39,7 @@ from template_engine.loader.rules import (
     spec_key_problems,
 )
 from template_engine.loader.validate import validate
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.documents import (
     ASSET_MODELS,
     AssetKind,
@@ -45,8 +50,9 @@ from template_engine.models.documents import (
     TemplateDocument,
 )
 from template_engine.paths import Match, Path, Segment, parse_path
-from template_engine.service.errors import bad_request
+from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.storage.repository import text_problem
+from template_engine.service.values import document_value_problems
 
 M = TypeVar("M", bound=BaseModel)
 BODY = "request body"
@@ -57,6 +63,10 @@ MAX_INT_DIGITS = 4300
 MAX_DEPTH = 64
 #: The longest field path ``fieldsToClear`` takes.
 MAX_PATH_LENGTH = 1000
+#: The most JSON values one body may hold: objects, arrays, strings, numbers, ``true``, ``false`` and ``null``
+#: (an object's keys are not counted).  A template or a workload holds a few hundred; a body of 1 MiB can
+#: hold about 200,000, whose validation and composition would cost seconds and hundreds of MB.
+MAX_VALUES = 20_000
 
 
 # -- the one JSON decoding step -----------------------------------------------------------------------------
@@ -160,18 +170,58 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
+#: A JSON string with its escapes; one left unterminated runs to the end of the body, so that the scan never
+#: starts again inside a string and stays linear (a body that is not JSON is refused when decoded anyway).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_EMPTY = re.compile(rb"\[[ \t\n\r]*\]|\{[ \t\n\r]*\}")
+
+
+def count_values(body: bytes) -> int:
+    """How many JSON values ``body`` holds, counted on its bytes without decoding it (exact for a JSON text):
+    the whole body, one more after each comma outside a string, and the first item of each object or array
+    that is not empty.  Regular expressions and ``bytes.count`` only: linear, and no Python loop per value."""
+    structure = _STRING.sub(b"s", body)
+    _, empty = _EMPTY.subn(b"", structure)
+    containers = structure.count(b"[") + structure.count(b"{")
+    return 1 + structure.count(b",") + containers - empty
+
+
+def _not_utf8(why: str) -> ApiError:
+    return bad_request([Problem(f"the body is not UTF-8 text ({why})", (), None, "JSON in UTF-8")])
+
+
+def _text(body: bytes) -> str:
+    """The body as UTF-8 text (a leading byte order mark is ignored, as RFC 8259 allows)."""
+    if b"\x00" in body:  # JSON text never holds a NUL byte (U+0000 is written \u0000); UTF-16 and UTF-32 do
+        raise _not_utf8("it holds NUL bytes, as UTF-16 and UTF-32 do")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(f"byte 0x{body[exc.start]:02x} at offset {exc.start}") from None
+    return text.removeprefix("\ufeff")
+
+
 def read_json(body: bytes) -> dict[str, Any]:
-    """The JSON object ``body`` holds, or a 400 naming every value this service refuses (module docstring)."""
+    """The JSON object ``body`` holds, or a 400 naming every value this service refuses (module docstring);
+    413 for a body of more than :data:`MAX_VALUES` values, before it is decoded."""
+    text = _text(body)
+    count = count_values(body)
+    if count > MAX_VALUES:
+        problem = Problem(
+            f"the body holds {count} JSON values",
+            (),
+            None,
+            f"at most {MAX_VALUES} values (objects, arrays, strings, numbers, true, false and null)",
+        )
+        raise ApiError(413, f"The request body holds more than {MAX_VALUES} JSON values.", [problem])
     try:
         data = json.loads(
-            body, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int
+            text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int
         )
     except json.JSONDecodeError as exc:
         raise bad_request(
             [Problem(f"malformed JSON: {exc.msg} at character {exc.pos}", (), None, "JSON")]
         ) from None
-    except UnicodeDecodeError:
-        raise bad_request([Problem("the body is not UTF-8 text", (), None, "JSON in UTF-8")]) from None
     except RecursionError:
         raise bad_request([Problem(f"the body is nested more than {MAX_DEPTH} levels deep")]) from None
     problems = list(_problems(data))
@@ -195,12 +245,25 @@ def _checked(model: type[M], data: Any, more: Any = None) -> M:
 
 
 def _rules(data: Mapping[str, Any]) -> list[Problem]:
-    return master_conflict(data, BODY, {}) + spec_key_problems(SPEC_PLAN, data, SPEC_ROOTS, BODY, {})
+    return (
+        master_conflict(data, BODY, {})
+        + spec_key_problems(SPEC_PLAN, data, SPEC_ROOTS, BODY, {})
+        + document_value_problems(data, SPEC_ROOTS)
+    )
 
 
-def check_template(data: Any) -> TemplateDocument:
-    """A template document (``meta: {name, description?}``, ``spec``, ``assets``, ``master``...)."""
-    return _checked(TemplateDocument, data, lambda _doc: _rules(data))
+def template_problems(data: Any, rest: Any = None) -> tuple[TemplateDocument | None, list[Problem]]:
+    """A template document and every problem it has: the schema's and the rules beyond it.  With ``rest``
+    the caller has reported the schema's problems already: only the rules are checked on ``data``, and the
+    document is ``rest`` (what the schema's problems left of ``data``) when that is valid, else ``None``."""
+    rules = _rules(data) if isinstance(data, Mapping) else []
+    if rest is not None:
+        try:
+            return TemplateDocument.model_validate(rest), rules
+        except ValueError:
+            return None, rules
+    doc, problems = validate(TemplateDocument, data, BODY, {})
+    return doc, problems + rules
 
 
 def check_defaults(data: Any) -> LayerDocument:
@@ -209,9 +272,10 @@ def check_defaults(data: Any) -> LayerDocument:
 
 def check_asset(kind: AssetKind, data: Any) -> EnvironmentAsset | ComputeAsset | DatasourceAsset:
     def more(doc: Any) -> list[Problem]:
+        values = document_value_problems(data, (("spec",),))
         if isinstance(doc, DatasourceAsset):
-            return datasource_shape(data, BODY, {})
-        return spec_key_problems(SPEC_PLAN, data, (("spec",),), BODY, {})
+            return datasource_shape(data, BODY, {}) + values
+        return spec_key_problems(SPEC_PLAN, data, (("spec",),), BODY, {}) + values
 
     return _checked(ASSET_MODELS[kind], data, more)
 

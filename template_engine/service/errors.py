@@ -7,13 +7,15 @@ problems keep their field paths.  A request that breaks is logged with its trace
 
 A pattern a field is checked against is shown in plain words (:data:`~.schemas.PATTERN_RULES`), never as
 the regular expression.  A 405 names in ``Allow`` every method its path takes, and ``OPTIONS`` on a path of
-the API answers 204 with that same ``Allow``.
+the API answers 204 with that same ``Allow``.  ``HEAD`` is answered as ``GET`` without the body wherever
+``GET`` is (:class:`Head`), so ``Allow`` names it there.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -184,23 +186,69 @@ class Methods:
             if isinstance(getattr(route, "path_regex", None), re.Pattern) and getattr(route, "methods", None)
         ]
 
-    def allow(self, path: str) -> str:
-        """``Allow`` for ``path``: the methods of every route on it, and OPTIONS."""
+    def taken(self, path: str) -> set[str]:
+        """The methods of every route on ``path``, HEAD wherever GET is (:class:`Head`), and OPTIONS."""
         methods = {"OPTIONS"}
         for regex, taken in self._routes:
             if regex.match(path):
                 methods |= taken
+        if "GET" in methods:
+            methods.add("HEAD")
+        return methods
+
+    def allow(self, path: str) -> str:
+        """``Allow`` for ``path``: :meth:`taken`, in the usual order."""
         order = {method: index for index, method in enumerate(_METHOD_ORDER)}
-        return ", ".join(sorted(methods, key=lambda m: (order.get(m, len(order)), m)))
+        return ", ".join(sorted(self.taken(path), key=lambda m: (order.get(m, len(order)), m)))
 
 
-def _route_path(request: Request) -> str:
-    path: str = request.scope.get("path", "")
-    root: str = request.scope.get("root_path", "")
+def _route_path(request: Request | Scope) -> str:
+    scope = request.scope if isinstance(request, Request) else request
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
     return path[len(root) :] if root and path.startswith(root) else path
 
 
+class Head:
+    """Outermost ASGI middleware: ``HEAD`` is answered as ``GET``, without the body (RFC 9110 9.3.2), on
+    every path that takes ``GET`` (a FastAPI route takes only the methods it names, so ``HEAD`` was a 405).
+    On other paths it stays ``HEAD``: a 405 with ``Allow``, or a 404.  No answer to ``HEAD`` carries a body;
+    its headers are the ``GET``'s, ``Content-Length`` included."""
+
+    def __init__(self, app: ASGIApp, methods: Methods) -> None:
+        self.app = app
+        self.methods = methods
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        if "GET" in self.methods.taken(_route_path(scope)):
+            scope = {**scope, "method": "GET"}
+
+        async def without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app(scope, receive, without_body)
+
+
 # -- handlers -----------------------------------------------------------------------------------------------
+
+#: PostgreSQL's SQLSTATE ``foreign_key_violation`` (class 23, integrity constraint violation).
+POSTGRES_FOREIGN_KEY_VIOLATION = "23503"
+
+
+def violates_foreign_key(error: IntegrityError) -> bool:
+    """Whether the driver says ``error`` broke a foreign key: SQLite's extended result code
+    (``SQLITE_CONSTRAINT_FOREIGNKEY``), or PostgreSQL's SQLSTATE as psycopg gives it (``sqlstate``, or
+    ``diag.sqlstate``).  Never read from the message text."""
+    orig = error.orig
+    if isinstance(orig, sqlite3.Error):
+        return getattr(orig, "sqlite_errorcode", None) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "diag", None), "sqlstate", None)
+    return sqlstate == POSTGRES_FOREIGN_KEY_VIOLATION
 
 
 def error_response(error: ApiError) -> JSONResponse:
@@ -238,8 +286,8 @@ def install(app: FastAPI) -> None:
         )
 
     async def integrity(_request: Request, exc: Exception) -> JSONResponse:
-        text = str(getattr(exc, "orig", exc)).lower()
-        if "foreign key" in text:
+        assert isinstance(exc, IntegrityError)
+        if violates_foreign_key(exc):
             return error_response(ApiError(409, "The resource is in use or refers to one that is gone."))
         return error_response(ApiError(409))
 

@@ -249,8 +249,32 @@ def _refused(label: str, value: Any, rel: str) -> list[Problem]:
 # -- writing, reading back, replacing -----------------------------------------------------------------------
 
 
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe writer, with text that is not all printable written double-quoted (below)."""
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    """Text as a YAML scalar that reads back as it is.
+
+    A YAML reader takes NEL (U+0085), LS (U+2028) and PS (U+2029) for line breaks, and PyYAML writes text
+    holding one in a plain or single-quoted scalar as a raw line break: read back, NEL becomes a newline
+    (folded into a space, or gone).  Text holding any character that is not printable (those three, tabs,
+    carriage returns, other control and format characters: zero-width and direction marks, a byte order
+    mark...) is therefore written double-quoted, where the writer escapes each of them (``\\N``, ``\\L``,
+    ``\\P``, ``\\t``, ``\\r``, ``\\uFEFF``...) or writes it as itself inside the quotes; ``\\n`` alone keeps
+    the writer's own choice.  Printable text (letters of any script, emoji) stays as it is, readable.
+    """
+    style = None if text.replace("\n", "").isprintable() else '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def _yaml(file: _File) -> str:
-    text = yaml.safe_dump(dict(file.document), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    text = yaml.dump(
+        dict(file.document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
     return HEADER + text if file.rel == META_FILE else text
 
 

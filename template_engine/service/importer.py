@@ -26,12 +26,13 @@ from sqlalchemy import Engine, Table
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader.rules import asset_refs
+from template_engine.loader.sources import FolderSource
 from template_engine.loader.tree import load_org, read_source, reference_problems
 from template_engine.loader.validate import locate, validate
 from template_engine.models.documents import AssetKind, OrgDocument
 from template_engine.org import Org, Scope, Source
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
-from template_engine.service.schemas import NAME_PATTERN
+from template_engine.service.schemas import NAME_PATTERN, NAME_RULE
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
@@ -92,21 +93,22 @@ class Report:
 
 def read_folder(root: Path) -> Folder:
     """The folder at ``root``; raises :class:`InputError` with every problem of every file."""
-    org = load_org(root)
+    files = FolderSource(root)  # the loader's own source: every file is read the way `validate` reads it
+    org = load_org(files)
     problems = [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
-    source, more = read_source(root, "org.yaml")
+    source, more = read_source(files, "org.yaml")
     doc = None
     if source is not None:
         doc, more = validate(OrgDocument, source.data, "org.yaml", source.lines)
     problems += more
     for name in [*org.departments, *org.projects()]:
-        if not re.match(NAME_PATTERN, name) or len(name) > 253:
+        if not re.fullmatch(NAME_PATTERN, name):  # the pattern bounds the length too
             problems.append(
                 Problem(
                     f"{name!r} cannot be a department or project name of the service",
                     (),
                     Location("org.yaml"),
-                    "letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
+                    NAME_RULE,
                 )
             )
     sources = {s.file: s for s in _documents(org)}

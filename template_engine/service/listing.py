@@ -1,15 +1,15 @@
 """Run:ai's list parameters: ``filterBy`` (``field<op>value``), ``search``, ``sortBy``/``sortOrder``, paging.
 
 Operators: ``==`` equal, ``!=`` not equal, ``<=``/``>=`` ordered, ``=@`` contains, ``!@`` does not contain,
-``=^`` starts with, ``=$`` ends with.  Fields: those of a template's ``meta`` plus ``runnable``
-(``runnable==false``).  Several filters all apply, whether given as several ``filterBy`` parameters or joined
-by commas in one (``filterBy=name=@bert,runnable==true``, as Run:ai's SDK sends them): a comma starts a new
-filter where a field and an operator follow it, so a value may still hold a comma.
+``=^`` starts with, ``=$`` ends with.  Several filters all apply, whether given as several ``filterBy``
+parameters or joined by commas in one (``filterBy=name=@bert,runnable==true``, as Run:ai's SDK sends them): a
+comma starts a new filter where a field and an operator follow it, so a value may still hold a comma.
 
-Values are read by the field's kind, and a value that cannot be read is a 400, never an empty list:
-``createdAt``/``updatedAt`` take an ISO 8601 date or time (``2024-05-01``, ``2024-05-01T12:00:00Z``; no zone
-means UTC) and compare as instants with ``== != <= >=``; ``projectId``/``departmentId`` compare as numbers
-with ``<=``/``>=``; ``runnable`` is ``true`` or ``false``; every other comparison is on the text.
+A :class:`Listing` says which fields a list takes and how each is read: dates (ISO 8601 date or time, no zone
+means UTC) compare as instants with ``== != <= >=``; ids compare as numbers with ``<=``/``>=``; booleans are
+``true`` or ``false``; every other comparison is on the text.  A value that cannot be read is a 400, never
+an empty list.  :data:`TEMPLATES` lists templates (the fields of ``meta`` plus ``runnable``);
+:data:`WORKLOADS` lists workloads (the fields of Run:ai's ``Workload``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, get_args
 
@@ -26,12 +26,8 @@ from pydantic import WithJsonSchema
 
 from template_engine.errors import Problem
 from template_engine.service.errors import bad_request
-from template_engine.service.schemas import SortBy
+from template_engine.service.schemas import SortBy, WorkloadSortBy
 
-#: The fields a list may be filtered and sorted by: the API's ``sortBy`` values, declared once in schemas.
-FIELDS: tuple[str, ...] = get_args(SortBy)
-_DATES = frozenset({"createdAt", "updatedAt"})
-_IDS = frozenset({"projectId", "departmentId"})
 _ORDERED: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -39,34 +35,13 @@ _ORDERED: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
 }
 _TEXT: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<=": operator.le,
-    ">=": operator.ge,
+    **_ORDERED,
     "=@": lambda a, b: b.lower() in a.lower(),
     "!@": lambda a, b: b.lower() not in a.lower(),
     "=^": lambda a, b: a.lower().startswith(b.lower()),
     "=$": lambda a, b: a.lower().endswith(b.lower()),
 }
-_FIELD = "(" + "|".join(FIELDS) + ")"
 _OPERATOR = "(" + "|".join(re.escape(op) for op in _TEXT) + ")"
-_FILTER = re.compile(f"^{_FIELD}{_OPERATOR}(.*)$", re.DOTALL)
-_NEXT = re.compile(f",(?={_FIELD}{_OPERATOR})")
-
-#: What the OpenAPI document says of ``filterBy``: the pattern every value starts with, and the rules.
-FILTER_PATTERN = f"^{_FIELD}{_OPERATOR}"
-FILTER_SYNTAX = (
-    "field<op>value, e.g. runnable==false; several filters all apply (repeat the parameter, or join them "
-    "with commas: name=@bert,runnable==true). Fields: " + ", ".join(FIELDS) + ". Operators: == != <= >= "
-    "=@ (contains) !@ (does not contain) =^ (starts with) =$ (ends with). createdAt and updatedAt take an "
-    "ISO 8601 date or time (2024-05-01, 2024-05-01T12:00:00Z; no zone means UTC) with == != <= >= only; "
-    "projectId and departmentId compare as numbers with <= and >=; runnable is true or false. A value "
-    "that cannot be read is a 400."
-)
-FilterBy = Annotated[
-    list[Annotated[str, WithJsonSchema({"type": "string", "pattern": FILTER_PATTERN})]] | None,
-    Query(description=FILTER_SYNTAX),
-]
 
 
 def instant(text: str) -> datetime | None:
@@ -93,76 +68,170 @@ class Filter:
     field: str
     test: Callable[[Any, Any], bool]
     value: Any
+    text_of: Callable[[Mapping[str, Any], str], str]
     read: Callable[[str], Any] = _text
 
     def __call__(self, entry: Mapping[str, Any]) -> bool:
-        found = self.read(field_text(entry, self.field))
+        found = self.read(self.text_of(entry, self.field))
         return found is not None and self.test(found, self.value)
 
 
-def _parse(text: str) -> Filter | tuple[str, str]:
-    """The filter ``text`` says, or what is wrong with it and what was expected."""
-    m = _FILTER.match(text)
-    if m is None:
-        return (
-            f"cannot read the filter {text!r}",
-            f"<field><operator><value>, field one of {', '.join(FIELDS)}, "
-            "operator one of == != <= >= =@ !@ =^ =$",
-        )
-    name, op, value = m.groups()
-    if name == "runnable":
-        if value not in ("true", "false"):
-            return f"runnable is true or false, not {value!r}", "runnable==true or runnable==false"
-        return Filter(name, _TEXT[op], value)
-    if name in _DATES:
-        if op not in _ORDERED:
-            return (
-                f"{name} is compared with == != <= >=, not {op}",
-                f"{name}>=2024-05-01 or {name}<=2024-05-01T12:00:00Z",
+@dataclass(frozen=True)
+class Listing:
+    """The fields a list is filtered and sorted by, how each is read, and where an entry keeps it."""
+
+    fields: tuple[str, ...]
+    text_of: Callable[[Mapping[str, Any], str], str]
+    dates: frozenset[str] = frozenset()
+    ids: frozenset[str] = frozenset()
+    booleans: frozenset[str] = frozenset()
+    #: Values that mean another value of a field (``scopeType==tenant`` is ``scopeType==system``).
+    aliases: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def _field(self) -> str:
+        return "(" + "|".join(self.fields) + ")"
+
+    @property
+    def pattern(self) -> str:
+        """What the OpenAPI document says every ``filterBy`` value starts with."""
+        return f"^{self._field}{_OPERATOR}"
+
+    def syntax(self) -> str:
+        """What the OpenAPI document says of ``filterBy``."""
+        parts = [
+            "field<op>value; several filters all apply (repeat the parameter, or join them with commas: "
+            f"{self.fields[0]}=@a,{self.fields[1]}!=b). Fields: " + ", ".join(self.fields) + ". Operators: "
+            "== != <= >= =@ (contains) !@ (does not contain) =^ (starts with) =$ (ends with)."
+        ]
+        if self.dates:
+            parts.append(
+                f"{', '.join(sorted(self.dates))} take an ISO 8601 date or time (2024-05-01, "
+                "2024-05-01T12:00:00Z; no zone means UTC) with == != <= >= only."
             )
-        when = instant(value)
-        if when is None:
+        if self.ids:
+            parts.append(f"{' and '.join(sorted(self.ids))} compare as numbers with <= and >=.")
+        if self.booleans:
+            parts.append(f"{', '.join(sorted(self.booleans))}: true or false.")
+        parts.append("A value that cannot be read is a 400.")
+        return " ".join(parts)
+
+    def split(self, text: str) -> list[str]:
+        """``a==1,b=@x`` -> ``['a==1', 'b=@x']``: a comma starts a filter where a field and an operator
+        follow."""
+        starts = [0, *(m.start() + 1 for m in re.finditer(f",(?={self._field}{_OPERATOR})", text))]
+        ends = [s - 1 for s in starts[1:]] + [len(text)]
+        return [text[start:end] for start, end in zip(starts, ends, strict=True)]
+
+    def _parse(self, text: str) -> Filter | tuple[str, str]:
+        """The filter ``text`` says, or what is wrong with it and what was expected."""
+        m = re.match(f"^{self._field}{_OPERATOR}(.*)$", text, re.DOTALL)
+        if m is None:
             return (
-                f"{name} needs an ISO 8601 date or time, not {value!r}",
-                "a date such as 2024-05-01 or a time such as 2024-05-01T12:00:00Z",
+                f"cannot read the filter {text!r}",
+                f"<field><operator><value>, field one of {', '.join(self.fields)}, "
+                "operator one of == != <= >= =@ !@ =^ =$",
             )
-        return Filter(name, _ORDERED[op], when, instant)
-    if name in _IDS and op in ("<=", ">="):
-        number = _digits(value)
-        if number is None:
-            return f"{name}{op} compares ids as numbers, not {value!r}", f"{name}{op}1"
-        return Filter(name, _ORDERED[op], number, _digits)
-    return Filter(name, _TEXT[op], value)
+        name, op, value = m.groups()
+        value = self.aliases.get((name, value), value)
+        if name in self.booleans:
+            if value not in ("true", "false"):
+                return f"{name} is true or false, not {value!r}", f"{name}==true or {name}==false"
+            return Filter(name, _TEXT[op], value, self.text_of)
+        if name in self.dates:
+            if op not in _ORDERED:
+                return (
+                    f"{name} is compared with == != <= >=, not {op}",
+                    f"{name}>=2024-05-01 or {name}<=2024-05-01T12:00:00Z",
+                )
+            when = instant(value)
+            if when is None:
+                return (
+                    f"{name} needs an ISO 8601 date or time, not {value!r}",
+                    "a date such as 2024-05-01 or a time such as 2024-05-01T12:00:00Z",
+                )
+            return Filter(name, _ORDERED[op], when, self.text_of, instant)
+        if name in self.ids and op in ("<=", ">="):
+            number = _digits(value)
+            if number is None:
+                return f"{name}{op} compares ids as numbers, not {value!r}", f"{name}{op}1"
+            return Filter(name, _ORDERED[op], number, self.text_of, _digits)
+        return Filter(name, _TEXT[op], value, self.text_of)
+
+    def parse(self, raw: Sequence[str] | None) -> list[Filter]:
+        filters: list[Filter] = []
+        problems: list[Problem] = []
+        for index, given in enumerate(raw or ()):
+            for text in self.split(given):
+                parsed = self._parse(text)
+                if isinstance(parsed, Filter):
+                    filters.append(parsed)
+                else:
+                    problems.append(Problem(parsed[0], ("filterBy", index), None, parsed[1]))
+        if problems:
+            raise bad_request(problems)
+        return filters
+
+    def sort_key(self, name: str, key: str) -> Callable[[Mapping[str, Any]], tuple[str, str]]:
+        """Sort by the text of ``name``, then by the entry's ``key`` (its id) for a stable order."""
+        return lambda entry: (self.text_of(entry, name), self.text_of(entry, key))
 
 
-def parse_filters(raw: Sequence[str] | None) -> list[Filter]:
-    filters: list[Filter] = []
-    problems: list[Problem] = []
-    for index, given in enumerate(raw or ()):
-        for text in split_filters(given):
-            parsed = _parse(text)
-            if isinstance(parsed, Filter):
-                filters.append(parsed)
-            else:
-                problems.append(Problem(parsed[0], ("filterBy", index), None, parsed[1]))
-    if problems:
-        raise bad_request(problems)
-    return filters
-
-
-def split_filters(text: str) -> list[str]:
-    """``a==1,b=@x`` -> ``['a==1', 'b=@x']``: a comma starts a filter where a field and an operator follow."""
-    starts = [0, *(m.start() + 1 for m in _NEXT.finditer(text))]
-    ends = [s - 1 for s in starts[1:]] + [len(text)]
-    return [text[start:end] for start, end in zip(starts, ends, strict=True)]
-
-
-def field_text(entry: Mapping[str, Any], name: str) -> str:
-    """What a filter or sort compares: ``runnable`` from ``runnable.isRunnable``, the rest from ``meta``."""
+def _template_text(entry: Mapping[str, Any], name: str) -> str:
+    """What a template filter or sort compares: ``runnable`` from ``runnable.isRunnable``, the rest from
+    ``meta``."""
     if name == "runnable":
         return "true" if entry["runnable"]["isRunnable"] else "false"
     value = entry["meta"].get(name)
     return "" if value is None else str(value)
+
+
+def _workload_text(entry: Mapping[str, Any], name: str) -> str:
+    value = entry.get(name)
+    return "" if value is None else str(value)
+
+
+#: Templates: the fields of ``meta`` and ``runnable`` (the API's ``sortBy`` values, declared in schemas).
+TEMPLATES = Listing(
+    get_args(SortBy),
+    _template_text,
+    dates=frozenset({"createdAt", "updatedAt"}),
+    ids=frozenset({"projectId", "departmentId"}),
+    booleans=frozenset({"runnable"}),
+    aliases={("scopeType", "tenant"): "system"},
+)
+#: Workloads: the fields of Run:ai's ``Workload`` (those the service has no value for read as empty).
+WORKLOADS = Listing(
+    get_args(WorkloadSortBy),
+    _workload_text,
+    dates=frozenset({"createdAt", "deletedAt", "completedAt", "phaseUpdatedAt", "guaranteedRuntimeEndsAt"}),
+    ids=frozenset({"projectId", "departmentId"}),
+)
+
+#: The fields a template list may be filtered and sorted by.
+FIELDS: tuple[str, ...] = TEMPLATES.fields
+FILTER_PATTERN = TEMPLATES.pattern
+FILTER_SYNTAX = TEMPLATES.syntax()
+FilterBy = Annotated[
+    list[Annotated[str, WithJsonSchema({"type": "string", "pattern": TEMPLATES.pattern})]] | None,
+    Query(description=FILTER_SYNTAX),
+]
+WorkloadFilterBy = Annotated[
+    list[Annotated[str, WithJsonSchema({"type": "string", "pattern": WORKLOADS.pattern})]] | None,
+    Query(description=WORKLOADS.syntax()),
+]
+
+
+def parse_filters(raw: Sequence[str] | None) -> list[Filter]:
+    return TEMPLATES.parse(raw)
+
+
+def split_filters(text: str) -> list[str]:
+    return TEMPLATES.split(text)
+
+
+def field_text(entry: Mapping[str, Any], name: str) -> str:
+    return _template_text(entry, name)
 
 
 def needs_composition(filters: Sequence[Filter], sort_by: str | None) -> bool:
@@ -170,4 +239,4 @@ def needs_composition(filters: Sequence[Filter], sort_by: str | None) -> bool:
 
 
 def sort_key(name: str) -> Callable[[Mapping[str, Any]], tuple[str, str]]:
-    return lambda entry: (field_text(entry, name), entry["meta"]["id"])
+    return lambda entry: (_template_text(entry, name), entry["meta"]["id"])

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
 
+from template_engine.models import documents as _documents
 from template_engine.models.documents import (
     PATTERN_WORDS,
     AssetMeta,
@@ -21,17 +22,23 @@ from template_engine.models.documents import (
     TemplateMasterSection,
     TemplateMeta,
 )
+from template_engine.models.markers import MergeKey
 from template_engine.models.spec import (
     ComputeAssetSpec,
     DatasourceAssetSpec,
     EnvironmentAssetSpec,
+    ImagePullSecret,
     MasterSpec,
     WorkerSpec,
 )
 
-NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"
+#: Template, asset, department and project names: the models' own rule (the pattern bounds the length too, to
+#: ``NAME_MAX_LENGTH``: each name becomes a file or folder name of an export).
+NAME_PATTERN = _documents.NAME_PATTERN
+NAME_MAX_LENGTH = _documents.NAME_MAX_LENGTH
 NAME_RULE = (
-    "letters, digits, '.', '_' and '-', starting and ending with a letter or digit, at most 253 characters"
+    "letters, digits, '.', '_' and '-', starting and ending with a letter or digit, "
+    f"at most {NAME_MAX_LENGTH} characters"
 )
 #: Workload names become Kubernetes object names: a DNS label.
 WORKLOAD_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -48,7 +55,13 @@ PATTERN_RULES: dict[str, str] = {
     WORKLOAD_NAME_PATTERN: f"must be a workload name: {WORKLOAD_NAME_RULE}",
     ID_PATTERN: "must be an id: 1 to 18 digits, such as '1'",
 }
-ScopeType = Literal["system", "department", "project"]
+#: The scope types a request may name: Run:ai calls the top scope ``tenant``; ``system`` is this service's
+#: name for it (and Run:ai's internal one).  ``cluster`` is taken and refused with a 400 that says why.
+ScopeType = Literal["system", "tenant", "cluster", "department", "project"]
+#: The scope types a template has (responses): the top scope is answered ``system``.
+OwnScopeType = Literal["system", "department", "project"]
+#: This service serves one tenant; its id is the ``scopeId`` of the top scope and every ``tenantId``.
+TENANT_ID = 1
 SortBy = Literal[
     "name",
     "workloadType",
@@ -62,6 +75,37 @@ SortBy = Literal[
     "createdBy",
     "updatedBy",
 ]
+#: The fields Run:ai's ``GET /api/v1/workloads`` sorts and filters by.
+WorkloadSortBy = Literal[
+    "type",
+    "name",
+    "clusterId",
+    "projectId",
+    "projectName",
+    "departmentId",
+    "departmentName",
+    "createdAt",
+    "deletedAt",
+    "submittedBy",
+    "phase",
+    "completedAt",
+    "nodepool",
+    "distributedFramework",
+    "allocatedGPU",
+    "idleGpus",
+    "idleAllocatedGpus",
+    "phaseUpdatedAt",
+    "category",
+    "priority",
+    "totalPendingTimeSeconds",
+    "totalRunningTimeSeconds",
+    "priorityClassName",
+    "guaranteedRuntimeEndsAt",
+    "aiApplicationId",
+    "aiApplicationName",
+]
+#: Run:ai's ``PolicyRuleEnum``: the rule a compliance issue breaks.
+PolicyRule = Literal["min", "max", "step", "options", "required", "canEdit", "canAdd", "locked"]
 
 
 def _number_to_text(value: Any) -> Any:
@@ -80,7 +124,10 @@ OrgUnitId = Annotated[
 
 #: A template, department, project or asset name, as create takes it (and name-availability checks it).
 Name = Annotated[
-    str, Field(min_length=1, max_length=253, pattern=NAME_PATTERN, description=f"A name: {NAME_RULE}.")
+    str,
+    Field(
+        min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN, description=f"A name: {NAME_RULE}."
+    ),
 ]
 #: A field path of ``fieldsToClear``.
 FieldPath = Annotated[str, Field(min_length=1, max_length=1000)]
@@ -112,9 +159,11 @@ class ErrorOut(BaseModel):
 
 
 class ComplianceIssue(BaseModel):
+    """An item of Run:ai's ``SubmissionErrorV2.complianceIssues``: a request problem or a runnable issue."""
+
     field: str
     details: str
-    rule: str | None = None
+    rule: PolicyRule | None = None
 
 
 class SubmissionErrorOut(ErrorOut):
@@ -126,8 +175,8 @@ class SubmissionErrorOut(ErrorOut):
 class TemplateRefOut(BaseModel):
     id: UUID
     name: str
-    scopeType: ScopeType
-    scopeId: str | None = None
+    scopeType: OwnScopeType
+    scopeId: str
 
 
 class InUseErrorOut(ErrorOut):
@@ -144,28 +193,31 @@ class AcceptedOut(BaseModel):
 # -- templates ----------------------------------------------------------------------------------------------
 
 
-#: The scope rule in the document: the system scope takes no id, a department or project scope needs one.
+#: The scope rule in the document: the top scope (``system`` or ``tenant``) takes no id but the tenant's own,
+#: a department or project scope needs one.
 SCOPE_ID_RULE: dict[str, Any] = {
-    "if": {"properties": {"scopeType": {"const": "system"}}, "required": ["scopeType"]},
-    "then": {"properties": {"scopeId": {"type": "null"}}},
+    "if": {"properties": {"scopeType": {"enum": ["system", "tenant"]}}, "required": ["scopeType"]},
+    "then": {"properties": {"scopeId": {"enum": [None, str(TENANT_ID), TENANT_ID]}}},
     "else": {"required": ["scopeId"], "properties": {"scopeId": {"type": ["string", "integer"]}}},
 }
+SCOPE_ID_WORDS = (
+    f"The department or project id. The system scope takes none, or the tenant's id {TENANT_ID} (tenant is "
+    "Run:ai's name for the system scope); any other is a 400."
+)
 
 
 class TemplateCreateMeta(_Body):
-    """A template's scope: ``scopeType: system`` without ``scopeId``, or a department or project by id."""
+    """A template's scope: the top scope (``system``, or ``tenant`` as Run:ai calls it) without ``scopeId``,
+    or a department or project by id.  ``cluster`` is refused: this service has no cluster layer."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=SCOPE_ID_RULE)
 
     name: Name
-    description: str | None = Field(default=None, max_length=250)
+    description: str | None = Field(default=None, min_length=1, max_length=250)
     scopeType: ScopeType
     scopeId: Annotated[
         str | None, BeforeValidator(_number_to_text, json_schema_input_type=str | int | None)
-    ] = Field(
-        default=None,
-        description="The department or project id; the system scope takes none (a 400 when given).",
-    )
+    ] = Field(default=None, description=SCOPE_ID_WORDS)
 
 
 class TemplateCreate(_Body):
@@ -186,7 +238,7 @@ class TemplateReplace(_Body):
 
 class TemplatePatchMeta(_Body):
     name: Name | None = None
-    description: str | None = Field(default=None, max_length=250)
+    description: str | None = Field(default=None, min_length=1, max_length=250)
 
 
 class TemplatePatch(_Body):
@@ -224,14 +276,17 @@ class RunnableOut(BaseModel):
 
 
 class TemplateMetaOut(BaseModel):
+    """Run:ai's ``TemplateMetaFields``: ``scopeId`` is always a string (the tenant's id for the top scope);
+    ``projectId`` is an integer, ``departmentId`` a string, as in Run:ai."""
+
     id: UUID
     name: str
     description: str | None = None
     workloadType: Literal["Distributed"]
-    scopeType: ScopeType
-    scopeId: str | None
+    scopeType: OwnScopeType
+    scopeId: str
     departmentId: str | None = None
-    projectId: str | None = None
+    projectId: int | None = None
     createdBy: str
     createdAt: str = Field(json_schema_extra={"format": "date-time"})
     updatedBy: str
@@ -249,14 +304,34 @@ class TemplateOut(BaseModel):
     combinedMasterSpec: MasterSpec | None
 
 
+#: An integer that is absent rather than null (Run:ai's ``nextOffset`` and ``next`` are not nullable).
+OptionalInt = Annotated[int | None, WithJsonSchema({"type": "integer"})]
+
+
 class Pagination(BaseModel):
     limit: int
     offset: int
-    nextOffset: int | None
+    nextOffset: OptionalInt = Field(
+        default=None, description="The offset of the next page; absent on the last."
+    )
+
+
+class ComplianceInfoOut(BaseModel):
+    """Run:ai's ``ComplianceInfoReason``: why a template does not comply with ``complyToProject``."""
+
+    details: str
+    field: str | None = None
+    rule: PolicyRule | None = None
+
+
+class TemplateEntryOut(TemplateOut):
+    """A template of a list; ``complianceIssues`` when the list was asked ``complyToProject``."""
+
+    complianceIssues: list[ComplianceInfoOut] | None = None
 
 
 class TemplateListOut(BaseModel):
-    entries: list[TemplateOut]
+    entries: list[TemplateEntryOut]
     pagination: Pagination
 
 
@@ -267,7 +342,7 @@ class CountOut(BaseModel):
 class ExplainEntryOut(BaseModel):
     replica: Literal["worker", "master"]
     field: str
-    action: Literal["set", "added", "excluded", "derived"]
+    action: Literal["set", "added", "excluded", "derived", "unset"]
     value: Any = None
     layer: str | None = None
     file: str | None = None
@@ -399,6 +474,13 @@ class DatasourceAssetListOut(BaseModel):
 # -- workloads ----------------------------------------------------------------------------------------------
 
 
+class WorkloadMasterSpec(MasterSpec):
+    """A workload's ``masterSpec``: the master spec plus the master's own ``imagePullSecrets`` (Run:ai's
+    ``MasterSpec`` has them; templates and defaults keep pull secrets in the worker spec only)."""
+
+    imagePullSecrets: Annotated[list[ImagePullSecret] | None, MergeKey("name")] = None
+
+
 class WorkloadCreate(_Body):
     name: str = Field(
         min_length=1,
@@ -412,7 +494,7 @@ class WorkloadCreate(_Body):
     templateId: UUID | None = None
     spec: WorkerSpec | None = None
     masterSpecSameAsWorker: StrictBool | None = None
-    masterSpec: MasterSpec | None = None
+    masterSpec: WorkloadMasterSpec | None = None
 
 
 DesiredPhase = Literal["Running", "Stopped", "Deleted"]
@@ -448,7 +530,81 @@ class WorkloadOut(BaseModel):
     deletedAt: str | None = Field(default=None, json_schema_extra={"format": "date-time"})
     spec: WorkerSpec
     masterSpecSameAsWorker: bool
-    masterSpec: MasterSpec | None
+    masterSpec: WorkloadMasterSpec | None
+
+
+class ConditionOut(BaseModel):
+    type: str
+    status: str
+    message: str | None = None
+    reason: str | None = None
+    lastTransitionTime: str | None = Field(default=None, json_schema_extra={"format": "date-time"})
+
+
+Time = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class WorkloadSummaryOut(BaseModel):
+    """Run:ai's ``Workload`` (``GET /api/v1/workloads``): every key its schema requires, ``deletedAt`` and
+    ``priority`` present even when null.  There is no cluster behind the service: no pods run."""
+
+    tenantId: int
+    id: UUID
+    name: str
+    type: Literal["Distributed"]
+    category: str
+    source: Literal["Control-plane"]
+    clusterId: UUID
+    projectId: str
+    projectName: str
+    departmentId: str
+    departmentName: str
+    namespace: str
+    createdAt: Time
+    updatedAt: Time
+    deletedAt: Time | None
+    submittedBy: str
+    phase: Phase
+    phaseUpdatedAt: Time
+    k8sPhase: str
+    k8sPhaseUpdatedAt: Time
+    runningPods: int
+    priority: int | None
+    priorityClassName: str
+    conditions: list[ConditionOut]
+    images: list[str]
+    distributedFramework: str | None = None
+
+
+class WorkloadDetailedOut(WorkloadSummaryOut):
+    """Run:ai's ``WorkloadDetailed`` (``GET /api/v1/workloads/{workloadId}``)."""
+
+
+class WorkloadListOut(BaseModel):
+    workloads: list[WorkloadSummaryOut]
+    next: OptionalInt = Field(default=None, description="The offset of the next page; absent on the last.")
+
+
+# -- tokens -------------------------------------------------------------------------------------------------
+
+
+class TokenRequestIn(BaseModel):
+    """Run:ai's ``TokenRequest``: an application's client credentials.  Keys are matched case-insensitively
+    (Run:ai's SDK sends ``AppId``/``AppSecret``, its document says ``appID``/``appSecret`` and
+    ``clientID``/``clientSecret``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    grantType: Literal["app_token", "client_credentials"] | None = None
+    AppId: str | None = Field(default=None, description="The application's client id (also clientId).")
+    AppSecret: str | None = Field(default=None, description="Its secret (also clientSecret).")
+
+
+class TokenOut(BaseModel):
+    """Run:ai's ``TokenResponse``: a signed bearer token (a JWT) and its lifetime in seconds."""
+
+    accessToken: str
+    expiresIn: int
 
 
 class HealthOut(BaseModel):

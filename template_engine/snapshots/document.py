@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
+from template_engine.diffing.pairs import Pair
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader.yaml_safe import load_yaml
-from template_engine.snapshots.pairs import Pair
 
 SUFFIX = ".yaml"
 UPDATE_HINT = "pytest --snapshot-update"

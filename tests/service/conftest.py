@@ -3,6 +3,11 @@
 PostgreSQL: ``TEST_DATABASE_URL`` when set (``eval "$(bash .ci/postgres.sh)"``); otherwise a throwaway
 cluster is started for the session with the same script, and a test that needs it FAILS (never skips) when
 that is impossible.  Each PostgreSQL test gets a database of its own.
+
+The example org is seeded once per session (through :func:`create_app` with ``--seed``, as the service
+does); each test that asks for :func:`app` gets its own copy of that database file, opened by a new app
+without ``--seed``, as a restarted service would open it.  Tests that start on an empty database
+(:func:`database_url`, :func:`make_app` on it) still seed it themselves.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import itertools
 import json
 import os
 import shlex
+import shutil
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -35,6 +42,11 @@ with warnings.catch_warnings():
     # starlette asks for httpx2 instead of httpx; the client works the same with httpx.
     warnings.filterwarnings("ignore", message=".*httpx2.*")
     from fastapi.testclient import TestClient
+
+    # Every response any service test's client receives is checked against Run:ai's schemas (sdk_helpers).
+    from sdk_helpers import install
+
+install()
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "templates"
@@ -170,10 +182,32 @@ def open_client(app: FastAPI, token: str | None = ADMIN) -> Iterator[TestClient]
         yield client
 
 
+@pytest.fixture(scope="session")
+def seeded_sqlite(tmp_path_factory: pytest.TempPathFactory, auth_file: Path) -> Path:
+    """An SQLite file holding the example org, seeded once for the session the way the service seeds an empty
+    database (:func:`create_app` with ``--seed``); tests get copies (:func:`app`) and never open this one."""
+    folder = tmp_path_factory.mktemp("seeded")
+    seeded = folder / "seeded.db"
+    app = create_app(Settings(database_url=f"sqlite:///{seeded}", auth_file=auth_file, seed=TEMPLATES))
+    with TestClient(app):
+        pass  # the lifespan's end disposes of the engine: every connection to the file is closed
+    # One self-contained file (no -wal beside it), copied whole per test.
+    template = folder / "template.db"
+    with (
+        contextlib.closing(sqlite3.connect(seeded)) as source,
+        contextlib.closing(sqlite3.connect(template)) as target,
+    ):
+        source.backup(target)
+    assert not Path(f"{template}-wal").exists(), "the seeded template must be one file"
+    return template
+
+
 @pytest.fixture
-def app(make_app: MakeApp, sqlite_url: str) -> FastAPI:
-    """The example org on SQLite."""
-    return make_app(sqlite_url)
+def app(make_app: MakeApp, sqlite_url: str, seeded_sqlite: Path) -> FastAPI:
+    """The example org on SQLite: this test's own copy of the session's seeded database, opened by a new app
+    (migrated at start-up, not seeded again, as on a restart)."""
+    shutil.copyfile(seeded_sqlite, make_url(sqlite_url).database or "")
+    return make_app(sqlite_url, seed=False)
 
 
 @pytest.fixture

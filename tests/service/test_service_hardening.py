@@ -12,7 +12,7 @@ import pytest
 from conftest import ADMIN, CLUSTER, Ids, MakeApp, bearer, open_client
 
 from template_engine.service.routes import common
-from template_engine.service.schemas import NAME_PATTERN
+from template_engine.service.schemas import NAME_MAX_LENGTH, NAME_PATTERN
 
 T = "/api/v1/workload-templates/distributed"
 JSON = {"Content-Type": "application/json"}
@@ -299,7 +299,7 @@ def test_id_filters_order_numbers(client: Any) -> None:
 # -- 5. name-availability, Allow, the OpenAPI document -------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["-lead", "has space", "x" * 254, "trail.", "a\u0000b"])
+@pytest.mark.parametrize("name", ["-lead", "has space", "x" * 251, "trail.", "a\u0000b"])
 def test_name_availability_refuses_what_create_refuses(client: Any, name: str) -> None:
     create = client.post(T, json={"meta": {"name": name, "scopeType": "system"}})
     assert create.status_code == 400
@@ -309,15 +309,20 @@ def test_name_availability_refuses_what_create_refuses(client: Any, name: str) -
     assert check.status_code == 400
     assert _fields(check) == ["templateName"]
     said = create.json()["problems"][0]["message"]
-    if "NUL" not in said:  # the body's NUL is refused when decoded; the query's by the name rule
+    if len(name) > NAME_MAX_LENGTH:  # create checks the length, the query the pattern, which bounds it too
+        assert f"at most {NAME_MAX_LENGTH} characters" in said
+        assert f"at most {NAME_MAX_LENGTH} characters" in check.json()["problems"][0]["message"]
+    elif "NUL" not in said:  # the body's NUL is refused when decoded; the query's by the name rule
         assert said in check.json()["problems"][0]["message"]
 
 
 def test_name_availability_and_the_system_scope(client: Any) -> None:
     params = {"templateName": "free-name", "scopeType": "system"}
     assert client.get("/api/v1/workload-templates/name-availability", params=params).status_code == 204
-    with_id = client.get("/api/v1/workload-templates/name-availability", params={**params, "scopeId": "1"})
-    created = client.post(T, json={"meta": {"name": "free-name", "scopeType": "system", "scopeId": "1"}})
+    tenant = client.get("/api/v1/workload-templates/name-availability", params={**params, "scopeId": "1"})
+    assert tenant.status_code == 204  # the tenant's own id names the system scope too
+    with_id = client.get("/api/v1/workload-templates/name-availability", params={**params, "scopeId": "2"})
+    created = client.post(T, json={"meta": {"name": "free-name", "scopeType": "system", "scopeId": "2"}})
     assert with_id.status_code == created.status_code == 400
     assert with_id.json()["problems"][0]["message"] == created.json()["problems"][0]["message"]
 
@@ -325,12 +330,13 @@ def test_name_availability_and_the_system_scope(client: Any) -> None:
 @pytest.mark.parametrize(
     ("path", "methods"),
     [
-        (T, "GET, POST, OPTIONS"),
-        (f"{T}/00000000-0000-4000-8000-000000000000", "GET, PUT, PATCH, DELETE, OPTIONS"),
-        ("/api/v1/defaults/system", "GET, PUT, PATCH, DELETE, OPTIONS"),
-        ("/api/v1/workload-templates/count", "GET, OPTIONS"),
-        ("/api/v1/asset/compute", "GET, POST, OPTIONS"),
-        ("/health", "GET, OPTIONS"),
+        (T, "GET, HEAD, POST, OPTIONS"),
+        (f"{T}/00000000-0000-4000-8000-000000000000", "GET, HEAD, PUT, PATCH, DELETE, OPTIONS"),
+        ("/api/v1/defaults/system", "GET, HEAD, PUT, PATCH, DELETE, OPTIONS"),
+        ("/api/v1/workload-templates/count", "GET, HEAD, OPTIONS"),
+        ("/api/v1/asset/compute", "GET, HEAD, POST, OPTIONS"),
+        ("/health", "GET, HEAD, OPTIONS"),
+        ("/api/v1/token", "POST, OPTIONS"),
     ],
 )
 def test_options_and_405_name_every_method(client: Any, path: str, methods: str) -> None:
@@ -357,15 +363,18 @@ def test_the_openapi_document_states_the_rules(client: Any) -> None:
         assert items["pattern"].startswith("^(name|")
         assert "ISO 8601" in filter_by["description"] and "commas" in filter_by["description"]
     name = parameter("/api/v1/workload-templates/name-availability", "templateName")
-    assert name["schema"]["pattern"] == NAME_PATTERN and name["schema"]["maxLength"] == 253
+    assert name["schema"]["pattern"] == NAME_PATTERN  # which bounds the length to NAME_MAX_LENGTH
     assert (
         "system scope takes none"
         in parameter("/api/v1/workload-templates/name-availability", "scopeId")["description"]
     )
     meta = doc["components"]["schemas"]["TemplateCreateMeta"]
     assert meta["properties"]["name"]["pattern"] == NAME_PATTERN
-    assert meta["if"] == {"properties": {"scopeType": {"const": "system"}}, "required": ["scopeType"]}
-    assert meta["then"] == {"properties": {"scopeId": {"type": "null"}}}
+    assert meta["if"] == {
+        "properties": {"scopeType": {"enum": ["system", "tenant"]}},
+        "required": ["scopeType"],
+    }
+    assert meta["then"] == {"properties": {"scopeId": {"enum": [None, "1", 1]}}}
     assert meta["else"]["required"] == ["scopeId"]
 
 
@@ -436,7 +445,8 @@ def test_an_integer_too_large_is_named_plainly(client: Any) -> None:
 
 
 def test_deep_and_undecodable_bodies_are_400s(client: Any) -> None:
-    deep = client.post(T, content=b'{"spec": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", headers=JSON)
+    # (10,000 levels: fewer values than the limit of a body, which a deeper one is refused for first)
+    deep = client.post(T, content=b'{"spec": ' + b"[" * 10_000 + b"]" * 10_000 + b"}", headers=JSON)
     assert deep.status_code == 400 and "nested more than 64 levels" in deep.json()["details"]
     nested = client.post(T, content=b'{"spec": ' + b'{"a": ' * 100 + b"1" + b"}" * 100 + b"}", headers=JSON)
     assert nested.status_code == 400 and "nested more than 64 levels" in nested.json()["details"]

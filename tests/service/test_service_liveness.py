@@ -12,7 +12,7 @@ import httpx
 from conftest import TEMPLATES, VIEWER
 from test_service_server import T, serve
 
-from template_engine.expressions import MAX_TEXT
+from template_engine.expressions import MAX_DOCUMENT_TOKENS, MAX_TEXT, count_tokens
 
 #: The worst values the language allows: each grows a 1,900-character constant to near the 10,000-character
 #: limit through replace() with an empty pattern, then changes case, reverses and compares it.
@@ -22,7 +22,9 @@ assert len(_WORST) <= MAX_TEXT
 
 
 def _worst_body() -> dict[str, object]:
-    variables = [{"name": f"V{i}", "value": _WORST} for i in range(400)]
+    # As many as one document may hold (its expression tokens are bounded before anything is parsed).
+    count = MAX_DOCUMENT_TOKENS // count_tokens(_WORST)
+    variables = [{"name": f"V{i}", "value": _WORST} for i in range(count)]
     return {
         "meta": {"name": "worst", "scopeType": "system"},
         "spec": {

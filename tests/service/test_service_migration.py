@@ -18,10 +18,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import CLUSTER, TEMPLATES, VISION, MakeApp, bearer, open_client
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine, delete, insert, inspect, select, update
 
 from template_engine.cli import main
 from template_engine.errors import InputError
+from template_engine.loader.yaml_safe import load_yaml
+from template_engine.service import exporter
 from template_engine.service.bookkeeping import META_FILE
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
@@ -348,7 +352,7 @@ def test_an_export_that_fails_half_way_leaves_the_previous_one(
         == 0
     )
     previous = _files(out)
-    long_name = "a" * 251  # a valid name (at most 253), but '<name>.yaml' is too long for a file name
+    long_name = "a" * 251  # stored by an older version (names are now at most 250): too long for a file
     with transaction(engine, write=True) as connection:
         document = {"meta": {"name": long_name}, "spec": {"image": "x:1"}}
         Repository(connection).add_template(str(uuid.uuid4()), "system", None, document, "test")
@@ -539,3 +543,120 @@ def test_serve_removes_the_sqlite_file_it_created_when_the_seed_fails_in_the_dat
     args[2] = f"sqlite:///{existing}"
     assert runner.invoke(main, args).exit_code == 2
     assert existing.is_file()
+
+
+# -- text that a YAML writer could change on the way --------------------------------------------------------
+
+#: Text every write takes, which an export must give back as it was: NEL, LS and PS (which a YAML reader takes
+#: for line breaks), tabs, carriage returns, emoji, right-to-left and zero-width marks, and other characters
+#: that are not printable.
+UNUSUAL = [
+    "a\u0085b",
+    "\u0085",
+    "ends with NEL\u0085",
+    " \u0085 ",
+    "a\n\u0085b\n",
+    "line\u2028separator",
+    "\u2028",
+    "para\u2029graph\u2029",
+    "all three \u0085\u2028\u2029 then\nnewline",
+    "tab\tinside\t",
+    "\t",
+    "cr\rinside",
+    "\r\n",
+    "emoji \U0001f680 \U0001f44d\U0001f3fd \U0001f1eb\U0001f1f7",
+    "rtl \u200f\u05e9\u05dc\u05d5\u05dd\u200e and \u202eoverride\u202c",
+    "zero\u200bwidth\u200c\u200d\u2060joiners",
+    "\ufeffbom first",
+    "nbsp\u00a0ideographic\u3000space",
+    "soft\u00adhyphen, combining e\u0301",
+    "private \ue000, non-characters \ufffe\uffff, tag \U000e0041",
+    "del\x7f esc\x1b[0m bell\x07",
+]
+
+
+def _unusual_org(client: Any) -> None:
+    """Every kind of record the API writes, each holding every text of :data:`UNUSUAL` where text goes."""
+    description = "|".join(UNUSUAL)[:250]
+    env = [{"name": f"V{i}\u0085{text}", "value": text} for i, text in enumerate(UNUSUAL)]
+    dept = client.post(f"{ORG}/departments", json={"name": "odd-text", "description": description})
+    assert dept.status_code == 201, dept.json()
+    body = {"name": "odd-project", "parentId": dept.json()["id"], "description": description[::-1]}
+    project = client.post(f"{ORG}/projects", json=body)
+    assert project.status_code == 201, project.json()
+    asset = {"meta": {"name": "odd-env", "description": description}, "spec": {"image": "x:1"}}
+    asset["spec"] |= {"args": "\u0085".join(UNUSUAL), "environmentVariables": env}
+    assert client.post("/api/v1/asset/environment", json=asset).status_code == 201
+    spec = {"image": "x:1", "distributedFramework": "MPI", "command": "\u2028".join(UNUSUAL)}
+    spec |= {"args": "a\u0085b", "environmentVariables": env}
+    body = {"meta": {"name": "odd-text", "scopeType": "system", "description": description}, "spec": spec}
+    body["assets"] = {"environment": "odd-env"}
+    template = client.post(TEMPLATES_URL, json=body)
+    assert template.status_code == 202, template.json()
+    patched = client.patch("/api/v1/defaults/system", json={"spec": {"environmentVariables": env[:3]}})
+    assert patched.status_code == 200, patched.json()
+    for name, args in (("kept", "a\u0085b"), ("gone", "\u0085")):
+        body = {"name": name, "projectId": project.json()["id"], "clusterId": CLUSTER}
+        body["spec"] = {
+            "image": "x:1",
+            "distributedFramework": "MPI",
+            "args": args,
+            "environmentVariables": env,
+        }
+        workload = client.post(WORKLOADS, json=body)
+        assert workload.status_code == 202, workload.json()
+    gone = workload.json()["workloadId"]
+    assert client.delete(f"{WORKLOADS}/{gone}").status_code == 202
+
+
+def test_text_with_line_separators_and_invisible_characters_is_exported_and_imported_as_it_was(
+    make_app: MakeApp,
+    runner: CliRunner,
+    database_url: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    """An accepted ``"args": "a\\u0085b"`` used to stop every export of the org, even once deleted."""
+    with open_client(make_app(database_url)) as admin:
+        _unusual_org(admin)
+    before = _dump(database_url)
+    out = tmp_path / "out"
+    exported = runner.invoke(main, ["db", "export", "--root", str(out), "--database-url", database_url])
+    assert exported.exit_code == 0, exported.output
+    assert "2 workloads" in exported.output
+    assert runner.invoke(main, ["validate", "--root", str(out)]).exit_code == 0
+    for rel, data in _files(out).items():  # the separators are written as escapes, never as line breaks
+        text = data.decode("utf-8")
+        assert not {"\u0085", "\u2028", "\u2029", "\r"} & set(text), rel
+
+    other = request.getfixturevalue("postgres_url" if database_url.startswith("sqlite") else "sqlite_url")
+    imported = runner.invoke(main, ["db", "import", "--root", str(out), "--database-url", other])
+    assert imported.exit_code == 0, imported.output
+    assert _dump(other) == before
+    again = tmp_path / "again"
+    result = runner.invoke(main, ["db", "export", "--root", str(again), "--database-url", other])
+    assert result.exit_code == 0, result.output
+    assert _files(again) == _files(out)
+
+
+#: Any text a write takes: every character but NUL and the surrogates, with the awkward ones more often.
+_TEXT = st.text(
+    st.one_of(
+        st.sampled_from([*"\n\r\t \\\"'#:-{}[],&*!|>%@`?", *"".join(UNUSUAL)]),
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    ),
+    max_size=40,
+)
+_DOCUMENTS = st.recursive(
+    _TEXT | st.integers() | st.booleans() | st.none(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_TEXT, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(document=st.dictionaries(_TEXT, _DOCUMENTS, max_size=4))
+def test_the_export_writer_gives_back_any_text(document: dict[str, Any]) -> None:
+    """What the export writes, read with the loader's own reader, is what was stored: keys and values."""
+    text = exporter._yaml(exporter._File("system/defaults.yaml", "the defaults", document))
+    assert load_yaml(text, "system/defaults.yaml").data == document

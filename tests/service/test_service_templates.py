@@ -39,7 +39,7 @@ def test_the_seed_request_sample_is_accepted(client: Any) -> None:
     assert response.headers["ETag"] == '"1"'
     meta = body["meta"]
     assert meta["name"] == "my-template-name"
-    assert (meta["scopeType"], meta["scopeId"], meta["workloadType"]) == ("system", None, "Distributed")
+    assert (meta["scopeType"], meta["scopeId"], meta["workloadType"]) == ("system", "1", "Distributed")
     assert meta["createdBy"] == meta["updatedBy"] == "alice"
     assert meta["createdAt"].endswith("Z")
     # Only the system defaults apply: no image anywhere, so not runnable, with every reason.
@@ -59,8 +59,10 @@ def test_the_seed_response_sample_sent_back_is_refused_naming_master(client: Any
     assert error["code"] == 400
     assert any(p.get("field") == "master" for p in error["problems"]), error
     assert "master" in error["details"]
-    # With the flag turned off the same document is a valid template.
+    # With the flag turned off (and the secret's name one Run:ai takes) the same document is a valid template.
     body["masterSpecSameAsWorker"] = False
+    for spec in (body["spec"], body["master"]["spec"]):
+        spec["environmentVariables"][0]["secret"]["name"] = "postgress-secret"
     assert client.post(BASE, json=body).status_code == 202
 
 
@@ -93,7 +95,7 @@ def test_meta_names_the_view(client: Any, ids: Ids) -> None:
     own = client.get(f"{BASE}/{template_id}").json()["meta"]
     assert "projectId" not in own and "departmentId" not in own
     seen = client.get(f"{BASE}/{template_id}", params={"projectId": ids.projects["nlp"]}).json()
-    assert seen["meta"]["projectId"] == ids.projects["nlp"]
+    assert seen["meta"]["projectId"] == int(ids.projects["nlp"])  # an integer, as in Run:ai
     assert seen["meta"]["departmentId"] == ids.departments["research"]
     labels = {label["name"]: label["value"] for label in seen["combinedSpec"]["labels"]}
     assert labels["cost-center"] == "cc-2100"  # research's defaults apply below research
@@ -116,7 +118,7 @@ def test_create_in_department_and_project_scopes(client: Any, ids: Ids) -> None:
     assert response.json()["meta"]["departmentId"] == research
     response = client.post(BASE, json=_job("proj-job", "project", int(ids.projects["vision"])))
     assert response.status_code == 202
-    assert response.json()["meta"]["projectId"] == ids.projects["vision"]
+    assert response.json()["meta"]["projectId"] == int(ids.projects["vision"])
     # The same name in another scope is fine; in the same scope it is a conflict.
     assert client.post(BASE, json=_job("proj-job", "project", ids.projects["nlp"])).status_code == 202
     assert client.post(BASE, json=_job("proj-job", "project", ids.projects["nlp"])).status_code == 409
@@ -127,8 +129,9 @@ def test_create_in_department_and_project_scopes(client: Any, ids: Ids) -> None:
     [
         ({"name": "x", "scopeType": "department"}, "meta.scopeId"),
         ({"name": "x", "scopeType": "project", "scopeId": "999"}, "meta.scopeId"),
-        ({"name": "x", "scopeType": "system", "scopeId": "1"}, "meta.scopeId"),
-        ({"name": "x", "scopeType": "tenant"}, "meta.scopeType"),
+        ({"name": "x", "scopeType": "system", "scopeId": "2"}, "meta.scopeId"),  # 1 is the tenant's id
+        ({"name": "x", "scopeType": "tenant", "scopeId": "2"}, "meta.scopeId"),
+        ({"name": "x", "scopeType": "cluster"}, "meta.scopeType"),
         ({"name": "-x-", "scopeType": "system"}, "meta.name"),
         ({"name": "x" * 254, "scopeType": "system"}, "meta.name"),
         ({"name": "x", "scopeType": "system", "description": "d" * 251}, "meta.description"),
@@ -252,7 +255,7 @@ def _names(response: Any) -> list[str]:
 
 def test_list_filters_sorts_and_pages(client: Any) -> None:
     everything = client.get(BASE).json()
-    assert everything["pagination"] == {"limit": 50, "offset": 0, "nextOffset": None}
+    assert everything["pagination"] == {"limit": 50, "offset": 0}  # no nextOffset on the last page
     assert all(set(e) == TEMPLATE_KEYS for e in everything["entries"])
     assert _names(client.get(BASE, params={"filterBy": "runnable==false"})) == ["asr-sweep-draft"]
     project = client.get(BASE, params={"filterBy": "scopeType==project"})
@@ -337,7 +340,7 @@ def test_preview_endpoint_stores_nothing(client: Any, ids: Ids) -> None:
     body = _job("preview-only", "department", ids.departments["research"])
     response = client.post(f"{BASE}/preview", params={"projectId": ids.projects["vision"]}, json=body)
     assert response.status_code == 200
-    assert response.json()["meta"]["projectId"] == ids.projects["vision"]
+    assert response.json()["meta"]["projectId"] == int(ids.projects["vision"])
     assert response.json()["runnable"]["isRunnable"] is True
     assert client.get("/api/v1/workload-templates/count").json()["count"] == before
 

@@ -15,28 +15,57 @@ def _submission(project: str, name: str = "train", **extra: Any) -> dict[str, An
     return {"name": name, "projectId": project, "clusterId": CLUSTER, **extra}
 
 
+def _runai_valid(body: dict[str, Any]) -> dict[str, Any]:
+    """The seed's placeholder values that Run:ai's own schema refuses, made valid: a secret name with '_',
+    a quantity given as a number, a probe path that is not a path."""
+    for name in ("spec", "masterSpec"):
+        spec = body.get(name)
+        if spec:
+            spec["environmentVariables"][0]["secret"]["name"] = "postgress-secret"
+            spec["compute"]["extendedResources"][0]["quantity"] = "2"
+            spec["probes"]["readiness"]["handler"]["httpGet"]["path"] = "/healthz"
+    return body
+
+
 def _seed_fixed(project: str) -> dict[str, Any]:
-    """The seed's request made consistent: no masterSpec (the flag is true) and the two runnable issues
-    fixed (an exposed URL authorised to users *and* groups; toleration seconds without NoExecute)."""
-    body = copy.deepcopy(sample("seed000_request.json"))
+    """The seed's request made consistent: no masterSpec (the flag is true), its values valid for Run:ai
+    and the three runnable issues fixed (an environment variable with two value sources; an exposed URL
+    authorised to users *and* groups; toleration seconds without NoExecute)."""
+    body = _runai_valid(copy.deepcopy(sample("seed000_request.json")))
     del body["masterSpec"]
     body["projectId"] = int(project)
+    del body["spec"]["environmentVariables"][0]["value"]  # the secret is its one value source
     del body["spec"]["exposedUrls"][0]["authorizedGroups"]
     body["spec"]["tolerations"][0]["effect"] = "NoExecute"
     return body
 
 
 def test_the_seed_request_sample_is_refused_naming_master_spec(client: Any) -> None:
-    """Seed 000 sends ``masterSpecSameAsWorker: true`` *and* a ``masterSpec``: DESIGN.md makes that a 400."""
+    """Seed 000 sends ``masterSpecSameAsWorker: true`` *and* a ``masterSpec``: DESIGN.md makes that a 400.
+    The same 400 names the sample's values Run:ai's own schema refuses and the runnable issues of the workload
+    the flag asks for: one answer, every problem."""
     response = client.post(URL, json=sample("seed000_request.json"))
     assert response.status_code == 400
     body = response.json()
     assert body["code"] == 400
-    assert [p["field"] for p in body["problems"]] == ["masterSpec"]
+    values = [
+        "probes.readiness.handler.httpGet.path",
+        "environmentVariables[0].secret.name",
+        "compute.extendedResources[0].quantity",
+    ]
+    assert [p["field"] for p in body["problems"]] == [
+        *(f"spec.{v}" for v in values),
+        *(f"masterSpec.{v}" for v in values),
+        "masterSpec",
+        "exposedUrls[name=url-instance-a]",
+        "tolerations[name=string].seconds",
+        "environmentVariables[name=HOME]",
+    ]
+    assert [i["field"] for i in body["complianceIssues"]] == [p["field"] for p in body["problems"]]
 
 
 def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
-    body = copy.deepcopy(sample("seed000_request.json"))
+    body = _runai_valid(copy.deepcopy(sample("seed000_request.json")))
     del body["masterSpec"]
     response = client.post(URL, json=body)
     assert response.status_code == 400
@@ -50,6 +79,11 @@ def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
         {
             "field": "tolerations[name=string].seconds",
             "details": "tolerations[name=string] sets seconds without effect NoExecute",
+        },
+        {
+            "field": "environmentVariables[name=HOME]",
+            "details": "environmentVariables[name=HOME] has more than one value source (value, secret); "
+            "give exactly one",
         },
     ]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from template_engine.service.routes import assets, defaults, health, orgunits, templates, workloads
+from template_engine.service.routes import assets, defaults, health, orgunits, templates, tokens, workloads
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
+    tokens.router,
     templates.router,
     defaults.router,
     orgunits.router,

@@ -33,6 +33,7 @@ from template_engine.service.routes.common import (
     no_content,
 )
 from template_engine.service.schemas import (
+    TENANT_ID,
     ComputeAssetIn,
     ComputeAssetListOut,
     ComputeAssetOut,
@@ -74,7 +75,7 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
             "id": t.id,
             "name": t.name,
             "scopeType": t.scope_type,
-            "scopeId": str(t.project_id or t.department_id) if t.scope_type != "system" else None,
+            "scopeId": str(t.project_id or t.department_id) if t.scope_type != "system" else str(TENANT_ID),
         }
         for t in users
     ]

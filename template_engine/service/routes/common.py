@@ -18,11 +18,12 @@ from fastapi.routing import APIRoute
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
+from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.schemas import ErrorOut
+from template_engine.service.schemas import TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
     400: "Bad request: the body, a parameter or a reference is not valid (details name the field).",
@@ -32,13 +33,14 @@ _DESCRIPTIONS = {
     409: "Conflict: a name already taken, a resource in use, or a concurrent change.",
     412: "Precondition failed: If-Match does not name the current version.",
     413: "The request body is too large.",
+    500: "Something went wrong: a bug (the traceback goes to the server log only).",
     503: "The database is unavailable; try again.",
 }
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """The ``responses=`` of a route: 400, 401, 403, 413 and 503 always, plus ``codes``."""
-    wanted = sorted({400, 401, 403, 413, 503, *codes})
+    """The ``responses=`` of a route: 400, 401, 403, 413, 500 and 503 always, plus ``codes``."""
+    wanted = sorted({400, 401, 403, 413, 500, 503, *codes})
     return {code: {"model": ErrorOut, "description": _DESCRIPTIONS[code]} for code in wanted}
 
 
@@ -101,6 +103,17 @@ async def raw_body(request: Request) -> Any:
     return await request.json()
 
 
+async def json_object(request: Request) -> dict[str, Any]:
+    """The body of a route that checks it itself (:mod:`..bodies`): a JSON object decoded strictly by
+    :func:`read_json`, not validated; a 400 when there is none or it is not JSON."""
+    data = await request.body()
+    if not data:
+        raise bad_request([Problem("a JSON body is required", (), None, "Content-Type: application/json")])
+    if not is_json(request.headers.get("content-type")):
+        raise bad_request([Problem("the body is not JSON", (), None, "Content-Type: application/json")])
+    return read_json(data)
+
+
 def json_response(body: Any, status: int = 200, version: int | None = None) -> JSONResponse:
     headers = {"ETag": etag(version)} if version is not None else None
     return JSONResponse(body, status_code=status, headers=headers)
@@ -137,22 +150,51 @@ def template_scope(ctx: Ctx, scope_type: str, department_id: int | None, project
     return ctx.placement(scope_type, project_id if scope_type == "project" else department_id)
 
 
-def scope_from_body(ctx: Ctx, scope_type: str, scope_id: str | None, path: tuple[str, ...]) -> Placement:
-    """The scope a body names: ``system`` (no id), or a department or project by id (400 if unknown)."""
-    if scope_type == "system":
-        if scope_id is not None:
-            raise bad_request([Problem("the system scope has no id", path, None, "no scopeId")])
-        return Placement("system")
+def scope_of(
+    ctx: Ctx, scope_type: str, scope_id: str | None, type_path: Path, id_path: Path
+) -> tuple[Placement | None, list[Problem]]:
+    """The scope a request names, or why it names none: the top scope (``system``, or ``tenant`` as Run:ai
+    calls it) with no id or the tenant's own, or a department or project by id.  ``cluster`` is a problem:
+    this service has no cluster layer."""
+    if scope_type == "cluster":
+        return None, [
+            Problem(
+                "this service has no cluster scope: templates and defaults belong to the tenant, "
+                "a department or a project",
+                type_path,
+                None,
+                "tenant (or system), department or project",
+            )
+        ]
+    if scope_type in ("system", "tenant"):
+        if scope_id is not None and scope_id != str(TENANT_ID):
+            return None, [
+                Problem(
+                    f"the {scope_type} scope has no id but the tenant's ({TENANT_ID})",
+                    id_path,
+                    None,
+                    f"no scopeId, or {TENANT_ID}",
+                )
+            ]
+        return Placement("system"), []
     if scope_id is None:
-        raise bad_request([Problem(f"a {scope_type} scope needs its id", path, None, f"the {scope_type} id")])
+        return None, [Problem(f"a {scope_type} scope needs its id", id_path, None, f"the {scope_type} id")]
     if not scope_id.isdigit() or len(scope_id) > 18:
-        raise bad_request([Problem(f"invalid {scope_type} id {scope_id!r}", path, None, "an id such as '1'")])
+        return None, [Problem(f"invalid {scope_type} id {scope_id!r}", id_path, None, "an id such as '1'")]
     try:
-        return ctx.placement(scope_type, int(scope_id))
+        return ctx.placement(scope_type, int(scope_id)), []
     except ApiError as exc:
         if exc.status == 404:
-            raise bad_request([Problem(f"unknown {scope_type} {scope_id!r}", path)]) from None
+            return None, [Problem(f"unknown {scope_type} {scope_id!r}", id_path)]
         raise
+
+
+def scope_from_body(ctx: Ctx, scope_type: str, scope_id: str | None, path: Path) -> Placement:
+    """The scope a request names (:func:`scope_of`); a 400 when it names none."""
+    own, problems = scope_of(ctx, scope_type, scope_id, (*path[:-1], "scopeType"), path)
+    if own is None:
+        raise bad_request(problems)
+    return own
 
 
 def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placement:
@@ -168,8 +210,8 @@ def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placeme
     return view
 
 
-def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
-    """The ids of the assets a template document names; an unknown one is a 400 on its field."""
+def asset_problems(ctx: Ctx, doc: TemplateDocument) -> tuple[list[str], list[Problem]]:
+    """The ids of the assets a template document names, and a problem on the field of each unknown one."""
     refs = asset_refs(doc)
     found = ctx.repo.assets_named((kind, name) for kind, name, _ in refs)
     problems = [
@@ -177,9 +219,15 @@ def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
         for kind, name, path in refs
         if (kind, name) not in found
     ]
+    return [found[(kind, name)].id for kind, name, _ in refs if (kind, name) in found], problems
+
+
+def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
+    """The ids of the assets a template document names; an unknown one is a 400 on its field."""
+    ids, problems = asset_problems(ctx, doc)
     if problems:
         raise bad_request(problems)
-    return [found[(kind, name)].id for kind, name, _ in refs]
+    return ids
 
 
 # -- the dependencies every route module declares its handlers with -----------------------------------------
@@ -187,4 +235,5 @@ def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
 Auth = Annotated[Principal, Depends(authenticate)]
 StoreDep = Annotated[Store, Depends(store_of)]
 Raw = Annotated[Any, Depends(raw_body)]
+JsonObject = Annotated[dict[str, Any], Depends(json_object)]
 IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]

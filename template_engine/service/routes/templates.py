@@ -1,8 +1,16 @@
-"""Distributed templates: ``/api/v1/workload-templates/distributed`` (runai-facts 7.1, 7.2)."""
+"""Templates: ``/api/v1/workload-templates/distributed`` and the any-type ``/api/v1/workload-templates``
+(runai-facts 7.1, 7.2).
+
+Writes check their bodies whole (:mod:`..bodies`): one 400 names every problem of a request, the schema's,
+the rules', the scope's and the assets'.  Lists take Run:ai's parameters, ``complyToProject`` (with
+``complyToReplicaType`` and, on the any-type list, ``complyToWorkloadType``) included: each entry then
+carries ``complianceIssues``, what keeps it from being submitted in that project.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -10,35 +18,40 @@ from fastapi.responses import JSONResponse, Response
 
 from template_engine.errors import Problem
 from template_engine.explain import explain
-from template_engine.paths import parse_path
+from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
+from template_engine.models.spec import WORKER_ONLY_FIELDS
+from template_engine.paths import format_path, parse_path
 from template_engine.service.auth import Principal
+from template_engine.service.bodies import documented, pruned, refuse, schema_problems
 from template_engine.service.composer import (
     compose_row,
     template_body,
     template_meta,
 )
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import check_template, clear_fields, merge_patch, strip_nulls
+from template_engine.service.documents import clear_fields, merge_patch, strip_nulls, template_problems
 from template_engine.service.errors import ApiError, bad_request, not_found
 from template_engine.service.listing import FilterBy, needs_composition, parse_filters, sort_key
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
+    JsonObject,
     JsonRoute,
-    Raw,
     StoreDep,
+    asset_problems,
     check_if_match,
     errors,
     json_response,
     no_content,
-    resolve_assets,
     scope_from_body,
+    scope_of,
     template_scope,
     view_from_query,
 )
 from template_engine.service.schemas import (
     NAME_PATTERN,
     NAME_RULE,
+    SCOPE_ID_WORDS,
     CountOut,
     ExplainOut,
     ScopeType,
@@ -60,6 +73,30 @@ ProjectQuery = Annotated[
     str | None, Query(description="Compose as seen from this project (at or below the template's scope).")
 ]
 _PATCH_ROOTS = ("meta", "spec", "assets", "masterSpecSameAsWorker", "master")
+_SCOPE_TYPES = frozenset({"system", "tenant", "cluster", "department", "project"})
+
+Offset = Annotated[int, Query(ge=0, le=10**9)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+Search = Annotated[str | None, Query(max_length=253)]
+ComplyToProject = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        le=10**18 - 1,
+        description="Give each entry complianceIssues: what keeps it from being submitted in this project.",
+    ),
+]
+ComplyToReplicaType = Annotated[
+    Literal["Worker", "Master"] | None,
+    Query(description="With complyToProject: the issues of this replica only (both when absent)."),
+]
+ComplyToWorkloadType = Annotated[
+    Literal["Workspace", "Training", "Distributed", "Inference"] | None,
+    Query(
+        description="With complyToProject: the workload type to comply with (every template here is "
+        "Distributed; another type is an issue of every entry)."
+    ),
+]
 
 
 def _document(raw: Any) -> dict[str, Any]:
@@ -68,6 +105,16 @@ def _document(raw: Any) -> dict[str, Any]:
     meta = doc.get("meta") or {}
     doc["meta"] = {k: meta[k] for k in ("name", "description") if k in meta}
     return doc
+
+
+def _checked(
+    document: dict[str, Any], problems: list[Problem]
+) -> tuple[TemplateDocument | None, list[Problem]]:
+    """The document and the problems beyond ``problems`` (the body's schema problems, already worded): with
+    none the document's own schema is checked too; with some, only the rules, on what they leave."""
+    if problems:
+        return template_problems(document, pruned(document, problems))
+    return template_problems(document)
 
 
 def _load(ctx: Ctx, template_id: uuid.UUID, lock: bool = False) -> tuple[TemplateRow, Placement]:
@@ -93,25 +140,62 @@ def _respond(ctx: Ctx, template_id: str, own: Placement, status: int = 200) -> J
     return json_response(body, status, row.audit.version)
 
 
+def _scope_in(ctx: Ctx, raw: dict[str, Any], problems: list[Problem]) -> Placement | None:
+    """The scope a create or preview body names, with its problems added to ``problems``; ``None`` when the
+    body's meta cannot name one (its schema problems say why)."""
+    meta = pruned(raw, problems).get("meta")
+    if not isinstance(meta, dict) or meta.get("scopeType") not in _SCOPE_TYPES:
+        return None
+    scope_id = meta.get("scopeId")
+    if isinstance(scope_id, int) and not isinstance(scope_id, bool):
+        scope_id = str(scope_id)
+    if scope_id is not None and not isinstance(scope_id, str):
+        return None
+    own, more = scope_of(ctx, meta["scopeType"], scope_id, ("meta", "scopeType"), ("meta", "scopeId"))
+    problems += more
+    return own
+
+
+def _new(
+    ctx: Ctx, raw: dict[str, Any], write: bool
+) -> tuple[Placement, dict[str, Any], TemplateDocument, list[str]]:
+    """A create or preview body checked whole: its scope (403 when the caller may not write or read it),
+    document and asset ids; one 400 with every problem."""
+    problems = schema_problems(TemplateCreate, raw)
+    document = _document(raw)
+    doc, more = _checked(document, problems)
+    own = _scope_in(ctx, raw, problems)
+    if own is not None:
+        if write:
+            ctx.access.require_write(own.ref)
+        else:
+            ctx.access.require_read(own.ref)
+    asset_ids, unknown = asset_problems(ctx, doc) if doc is not None else ([], [])
+    refuse([*problems, *more, *unknown])
+    assert own is not None and doc is not None
+    return own, document, doc, asset_ids
+
+
 @router.post(
     "/distributed",
     status_code=202,
     response_model=None,
     responses={202: {"model": TemplateOut, "headers": _ETAG}, **errors(409)},
+    openapi_extra=documented(TemplateCreate),
 )
-def create_template(body: TemplateCreate, raw: Raw, principal: Auth, store: StoreDep) -> JSONResponse:
-    """Create a distributed training template in a scope (202, as Run:ai)."""
-    document = _document(raw)
-    doc = check_template(document)
+def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
+    """Create a distributed training template in a scope (202, as Run:ai); every problem of the body in one
+    400; 409 when the name is taken in the scope."""
     with store.write(principal) as ctx:
-        own = scope_from_body(ctx, body.meta.scopeType, body.meta.scopeId, ("meta", "scopeId"))
-        ctx.access.require_write(own.ref)
-        asset_ids = resolve_assets(ctx, doc)
+        own, document, doc, asset_ids = _new(ctx, raw, write=True)
         _taken(ctx, own, doc.meta.name)
         template_id = str(uuid.uuid4())
         ctx.repo.add_template(template_id, own.type, own.id, document, ctx.subject)
         ctx.repo.set_template_assets(template_id, asset_ids)
         return _respond(ctx, template_id, own, 202)
+
+
+# -- lists --------------------------------------------------------------------------------------------------
 
 
 def _visible(ctx: Ctx) -> list[tuple[TemplateRow, Placement]]:
@@ -139,31 +223,129 @@ def _entries(
     return entries
 
 
-@router.get("/distributed", response_model=TemplateListOut, responses=errors())
-def list_templates(
-    principal: Auth,
-    store: StoreDep,
-    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    sortBy: SortBy = "name",
-    sortOrder: Literal["asc", "desc"] = "asc",
-    filterBy: FilterBy = None,
-    search: Annotated[str | None, Query(max_length=253)] = None,
+class _Comply:
+    """``complyToProject`` and its companions: the project and what to report of it."""
+
+    def __init__(self, ctx: Ctx, project: int | None, replica: str | None, workload_type: str | None) -> None:
+        if project is None:
+            given = [
+                n for n, v in (("complyToReplicaType", replica), ("complyToWorkloadType", workload_type)) if v
+            ]
+            if given:
+                raise bad_request(
+                    [
+                        Problem(f"{name} needs complyToProject", (name,), None, "complyToProject too")
+                        for name in given
+                    ]
+                )
+            self.target: Placement | None = None
+        else:
+            self.target = ctx.project_placement(project, "complyToProject")
+            ctx.access.require_read(self.target.ref)
+        self.replica = replica
+        self.workload_type = workload_type
+
+    def issues(self, ctx: Ctx, row: TemplateRow, own: Placement) -> list[dict[str, Any]] | None:
+        """The ``complianceIssues`` of one template, or ``None`` when no project was named."""
+        target = self.target
+        if target is None:
+            return None
+        assert target.project is not None
+        if self.workload_type not in (None, "Distributed"):
+            return [
+                {
+                    "field": "workloadType",
+                    "details": "a Distributed template cannot be submitted as a "
+                    f"{self.workload_type} workload",
+                }
+            ]
+        if not own.contains(target):
+            return [
+                {
+                    "field": None,
+                    "details": f"the template is not available in project {target.project.name!r} "
+                    f"({target.project.id}): it belongs to another {own.type}",
+                }
+            ]
+        outcome = compose_row(ctx, row, own, target)
+        if isinstance(outcome, list):
+            return [{"field": format_path(p.path) or None, "details": p.message} for p in outcome]
+        same = outcome.master_same_as_worker
+        found = []
+        for issue in outcome.runnable.issues:
+            if self.replica == "Master" and same and next(iter(issue.field), None) in WORKER_ONLY_FIELDS:
+                continue  # the master is the worker without its worker-only fields
+            if self.replica == "Worker" and issue.replica == "master":
+                continue
+            if self.replica == "Master" and issue.replica == "worker" and not same:
+                continue
+            prefixed = self.replica is None and issue.replica == "master"
+            entry: dict[str, Any] = {
+                "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
+                "details": issue.message,
+            }
+            if issue.message.startswith("mandatory "):
+                entry["rule"] = "required"
+            found.append(entry)
+        return found
+
+
+def _list(
+    principal: Principal,
+    store: Store,
+    offset: int,
+    limit: int,
+    sort_by: str,
+    sort_order: str,
+    filter_by: list[str] | None,
+    search: str | None,
+    comply: Callable[[Ctx], _Comply],
 ) -> JSONResponse:
-    """The templates the caller may read, composed as seen from their own scopes."""
     with store.read(principal) as ctx:
-        entries = _entries(ctx, filterBy, search, sortBy == "runnable")
-        entries.sort(key=sort_key(sortBy), reverse=sortOrder == "desc")
+        compliance = comply(ctx)
+        entries = _entries(ctx, filter_by, search, sort_by == "runnable")
+        entries.sort(key=sort_key(sort_by), reverse=sort_order == "desc")
         page = entries[offset : offset + limit]
         out = []
         for entry in page:
             row, own = entry.pop("_row")
             if "runnable" not in entry:
                 entry = template_body(row, own, own, compose_row(ctx, row, own, own))
+            issues = compliance.issues(ctx, row, own)
+            if issues is not None:
+                entry["complianceIssues"] = issues
             out.append(entry)
-    more = offset + limit < len(entries)
-    pagination = {"limit": limit, "offset": offset, "nextOffset": offset + limit if more else None}
+    pagination: dict[str, Any] = {"limit": limit, "offset": offset}
+    if offset + limit < len(entries):  # Run:ai's nextOffset is never null: absent on the last page
+        pagination["nextOffset"] = offset + limit
     return json_response({"entries": out, "pagination": pagination})
+
+
+@router.get("/distributed", response_model=TemplateListOut, responses=errors())
+def list_templates(
+    principal: Auth,
+    store: StoreDep,
+    offset: Offset = 0,
+    limit: Limit = 50,
+    sortBy: SortBy = "name",
+    sortOrder: Literal["asc", "desc"] = "asc",
+    filterBy: FilterBy = None,
+    search: Search = None,
+    complyToProject: ComplyToProject = None,
+    complyToReplicaType: ComplyToReplicaType = None,
+) -> JSONResponse:
+    """The templates the caller may read, composed as seen from their own scopes."""
+    return _list(
+        principal,
+        store,
+        offset,
+        limit,
+        sortBy,
+        sortOrder,
+        filterBy,
+        search,
+        lambda ctx: _Comply(ctx, complyToProject, complyToReplicaType, None),
+    )
 
 
 @router.get("/count", response_model=CountOut, responses=errors())
@@ -171,7 +353,7 @@ def count_templates(
     principal: Auth,
     store: StoreDep,
     filterBy: FilterBy = None,
-    search: Annotated[str | None, Query(max_length=253)] = None,
+    search: Search = None,
 ) -> JSONResponse:
     """How many templates the caller may read match the filters."""
     with store.read(principal) as ctx:
@@ -182,23 +364,22 @@ def count_templates(
     "/name-availability",
     status_code=204,
     response_class=Response,
-    responses={204: {"description": "The name is free in that scope."}, **errors(404, 409)},
+    responses={204: {"description": "The name is free in that scope."}, **errors(409)},
 )
 def name_availability(
     principal: Auth,
     store: StoreDep,
     templateName: Annotated[
         str,
-        Query(min_length=1, max_length=253, pattern=NAME_PATTERN, description=f"A name: {NAME_RULE}."),
+        Query(
+            min_length=1,
+            max_length=NAME_MAX_LENGTH,
+            pattern=NAME_PATTERN,
+            description=f"A name: {NAME_RULE}.",
+        ),
     ],
     scopeType: ScopeType,
-    scopeId: Annotated[
-        str | None,
-        Query(
-            max_length=18,
-            description="The department or project id; the system scope takes none (a 400 when given).",
-        ),
-    ] = None,
+    scopeId: Annotated[str | None, Query(max_length=18, description=SCOPE_ID_WORDS)] = None,
 ) -> Response:
     """204 when create would take the name in that scope; otherwise create's own refusal: 400 for a name
     create refuses (the same rules), 409 when a template of that name exists."""
@@ -209,17 +390,18 @@ def name_availability(
     return no_content()
 
 
-@router.post("/distributed/preview", response_model=None, responses={200: {"model": TemplateOut}, **errors()})
+@router.post(
+    "/distributed/preview",
+    response_model=None,
+    responses={200: {"model": TemplateOut}, **errors()},
+    openapi_extra=documented(TemplatePreview),
+)
 def preview_template(
-    body: TemplatePreview, raw: Raw, principal: Auth, store: StoreDep, projectId: ProjectQuery = None
+    principal: Auth, raw: JsonObject, store: StoreDep, projectId: ProjectQuery = None
 ) -> JSONResponse:
     """Compose a template body without storing it (as seen from its scope, or ``?projectId=``)."""
-    document = _document(raw)
-    doc = check_template(document)
     with store.read(principal) as ctx:
-        own = scope_from_body(ctx, body.meta.scopeType, body.meta.scopeId, ("meta", "scopeId"))
-        ctx.access.require_read(own.ref)
-        resolve_assets(ctx, doc)
+        own, document, doc, _ = _new(ctx, raw, write=False)
         view = view_from_query(ctx, own, projectId)
         stamp = now()
         audit = Audit(0, ctx.subject, stamp, ctx.subject, stamp)
@@ -227,6 +409,15 @@ def preview_template(
             str(uuid.UUID(int=0)), doc.meta.name, own.type, own.key, None, None, document, audit
         )
         return json_response(template_body(row, own, view, compose_row(ctx, row, own, view)))
+
+
+def _get(template_id: uuid.UUID, principal: Principal, store: Store, project_id: str | None) -> JSONResponse:
+    with store.read(principal) as ctx:
+        row, own = _load(ctx, template_id)
+        ctx.access.require_read(own.ref)
+        view = view_from_query(ctx, own, project_id)
+        body = template_body(row, own, view, compose_row(ctx, row, own, view))
+    return json_response(body, version=row.audit.version)
 
 
 @router.get(
@@ -238,68 +429,75 @@ def get_template(
     templateId: uuid.UUID, principal: Auth, store: StoreDep, projectId: ProjectQuery = None
 ) -> JSONResponse:
     """A template composed as seen from its own scope, or previewed from a project below it."""
-    with store.read(principal) as ctx:
-        row, own = _load(ctx, templateId)
-        ctx.access.require_read(own.ref)
-        view = view_from_query(ctx, own, projectId)
-        body = template_body(row, own, view, compose_row(ctx, row, own, view))
-    return json_response(body, version=row.audit.version)
+    return _get(templateId, principal, store, projectId)
+
+
+#: A write's change: the stored row to the new document and the problems found on the way.
+Change = Callable[[TemplateRow], tuple[dict[str, Any], list[Problem]]]
 
 
 @router.put(
     "/distributed/{templateId}",
     response_model=None,
     responses={200: {"model": TemplateOut, "headers": _ETAG}, **errors(404, 409, 412)},
+    openapi_extra=documented(TemplateReplace),
 )
 def replace_template(
     templateId: uuid.UUID,
-    body: TemplateReplace,
-    raw: Raw,
     principal: Auth,
+    raw: JsonObject,
     store: StoreDep,
     if_match: IfMatch = None,
 ) -> JSONResponse:
     """Replace a template's document (its scope stays)."""
-    del body
+    problems = schema_problems(TemplateReplace, raw)
     document = _document(raw)
-    return _write(templateId, principal, store, if_match, lambda _row: document)
+    return _write(templateId, principal, store, if_match, lambda _row: (document, problems))
 
 
 @router.patch(
     "/distributed/{templateId}",
     response_model=None,
     responses={200: {"model": TemplateOut, "headers": _ETAG}, **errors(404, 409, 412)},
+    openapi_extra=documented(TemplatePatch),
 )
 def patch_template(
     templateId: uuid.UUID,
-    body: TemplatePatch,
-    raw: Raw,
     principal: Auth,
+    raw: JsonObject,
     store: StoreDep,
     if_match: IfMatch = None,
 ) -> JSONResponse:
     """Clear ``fieldsToClear``, then merge the given fields (mappings merge, lists and values replace)."""
-    patch = strip_nulls(raw if isinstance(raw, dict) else {})
-    paths = patch.pop("fieldsToClear", None) or []
-    del body
+    problems = schema_problems(TemplatePatch, raw)
+    patch = strip_nulls(pruned(raw, problems))
+    paths = patch.pop("fieldsToClear", None)
+    paths = paths if isinstance(paths, list) else []
 
-    def change(row: TemplateRow) -> dict[str, Any]:
-        cleared = clear_fields(row.document, paths, _PATCH_ROOTS, protected=("meta", "meta.name"))
-        return merge_patch(cleared, patch)
+    def change(row: TemplateRow) -> tuple[dict[str, Any], list[Problem]]:
+        found = list(problems)
+        try:
+            cleared = clear_fields(row.document, paths, _PATCH_ROOTS, protected=("meta", "meta.name"))
+        except ApiError as exc:
+            found += exc.problems
+            cleared = dict(row.document)
+        return merge_patch(cleared, patch), found
 
     return _write(templateId, principal, store, if_match, change)
 
 
 def _write(
-    template_id: uuid.UUID, principal: Principal, store: Store, if_match: str | None, change: Any
+    template_id: uuid.UUID, principal: Principal, store: Store, if_match: str | None, change: Change
 ) -> JSONResponse:
     with store.write(principal) as ctx:
         row, own = _load(ctx, template_id, lock=True)
         ctx.access.require_write(own.ref)
         check_if_match(if_match, row.audit.version)
-        document = change(row)
-        doc = check_template(document)
-        asset_ids = resolve_assets(ctx, doc)
+        document, problems = change(row)
+        doc, more = _checked(document, problems)
+        asset_ids, unknown = asset_problems(ctx, doc) if doc is not None else ([], [])
+        refuse([*problems, *more, *unknown])
+        assert doc is not None
         if doc.meta.name != row.name:
             _taken(ctx, own, doc.meta.name, row.id)
         ctx.repo.update_template(row.id, row.audit.version, document, ctx.subject)
@@ -347,3 +545,49 @@ def explain_template(
     entries = [e.to_dict() for e in explain(outcome, path)]
     warnings = [w.to_dict() for w in outcome.runnable.warnings]
     return json_response({"entries": entries, "warnings": warnings})
+
+
+# -- any type: GET /api/v1/workload-templates[/{templateId}] -------------------------------------------------
+# Declared last: ``/{templateId}`` would otherwise take ``/count``, ``/name-availability``, ``/distributed``.
+
+
+@router.get("", response_model=TemplateListOut, responses=errors(), tags=["Workload templates"])
+def list_any_templates(
+    principal: Auth,
+    store: StoreDep,
+    offset: Offset = 0,
+    limit: Limit = 50,
+    sortBy: SortBy = "name",
+    sortOrder: Literal["asc", "desc"] = "asc",
+    filterBy: FilterBy = None,
+    search: Search = None,
+    complyToProject: ComplyToProject = None,
+    complyToWorkloadType: ComplyToWorkloadType = None,
+    complyToReplicaType: ComplyToReplicaType = None,
+) -> JSONResponse:
+    """Templates of any type (Run:ai's ``SupersetTemplate``): here every template is Distributed, so this is
+    the distributed list, with ``complyToWorkloadType`` as well."""
+    return _list(
+        principal,
+        store,
+        offset,
+        limit,
+        sortBy,
+        sortOrder,
+        filterBy,
+        search,
+        lambda ctx: _Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType),
+    )
+
+
+@router.get(
+    "/{templateId}",
+    response_model=None,
+    responses={200: {"model": TemplateOut, "headers": _ETAG}, **errors(404)},
+    tags=["Workload templates"],
+)
+def get_any_template(
+    templateId: uuid.UUID, principal: Auth, store: StoreDep, projectId: ProjectQuery = None
+) -> JSONResponse:
+    """A template of any type by id (Run:ai's ``SupersetTemplate``): the distributed template's body."""
+    return _get(templateId, principal, store, projectId)

@@ -1,10 +1,15 @@
-"""Distributed workloads: ``/api/v1/workloads/distributed`` (seeds 000 and 003; runai-facts 7.3).
+"""Workloads: ``/api/v1/workloads/distributed`` (seeds 000 and 003; runai-facts 7.3) and the any-type
+``/api/v1/workloads`` list, count and read (the only way Run:ai's SDK lists distributed workloads).
 
 A submission composes the project's defaults (system, department, project), the template named by
 ``templateId`` (which must be visible from the project) and the submitted ``spec``/``masterSpec`` (the highest
-layer).  A result that is not runnable is refused with 400 and every issue in ``complianceIssues``; otherwise
-the workload is stored with the effective spec (``combinedSpec``; ``masterSpec`` is the separately composed
-master, ``null`` when the master is the worker or there is none).  There is no cluster behind the service:
+layer).  A submission is refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``):
+what the schema refuses, keyed-list items without their key, unknown projects and templates, and every
+runnable issue of what remains once the refused parts are set aside.  Otherwise the workload is stored with
+the effective spec (``combinedSpec``; ``masterSpec`` is the separately composed master, ``null`` when the
+master is the worker or there is none).  A ``masterSpec`` may give the master its own ``imagePullSecrets``
+(Run:ai's ``MasterSpec`` has them; templates and defaults keep pull secrets in the worker spec): they are set
+aside while composing and added to the composed master.  There is no cluster behind the service:
 ``actualPhase`` stays what the service set.
 """
 
@@ -13,38 +18,59 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, StrictBool
 
-from template_engine.compose import SPEC_PLAN, Composition, Submission
+from template_engine.compose import Composition
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
-from template_engine.paths import format_path
+from template_engine.merge.plan import SPEC_PLAN, item_key
+from template_engine.models.spec import WorkerSpec
+from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
+from template_engine.service.bodies import documented, pruned, schema_problems, valid
 from template_engine.service.composer import compose_submission, timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
-from template_engine.service.errors import ApiError, bad_request, not_found
+from template_engine.service.errors import ApiError, details, not_found
+from template_engine.service.listing import WORKLOADS, WorkloadFilterBy
 from template_engine.service.routes.common import (
     Auth,
+    JsonObject,
     JsonRoute,
-    Raw,
     StoreDep,
     errors,
     json_response,
     template_scope,
 )
-from template_engine.service.schemas import AcceptedOut, SubmissionErrorOut, WorkloadCreate, WorkloadOut
+from template_engine.service.schemas import (
+    TENANT_ID,
+    AcceptedOut,
+    CountOut,
+    OrgUnitId,
+    SubmissionErrorOut,
+    WorkloadCreate,
+    WorkloadDetailedOut,
+    WorkloadListOut,
+    WorkloadMasterSpec,
+    WorkloadOut,
+    WorkloadSortBy,
+)
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.storage.tables import now
+from template_engine.service.values import document_value_problems
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"], route_class=JsonRoute)
 
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _SUFFIX = string.ascii_lowercase + string.digits
 NOT_RUNNABLE = "The workload request is not runnable: it does not comply with the composed defaults."
+NOT_VALID = "The workload request is not valid."
+BODY = "request body"
 
 
 def workload_body(row: WorkloadRow) -> dict[str, Any]:
@@ -66,20 +92,74 @@ def workload_body(row: WorkloadRow) -> dict[str, Any]:
     }
 
 
-def _refused(issues: list[dict[str, Any]], message: str = NOT_RUNNABLE) -> ApiError:
-    text = "\n".join(f"{i['field']}: {i['details']}" if i["field"] else i["details"] for i in issues)
-    return ApiError(400, message, extra={"details": text, "complianceIssues": issues})
+# -- submission ---------------------------------------------------------------------------------------------
 
 
-def _problem_issues(problems: tuple[Problem, ...] | list[Problem]) -> list[dict[str, Any]]:
-    return [{"field": format_path(p.path), "details": p.message} for p in problems]
+class _Composable(BaseModel):
+    """The parts of a submission a composition needs, read from what the schema did not refuse."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    projectId: OrgUnitId
+    templateId: uuid.UUID | None = None
+    spec: WorkerSpec | None = None
+    masterSpecSameAsWorker: StrictBool | None = None
+    masterSpec: WorkloadMasterSpec | None = None
 
 
-def _runnable_issues(composition: Composition) -> list[dict[str, Any]]:
+def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
+    """One 400 with every problem of the request and every runnable issue (Run:ai's ``SubmissionErrorV2``:
+    each in ``complianceIssues``; ``problems`` and ``details`` say the same)."""
+    requested = [{"field": format_path(p.path), "details": _words(p)} for p in problems]
+    text = [details(problems)] if problems else []
+    text += [f"{i['field']}: {i['details']}" if i["field"] else i["details"] for i in issues]
+    records = [p.to_dict() for p in problems] + [
+        {"message": i["details"], "field": i["field"]} for i in issues
+    ]
+    message = NOT_VALID if problems else NOT_RUNNABLE
+    extra = {"details": "\n".join(text), "problems": records, "complianceIssues": requested + issues}
+    return ApiError(400, message, extra=extra)
+
+
+def _words(problem: Problem) -> str:
+    return f"{problem.message} (expected {problem.expected})" if problem.expected else problem.message
+
+
+def _as_keyed(spec: Any, path: Path) -> Path:
+    """``path`` in ``spec`` with the items of keyed lists named by their key, as runnable issues name them."""
+    out: list[Any] = []
+    node = SPEC_PLAN
+    for part in path:
+        if isinstance(part, int) and isinstance(spec, list) and 0 <= part < len(spec):
+            item = spec[part]
+            key = item_key(item, node.key) if isinstance(item, dict) and node.key is not None else None
+            out.append(key if key is not None else part)
+            spec = item
+        else:
+            out.append(part)
+            spec = spec.get(part) if isinstance(spec, dict) and isinstance(part, str) else None
+            node = node.child(part) if isinstance(part, str) else node
+    return tuple(out)
+
+
+def _runnable_issues(
+    composition: Composition, raw: dict[str, Any], set_aside: list[Path]
+) -> list[dict[str, Any]]:
+    """The composition's runnable issues (master fields under ``masterSpec.``), without those about a field
+    the request gave but the schema refused (``set_aside``): its own problem says what is wrong there."""
+    given = [
+        prefix + format_path(form)
+        for p in set_aside
+        if len(p) > 1 and p[0] in _SPECS
+        for prefix in ("" if p[0] == "spec" else "masterSpec.",)
+        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:]))
+    ]
     out = []
     for issue in composition.runnable.issues:
-        issue_field = issue.field if issue.replica == "worker" else f"masterSpec.{issue.field}"
-        entry: dict[str, Any] = {"field": issue_field, "details": issue.message}
+        field = format_path(issue.field if issue.replica == "worker" else ("masterSpec", *issue.field))
+        if any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
+            continue
+        entry: dict[str, Any] = {"field": field, "details": issue.message}
         if issue.message.startswith("mandatory "):
             entry["rule"] = "required"
         out.append(entry)
@@ -88,27 +168,42 @@ def _runnable_issues(composition: Composition) -> list[dict[str, Any]]:
 
 def _template(
     ctx: Ctx, template_id: uuid.UUID | None, view: Placement
-) -> tuple[TemplateRow | None, Placement | None]:
+) -> tuple[TemplateRow | None, Placement | None, list[Problem]]:
     if template_id is None:
-        return None, None
+        return None, None, []
     row = ctx.repo.template(str(template_id))
     if row is None:
-        raise bad_request([Problem(f"unknown template {template_id}", ("templateId",))])
+        return None, None, [Problem(f"unknown template {template_id}", ("templateId",))]
     own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
     if not own.contains(view):
-        raise bad_request(
-            [Problem(f"template {row.name!r} ({row.id}) is not visible from this project", ("templateId",))]
+        problem = Problem(
+            f"template {row.name!r} ({row.id}) is not visible from this project", ("templateId",)
         )
-    return row, own
+        return None, None, [problem]
+    return row, own, []
 
 
-def _submission(raw: Any, body: WorkloadCreate) -> Submission:
-    data = raw if isinstance(raw, dict) else {}
-    spec = strip_nulls(data.get("spec") or {})
-    master = strip_nulls(data.get("masterSpec") or {})
-    problems = key_problems(SPEC_PLAN, spec, ("spec",), "request body", {})
-    problems += key_problems(SPEC_PLAN, master, ("masterSpec",), "request body", {})
-    if body.masterSpecSameAsWorker is True and body.masterSpec is not None:
+def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:
+    try:
+        return ctx.project_placement(project_id, "projectId"), []
+    except ApiError as exc:
+        if exc.status != 400:
+            raise
+        return None, list(exc.problems)
+
+
+def _layers(raw: dict[str, Any], problems: list[Problem]) -> tuple[_Composable | None, Submission, list[Any]]:
+    """What a composition takes from the body, once the parts with problems are set aside; the problems of
+    the keyed lists are added to ``problems``; the master's own pull secrets are returned apart."""
+    problems += _rules(raw)  # on the body as sent: a key the schema refuses is still a key
+    rest = pruned(raw, problems)
+    part = valid(_Composable, rest)
+    layers = {name: strip_nulls(rest.get(name) or {}) if part is not None else {} for name in _SPECS}
+    # Items that lost their key with a refused value cannot be merged: set them aside too, unreported.
+    layers = pruned(layers, _keyed(layers))
+    spec, master = layers["spec"], layers["masterSpec"]
+    same = part.masterSpecSameAsWorker if part is not None else None
+    if same is True and raw.get("masterSpec") is not None:
         problems.append(
             Problem(
                 "masterSpecSameAsWorker is true and a masterSpec is given",
@@ -117,9 +212,44 @@ def _submission(raw: Any, body: WorkloadCreate) -> Submission:
                 "masterSpecSameAsWorker: false, or no masterSpec",
             )
         )
-    if problems:
-        raise bad_request(problems)
-    return Submission(spec or None, body.masterSpecSameAsWorker, master or None)
+        master = {}  # the runnable issues are those of the workload the flag asks for
+    pulls = master.pop("imagePullSecrets", None) or []
+    return part, Submission(spec or None, same, master or None), pulls
+
+
+_SPECS = ("spec", "masterSpec")
+
+
+def _keyed(body: dict[str, Any]) -> list[Problem]:
+    """Keyed-list items without their key, and keys given twice, in the body's specs."""
+    found: list[Problem] = []
+    for name in _SPECS:
+        spec = body.get(name)
+        if isinstance(spec, dict):
+            found += key_problems(SPEC_PLAN, strip_nulls(spec), (name,), BODY, {})
+    return found
+
+
+def _rules(raw: dict[str, Any]) -> list[Problem]:
+    """The keyed-list problems and the values Run:ai's schema refuses (:mod:`..values`), of the specs."""
+    return _keyed(raw) + document_value_problems(raw, (("spec",), ("masterSpec",)))
+
+
+def _master_pulls(composition: Composition, pulls: list[Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """The stored ``masterSpec``: the composed master, with the master's own pull secrets."""
+    master = None if composition.master_same_as_worker else composition.combined_master_spec
+    if not pulls:
+        return master, []
+    if master is None:
+        return None, [
+            Problem(
+                "the workload has no separate master to give these pull secrets to",
+                ("masterSpec", "imagePullSecrets"),
+                None,
+                "a master spec (masterSpecSameAsWorker: false), or the pull secrets in spec.imagePullSecrets",
+            )
+        ]
+    return {**master, "imagePullSecrets": pulls}, []
 
 
 @router.post(
@@ -127,23 +257,37 @@ def _submission(raw: Any, body: WorkloadCreate) -> Submission:
     status_code=202,
     response_model=WorkloadOut,
     responses={**errors(403, 409), 400: {"model": SubmissionErrorOut, "description": "Bad or not runnable."}},
+    openapi_extra=documented(WorkloadCreate),
 )
-def submit_workload(body: WorkloadCreate, raw: Raw, principal: Auth, store: StoreDep) -> JSONResponse:
-    """Submit a distributed training: compose, refuse what is not runnable, store the effective spec."""
-    submission = _submission(raw, body)
+def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
+    """Submit a distributed training: compose, refuse what is not runnable (with every problem of the request
+    in the same 400), store the effective spec."""
+    problems = schema_problems(WorkloadCreate, raw)
+    part, submission, pulls = _layers(raw, problems)
+    issues: list[dict[str, Any]] = []
     with store.write(principal) as ctx:
-        view = ctx.project_placement(body.projectId, "projectId")
-        ctx.access.require_write(view.ref)
-        row, own = _template(ctx, body.templateId, view)
-        try:
-            composition = compose_submission(ctx, view, row, own, submission)
-        except TemplateEngineError as exc:
-            raise _refused(
-                _problem_issues(exc.problems), "The workload request cannot be composed."
-            ) from None
-        if not composition.runnable.is_runnable:
-            raise _refused(_runnable_issues(composition))
+        view, more = _project(ctx, part.projectId) if part is not None else (None, [])
+        problems += more
+        if view is not None:
+            ctx.access.require_write(view.ref)
+        row, own, more = _template(ctx, part.templateId, view) if part and view else (None, None, [])
+        problems += more
+        composition = None
+        if view is not None and not more:
+            try:
+                composition = compose_submission(ctx, view, row, own, submission)
+            except TemplateEngineError as exc:
+                problems += exc.problems
+        master_spec = None
+        if composition is not None:
+            issues = _runnable_issues(composition, raw, [p.path for p in problems])
+            master_spec, more = _master_pulls(composition, pulls)
+            problems += more
+        if problems or issues:
+            raise _refused(problems, issues)
+        assert composition is not None and view is not None and part is not None
         assert view.project is not None and view.department is not None
+        body = WorkloadCreate.model_validate(raw)
         name = body.name
         if body.useGivenNameAsPrefix:
             name = f"{body.name[:57]}-{''.join(secrets.choice(_SUFFIX) for _ in range(5))}"
@@ -152,7 +296,6 @@ def submit_workload(body: WorkloadCreate, raw: Raw, principal: Auth, store: Stor
                 409, problems=[Problem(f"a workload named {name!r} exists in this project", ("name",))]
             )
         workload_id = str(uuid.uuid4())
-        same = composition.master_same_as_worker
         values = {
             "id": workload_id,
             "name": name,
@@ -163,9 +306,9 @@ def submit_workload(body: WorkloadCreate, raw: Raw, principal: Auth, store: Stor
             "template_id": row.id if row is not None else None,
             "desired_phase": "Running",
             "actual_phase": "Creating",
-            "master_same_as_worker": same,
+            "master_same_as_worker": composition.master_same_as_worker,
             "spec": composition.combined_spec,
-            "master_spec": None if same else composition.combined_master_spec,
+            "master_spec": master_spec,
         }
         ctx.repo.add_workload(values, ctx.subject)
         stored = ctx.repo.workload(workload_id)
@@ -173,15 +316,27 @@ def submit_workload(body: WorkloadCreate, raw: Raw, principal: Auth, store: Stor
     return json_response(workload_body(stored), 202)
 
 
+# -- one workload -------------------------------------------------------------------------------------------
+
+
+def _readable(ctx: Ctx, row: WorkloadRow) -> Placement | None:
+    """The workload's project, when it still exists; ``None`` when it is gone."""
+    return ctx.placement("project", row.project_id) if ctx.repo.project(row.project_id) else None
+
+
+def _may_read_orphans(ctx: Ctx) -> bool:
+    return ctx.access.is_admin or ctx.access.principal.role == "viewer"
+
+
 def _load(ctx: Ctx, workload_id: uuid.UUID, write: bool) -> WorkloadRow:
     row = ctx.repo.workload(str(workload_id), lock=write)
     if row is None:
         raise not_found(f"workload {workload_id}")
-    place = ctx.placement("project", row.project_id) if ctx.repo.project(row.project_id) else None
+    place = _readable(ctx, row)
     if place is None:  # the project is gone: only system admins (and viewers, to read) reach the record
         if write:
             ctx.access.require_admin()
-        elif not (ctx.access.is_admin or ctx.access.principal.role == "viewer"):
+        elif not _may_read_orphans(ctx):
             raise ApiError(403)
         return row
     if write:
@@ -242,3 +397,115 @@ def suspend_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) ->
 def resume_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
     """Ask for the workload to run again (``desiredPhase: Running``)."""
     return _set_phase(workloadId, principal, store, {"desired_phase": "Running", "actual_phase": "Resuming"})
+
+
+# -- any type: GET /api/v1/workloads, /count, /{workloadId} -------------------------------------------------
+# Declared last: ``/{workloadId}`` would otherwise take ``/count``.
+
+
+def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
+    """Run:ai's ``Workload``: every key its schema requires (``deletedAt`` and ``priority`` even when null).
+    No pods run here: the phase is the one the service set, ``runningPods`` is 0, ``conditions`` empty."""
+    project = ctx.repo.project(row.project_id)
+    department = ctx.repo.department(row.department_id) if row.department_id is not None else None
+    phase = row.actual_phase or "Unknown"
+    changed = timestamp(row.audit.updated_at)
+    images = {s.get("image") for s in (row.spec, row.master_spec or {})} - {None}
+    return {
+        "tenantId": TENANT_ID,
+        "id": row.id,
+        "name": row.name,
+        "type": "Distributed",
+        "category": row.spec.get("category") or "Train",
+        "source": "Control-plane",
+        "clusterId": row.cluster_id,
+        "projectId": str(row.project_id),
+        "projectName": project.name if project is not None else "",
+        "departmentId": str(row.department_id) if row.department_id is not None else "",
+        "departmentName": department.name if department is not None else "",
+        "namespace": f"runai-{project.name}" if project is not None else "",
+        "createdAt": timestamp(row.audit.created_at),
+        "updatedAt": changed,
+        "deletedAt": timestamp(row.deleted_at) if row.deleted_at is not None else None,
+        "submittedBy": row.audit.created_by,
+        "phase": phase,
+        "phaseUpdatedAt": changed,
+        "k8sPhase": phase,
+        "k8sPhaseUpdatedAt": changed,
+        "runningPods": 0,
+        "priority": None,
+        "priorityClassName": row.spec.get("priorityClass") or "train",
+        "conditions": [],
+        "images": sorted(images),
+        "distributedFramework": row.spec.get("distributedFramework"),
+    }
+
+
+Deleted = Annotated[
+    bool | None, Query(description="true: only the deleted workloads; false or absent: only the live ones.")
+]
+
+
+def _matching(
+    ctx: Ctx, deleted: bool | None, filter_by: list[str] | None, search: str | None
+) -> list[dict[str, Any]]:
+    filters = WORKLOADS.parse(filter_by)
+    out = []
+    for row in ctx.repo.workloads(deleted=deleted is True):
+        place = _readable(ctx, row)
+        if not (ctx.access.can_read(place.ref) if place is not None else _may_read_orphans(ctx)):
+            continue
+        if search and search.lower() not in row.name.lower():
+            continue
+        entry = workload_summary(ctx, row)
+        if all(f(entry) for f in filters):
+            out.append(entry)
+    return out
+
+
+@router.get("", response_model=WorkloadListOut, responses=errors(), tags=["Workloads"])
+def list_workloads(
+    principal: Auth,
+    store: StoreDep,
+    deleted: Deleted = None,
+    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    sortOrder: Literal["asc", "desc"] = "asc",
+    sortBy: WorkloadSortBy | None = None,
+    filterBy: WorkloadFilterBy = None,
+    search: Annotated[str | None, Query(max_length=253)] = None,
+) -> JSONResponse:
+    """The workloads the caller may read, as Run:ai's ``Workload`` (oldest first unless ``sortBy``)."""
+    with store.read(principal) as ctx:
+        entries = _matching(ctx, deleted, filterBy, search)
+    if sortBy is not None:
+        entries.sort(key=WORKLOADS.sort_key(sortBy, "id"), reverse=sortOrder == "desc")
+    elif sortOrder == "desc":
+        entries.reverse()
+    body: dict[str, Any] = {"workloads": entries[offset : offset + limit]}
+    if offset + limit < len(entries):
+        body["next"] = offset + limit
+    return json_response(body)
+
+
+@router.get("/count", response_model=CountOut, responses=errors(), tags=["Workloads"])
+def count_workloads(
+    principal: Auth,
+    store: StoreDep,
+    deleted: Deleted = None,
+    filterBy: WorkloadFilterBy = None,
+    search: Annotated[str | None, Query(max_length=253)] = None,
+) -> JSONResponse:
+    """How many workloads the caller may read match the filters."""
+    with store.read(principal) as ctx:
+        return json_response({"count": len(_matching(ctx, deleted, filterBy, search))})
+
+
+@router.get(
+    "/{workloadId}", response_model=WorkloadDetailedOut, responses=errors(403, 404), tags=["Workloads"]
+)
+def get_any_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+    """A workload of any type by id, as Run:ai's ``WorkloadDetailed``."""
+    with store.read(principal) as ctx:
+        row = _load(ctx, workloadId, write=False)
+        return json_response(workload_summary(ctx, row))

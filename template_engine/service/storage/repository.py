@@ -460,6 +460,13 @@ class Repository:
         row = self._one(select(t.workloads).where(t.workloads.c.id == workload_id), lock)
         return self._workload(row) if row is not None else None
 
+    def workloads(self, deleted: bool = False) -> list[WorkloadRow]:
+        """The live workloads, or with ``deleted`` the deleted ones, oldest first."""
+        column = t.workloads.c.deleted_at
+        query = select(t.workloads).where(column.is_not(None) if deleted else column.is_(None))
+        rows = self.connection.execute(query.order_by(t.workloads.c.created_at, t.workloads.c.id))
+        return [self._workload(row) for row in rows]
+
     def live_workload_named(self, project_id: int, name: str) -> WorkloadRow | None:
         query = select(t.workloads).where(
             t.workloads.c.project_id == project_id,

@@ -1,0 +1,283 @@
+"""``preview``, ``check``, ``explain`` and ``validate``: one templates folder, composed or checked."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+import click
+
+from template_engine.cli.options import (
+    EXIT_FINDINGS,
+    emit,
+    fail,
+    output_option,
+    parse_vars,
+    root_option,
+    vars_option,
+)
+from template_engine.compose import Composition, MergeCache, compose, unused_variable
+from template_engine.errors import CompositionWarning, Problem, TemplateEngineError, WarningKind
+from template_engine.explain import explain
+from template_engine.loader.tree import load_org, reference_problems, resolve_root
+from template_engine.org import Org, Scope, TemplateRef
+from template_engine.paths import format_path, parse_path
+from template_engine.runnable import RunnableIssue
+
+__all__ = ["check", "explain_command", "preview", "validate"]
+
+
+def _load(root: FsPath) -> Org:
+    try:
+        return load_org(resolve_root(root))
+    except TemplateEngineError as exc:
+        fail(exc)
+
+
+def _compose_one(
+    org: Org, template: str, project: str | None, department: str | None, variables: dict[str, str]
+) -> Composition:
+    try:
+        view = org.view_of(project, department)
+        found = org.find_template(template, view)
+        if project is None and department is None:
+            view = org.own_view(found)
+        return compose(org, found, view, variables)
+    except TemplateEngineError as exc:
+        fail(exc)
+
+
+@click.command()
+@root_option
+@click.option("--project", "-p", help="Preview as seen from this project.")
+@click.option("--department", "-d", help="Preview as seen from this department (no project).")
+@click.option("--template", "-t", required=True, help="The template's name.")
+@vars_option
+@output_option("json")
+def preview(
+    root: FsPath,
+    project: str | None,
+    department: str | None,
+    template: str,
+    variables: tuple[str, ...],
+    output: str,
+) -> None:
+    """Print the composed template: meta, spec, master, runnable, combinedSpec, combinedMasterSpec."""
+    org = _load(root)
+    composition = _compose_one(org, template, project, department, parse_vars(variables))
+    for warning in composition.runnable.warnings:
+        click.echo(f"warning: {warning.one_line()}", err=True)
+    emit(composition.to_response(), output)
+
+
+# -- check --------------------------------------------------------------------------------------------------
+
+Note = Problem | RunnableIssue | CompositionWarning
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One pair of ``check``: its status, its issues and, when it composed, its warnings."""
+
+    project: str | None
+    department: str | None
+    template: str
+    scope: str
+    status: str
+    #: Why it is not runnable: runnable issues, or the problems that stopped its composition.
+    issues: tuple[Problem | RunnableIssue, ...]
+    #: ``None`` when it did not compose.
+    warnings: tuple[CompositionWarning, ...] | None = None
+
+    @property
+    def is_runnable(self) -> bool:
+        return self.status == "runnable"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "project": self.project,
+            "department": self.department,
+            "template": self.template,
+            "scope": self.scope,
+            "status": self.status,
+            "isRunnable": self.is_runnable,
+            "issues": [i.to_dict() for i in self.issues],
+        }
+        if self.warnings is not None:
+            out["warnings"] = [w.to_dict() for w in self.warnings]
+        return out
+
+
+@click.command()
+@root_option
+@click.option("--project", "-p", help="Only the pairs of this project.")
+@click.option("--template", "-t", help="Only this template.")
+@vars_option
+@output_option("text")
+def check(
+    root: FsPath, project: str | None, template: str | None, variables: tuple[str, ...], output: str
+) -> None:
+    """Runnability of every visible (project, template) pair; exit 1 when any is not runnable."""
+    org = _load(root)
+    values = parse_vars(variables)
+    if project is not None:
+        try:
+            org.view_of(project)
+        except TemplateEngineError as exc:
+            fail(exc)
+    rows: list[_Row] = []
+    cache: MergeCache = {}
+    #: An unused --var is said once for the whole run (below), not for every pair that ignores it.
+    unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
+    for view, found in org.views():
+        if project is not None and view.project != project:
+            continue
+        if template is not None and found.name != template:
+            continue
+        pair = (view.project, view.department, found.name, str(found.scope))
+        try:
+            result = compose(org, found, view, values, cache=cache)
+        except TemplateEngineError as exc:
+            rows.append(_Row(*pair, "error", exc.problems))
+            continue
+        runnable = result.runnable
+        per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
+        unused = {name: per_var[name] for name in unused if name in per_var}
+        status = "runnable" if runnable.is_runnable else "not runnable"
+        others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
+        rows.append(_Row(*pair, status, runnable.issues, others))
+    for ref, file in sorted(org.broken_refs.items()):
+        if not isinstance(ref, TemplateRef) or (template is not None and ref.name != template):
+            continue
+        if project is not None and ref.scope != Scope("project", project):
+            continue
+        scope = ref.scope
+        project_of = scope.name if scope.type == "project" else None
+        department_of = scope.name if scope.type == "department" else None
+        rows.append(_Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file]))
+    if template is not None and not rows:
+        fail(TemplateEngineError([_no_pairs(template, project)]))
+    for name, warning in sorted(unused.items()):
+        # No pair composed when there is no warning to show: then every variable went unused.
+        click.echo(f"warning: {(warning or unused_variable(name)).one_line()}", err=True)
+    if output == "text":
+        _print_table(rows)
+    else:
+        results = [r.to_dict() for r in rows]
+        emit({"results": results, "runnable": sum(r.is_runnable for r in rows), "total": len(rows)}, output)
+    sys.exit(0 if all(r.is_runnable for r in rows) else EXIT_FINDINGS)
+
+
+def _no_pairs(template: str, project: str | None) -> Problem:
+    where = f" from project {project!r}" if project else ""
+    return Problem(f"no template {template!r} is visible{where}")
+
+
+def _describe(note: Note) -> str:
+    """``file:line: field: message`` (the parts that are known)."""
+    if isinstance(note, CompositionWarning):
+        return note.one_line()
+    if isinstance(note, Problem):
+        where = note.location.place() if note.location is not None else ""
+        parts = (where, format_path(note.path), note.message)
+    else:
+        parts = ("", format_path(note.field), note.message)
+    return ": ".join(part for part in parts if part)
+
+
+def _print_table(rows: list[_Row]) -> None:
+    head = ("PROJECT", "TEMPLATE", "SCOPE", "STATUS", "FIRST ISSUE")
+    table = [
+        (
+            r.project or (f"({r.department})" if r.department else "(system)"),
+            r.template,
+            r.scope,
+            r.status,
+            _describe(r.issues[0]) if r.issues else "",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *table, strict=False)]
+    for line in (head, *table):
+        click.echo("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
+    bad = sum(not r.is_runnable for r in rows)
+    click.echo(f"\n{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all")
+    for r in rows:
+        notes: list[tuple[str, Note]] = [("issue", i) for i in r.issues[1:]]
+        notes += [("warning", w) for w in r.warnings or ()]
+        if notes:
+            click.echo(f"\n{r.project or r.scope} / {r.template}:")
+            for kind, note in notes:
+                replica = "" if isinstance(note, Problem) else note.replica
+                where = " ".join(x for x in (replica, _describe(note)) if x)
+                click.echo(f"  {kind}: {where}")
+
+
+# -- explain, validate --------------------------------------------------------------------------------------
+
+
+@click.command(name="explain")
+@root_option
+@click.option("--project", "-p", help="As seen from this project.")
+@click.option("--department", "-d", help="As seen from this department (no project).")
+@click.option("--template", "-t", required=True, help="The template's name.")
+@vars_option
+@click.argument("field", required=False)
+@output_option("text")
+def explain_command(
+    root: FsPath,
+    project: str | None,
+    department: str | None,
+    template: str,
+    variables: tuple[str, ...],
+    field: str | None,
+    output: str,
+) -> None:
+    """Where each value came from, including exclusions; FIELD narrows to one path."""
+    try:
+        path = parse_path(field) if field else ()
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="FIELD") from None
+    org = _load(root)
+    composition = _compose_one(org, template, project, department, parse_vars(variables))
+    entries = explain(composition, path)
+    if field and not entries:
+        click.echo(f"error: {field} is neither set nor excluded by any layer", err=True)
+        sys.exit(EXIT_FINDINGS)
+    warnings = composition.runnable.warnings
+    if output == "text":
+        for entry in entries:
+            click.echo(entry.render())
+        for warning in warnings:
+            click.echo(f"warning: {warning.one_line()}")
+    else:
+        emit({"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}, output)
+
+
+@click.command()
+@root_option
+@output_option("text")
+def validate(root: FsPath, output: str) -> None:
+    """Check every file against the schema and the reference rules; exit 1 on any problem."""
+    org = _load(root)
+    problems = [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
+    if output == "text":
+        for problem in problems:
+            click.echo(f"error: {problem.render()}")
+        for warning in org.warnings:
+            click.echo(f"warning: {warning.render()}")
+        files = len({p.location.file for p in problems if p.location})
+        summary = f"{len(problems)} problem(s) in {files} file(s)" if problems else "all files are valid"
+        click.echo(summary + (f"; {len(org.warnings)} warning(s)" if org.warnings else ""))
+    else:
+        emit(
+            {
+                "valid": not problems,
+                "problems": [p.to_dict() for p in problems],
+                "warnings": [w.to_dict() for w in org.warnings],
+            },
+            output,
+        )
+    sys.exit(EXIT_FINDINGS if problems else 0)

@@ -1,0 +1,199 @@
+"""``template-engine diff`` and ``template-engine impact``: what a change to a templates folder does.
+
+Exit status: 0 when no pair differs, 1 when some pair does (so CI can gate on it), 2 on an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from template_engine.cli.options import EXIT_ERROR, EXIT_FINDINGS, F, emit, parse_vars, vars_option
+from template_engine.diff import OrgDiff, PairDiff, diff_orgs
+from template_engine.errors import Problem, TemplateEngineError
+from template_engine.gitrev import Version, open_version
+from template_engine.loader.sources import FolderSource, OverlaySource, Source
+from template_engine.loader.tree import load_org, resolve_root
+from template_engine.org import Org
+
+__all__ = ["diff", "impact"]
+
+
+def _fail(error: TemplateEngineError, where: str | None = None) -> NoReturn:
+    prefix = f"in {where}: " if where else ""
+    click.echo(f"error: {prefix}{error.render()}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _options(func: F) -> F:
+    func = click.option(
+        "--output",
+        "-o",
+        type=click.Choice(["text", "json", "yaml"]),
+        default="text",
+        show_default=True,
+        help="Output format (json and yaml with sorted keys).",
+    )(func)
+    func = vars_option(func)
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("templates"),
+        show_default=True,
+        help="The templates folder (with org.yaml), as it is now.",
+    )(func)
+
+
+def _load(source: Source | None, where: str | None = None) -> Org:
+    if source is None:  # the revision has no such folder: every pair of the other side is new
+        return Org()
+    try:
+        return load_org(source)
+    except TemplateEngineError as exc:
+        _fail(exc, where)
+
+
+def _describe(diff: PairDiff) -> list[str]:
+    old_errors, new_errors = diff.error_lines()
+    kind = f"({diff.pair.template.scope} template)"
+    if diff.status == "disappeared":
+        return [f"- {diff.id}  {kind} disappeared"]
+    if diff.status == "appeared":
+        assert diff.new is not None
+        status = diff.new.status()
+        composition = diff.new.composition
+        if composition is not None and composition.runnable.issue:
+            status += f": {composition.runnable.issue}"
+        return [f"+ {diff.id}  {kind} appeared, {status}"] + [f"    {line}" for line in new_errors]
+    lines = [f"~ {diff.id}  {kind}"]
+    if new_errors:
+        lines.append("    still fails to compose, now:" if old_errors else "    now fails to compose:")
+        lines += [f"      {line}" for line in new_errors]
+    elif old_errors:
+        lines.append("    composes again; it failed with:")
+        lines += [f"      {line}" for line in old_errors]
+    lines += [f"    {change.render()}" for change in diff.changes]
+    return lines
+
+
+def _summary(result: OrgDiff) -> str:
+    counts = result.summary()
+    parts = [f"{counts[s]} {s}" for s in ("changed", "appeared", "disappeared") if counts[s]]
+    text = (
+        f"{len(result.pairs)} of {result.total} pairs differ: {', '.join(parts)}"
+        if result.pairs
+        else f"no pair differs ({result.total} pairs)"
+    )
+    if result.broken:
+        text += f"; {len(result.broken)} invalid file{'s' * (len(result.broken) != 1)}"
+    return text
+
+
+def _broken(result: OrgDiff) -> list[str]:
+    lines = []
+    for file, problems in result.broken:
+        lines.append(f"! {file} is invalid (the pairs it would make are missing):")
+        lines += [f"    {problem.one_line()}" for problem in problems]
+    return lines
+
+
+def _report(result: OrgDiff, output: str, head: dict[str, Any], title: str | None = None) -> NoReturn:
+    if output == "text":
+        if title:
+            click.echo(title)
+        for line in _broken(result):
+            click.echo(line)
+        for diff in result.pairs:
+            for line in _describe(diff):
+                click.echo(line)
+        click.echo(_summary(result))
+    else:
+        broken = [
+            {"file": file, "errors": [p.to_dict() for p in problems]} for file, problems in result.broken
+        ]
+        report = {**head, "summary": result.summary(), "pairs": [d.to_dict() for d in result.pairs]}
+        emit({**report, "invalidFiles": broken}, output)
+    sys.exit(EXIT_FINDINGS if result.differs else 0)
+
+
+def _version_name(version: Version) -> str:
+    return f"{version.label} ({version.revision[:12]})" if version.revision else version.label
+
+
+def _version(root: Path, against: str) -> Version:
+    try:
+        return open_version(root, against)
+    except TemplateEngineError as exc:
+        _fail(exc)
+
+
+@click.command()
+@_options
+@click.option(
+    "--against",
+    required=True,
+    metavar="FOLDER|REV",
+    help="What to compare with: another templates folder, or a git revision of the repository that holds "
+    "--root (HEAD~1, origin/main, a commit); a name that is an existing folder is taken as the folder.",
+)
+def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+    """Every (project, template) pair whose effective spec differs from --against, field by field.
+
+    Lists the changed fields by path with old and new values and the layer that now sets each, and the
+    pairs that appeared or disappeared.  Exit status 0 when nothing differs, 1 when something does.
+    """
+    root = resolve_root(root)
+    values = parse_vars(variables)
+    new = _load(FolderSource(root))
+    version = _version(root, against)
+    if not version.exists:
+        click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
+    old = _load(version.source if version.exists else None, _version_name(version))
+    _report(diff_orgs(old, new, values), output, {"root": str(root), "against": against})
+
+
+def _inside(file: Path, root: Path) -> str:
+    try:
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        _fail(
+            TemplateEngineError([Problem(f"{str(file)!r} is not inside the templates folder {str(root)!r}")])
+        )
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@_options
+@click.option(
+    "--against",
+    default="HEAD",
+    show_default=True,
+    metavar="FOLDER|REV",
+    help="The version FILE changed from: a git revision of the repository that holds --root, or a folder.",
+)
+def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+    """Every pair that a change to FILE (a defaults, policy, asset or template file) affects, and how.
+
+    Compares --against with the same folder where only FILE is replaced by the working tree's FILE (or
+    removed, if it no longer exists).  Lists the changed fields of each affected pair, including
+    runnability turning false and pairs that no longer compose.  Exit status 1 when some pair changes.
+    """
+    root = resolve_root(root)
+    values = parse_vars(variables)
+    rel = _inside(file, root)
+    version = _version(root, against)
+    # The revision (or folder) with only FILE taken from the working tree: replaced, added or removed.
+    changed = OverlaySource(version.source, rel, FolderSource(root))
+    if changed.kind(rel) != "file" and version.source.kind(rel) != "file":
+        _fail(TemplateEngineError([Problem(f"{rel} exists neither in {root} nor in {against}")]))
+    name = _version_name(version)
+    old = _load(version.source if version.exists else None, name)
+    new = _load(changed, f"{name} with the working tree's {rel}")
+    result = diff_orgs(old, new, values, file=rel)
+    users = len(result.users)
+    title = f"{rel} against {against}: used by {users} pair{'s' * (users != 1)}"
+    head = {"root": str(root), "against": against, "file": rel, "usedBy": list(result.users)}
+    _report(result, output, head, title)

@@ -1,0 +1,87 @@
+"""What the commands share: options, ``--var`` parsing, JSON/YAML output, exit statuses and failing.
+
+Exit statuses: 0 all good, 1 a result the user asked to be told about (not runnable, differences, invalid
+files), 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path as FsPath
+from typing import Any, NoReturn, TypeVar
+
+import click
+import yaml
+
+from template_engine.errors import TemplateEngineError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+def dump_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def dump_yaml(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=True, allow_unicode=True, default_flow_style=False)
+
+
+def emit(value: Any, output: str) -> None:
+    """``value`` as JSON or YAML (keys sorted) on standard output."""
+    click.echo(dump_json(value) if output == "json" else dump_yaml(value).rstrip("\n"))
+
+
+def fail(error: TemplateEngineError) -> NoReturn:
+    """Each problem on standard error as ``error: ...``, then exit 2."""
+    for problem in error.problems:
+        click.echo(f"error: {problem.render()}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def root_option(func: F) -> F:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=FsPath),
+        default=FsPath("templates"),
+        show_default=True,
+        help="The templates folder (with org.yaml).",
+    )(func)
+
+
+def output_option(default: str) -> Callable[[F], F]:
+    def wrap(func: F) -> F:
+        return click.option(
+            "--output",
+            "-o",
+            type=click.Choice(["json", "yaml", "text"][: 3 if default == "text" else 2]),
+            default=default,
+            show_default=True,
+            help="Output format.",
+        )(func)
+
+    return wrap
+
+
+def vars_option(func: F) -> F:
+    return click.option(
+        "--var", "variables", multiple=True, metavar="NAME=VALUE", help="A variable for {{ NAME }}."
+    )(func)
+
+
+def parse_vars(values: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw in values:
+        name, sep, value = raw.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise click.BadParameter(
+                f"{raw!r} is not NAME=VALUE with NAME a plain identifier", param_hint="--var"
+            )
+        if name.strip() in out:
+            raise click.BadParameter(f"{name.strip()!r} is given more than once", param_hint="--var")
+        out[name.strip()] = value
+    return out

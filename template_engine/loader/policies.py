@@ -1,0 +1,58 @@
+"""The checks of an org's policy files that need the whole org: every imposed asset is a data
+source the org has, and one scope per branch rules each field (POLICY.md "One owner per field")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from template_engine.errors import Problem
+from template_engine.models.documents import AssetKind
+from template_engine.org import SYSTEM, Scope
+from template_engine.policy.document import PolicyDocument
+from template_engine.policy.effective import ownership_problems
+
+
+def branches(departments: Mapping[str, tuple[str, ...]]) -> list[tuple[Scope, ...]]:
+    """Every branch of the org, from the system down to each department and each project."""
+    out: list[tuple[Scope, ...]] = [(SYSTEM,)]
+    for department, projects in departments.items():
+        top = (SYSTEM, Scope("department", department))
+        out.append(top)
+        out.extend((*top, Scope("project", project)) for project in projects)
+    return out
+
+
+def org_policy_problems(
+    policies: Mapping[Scope, PolicyDocument],
+    departments: Mapping[str, tuple[str, ...]],
+    assets: Mapping[AssetKind, Mapping[str, object]],
+    broken_assets: set[str],
+) -> dict[str, list[Problem]]:
+    """The problems of each policy file that only the whole org shows, by file."""
+    found: dict[str, list[Problem]] = {}
+    for document in policies.values():
+        for imposed in document.imposed:
+            if imposed.name in assets.get("datasource", {}) or imposed.name in broken_assets:
+                continue
+            other = next((kind for kind, by in assets.items() if imposed.name in by), None)
+            message = (
+                f"imposed asset {imposed.name!r} is {'an' if other[0] in 'aeiou' else 'a'} {other} asset, "
+                "not a data source"
+                if other is not None
+                else f"imposed asset {imposed.name!r} is not a data source of this org"
+            )
+            known = sorted(assets.get("datasource", {}))
+            found.setdefault(document.file, []).append(
+                Problem(
+                    message,
+                    ("imposedAssets", imposed.replica),
+                    imposed.location,
+                    "one of: " + ", ".join(known) if known else "a file assets/datasources/NAME.yaml",
+                )
+            )
+    for branch in branches(departments):
+        chain = [policies[scope] for scope in branch if scope in policies]
+        for file, problems in ownership_problems(chain).items():
+            listed = found.setdefault(file, [])
+            listed.extend(p for p in problems if p not in listed)
+    return found

@@ -1,0 +1,251 @@
+"""Where an org's files come from: the loader's one I/O seam.
+
+The loader never touches the file system itself: it asks a :class:`Source` what a folder holds, what kind an
+entry is and what a file's bytes are.  Paths are POSIX and relative to the templates folder (``""`` is the
+folder itself).  What cannot be listed or read is a value, :class:`Unreadable`, that the loader turns into a
+problem of that entry; nothing here raises on bad input.
+
+* :class:`FolderSource`: a folder on disk, symbolic links followed (a dangling one is a ``"broken link"``);
+* :class:`MappingSource`: files held in memory (tests, and any caller that has the bytes already);
+* :class:`OverlaySource`: another source with one file replaced, added or removed (``impact FILE``);
+* :class:`template_engine.gitrev.GitRevisionSource`: the folder as a git revision has it, read from its blobs
+  (a :class:`MappingSource`; :mod:`template_engine.gitrev` is the only module that runs git).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias
+
+#: What an entry is.  Links are followed: a link to a file is a ``"file"``; a link whose target does not
+#: exist (or loops) is a ``"broken link"``; a device, socket or pipe is ``"special"``.
+Kind = Literal["file", "folder", "broken link", "special"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of a folder: its name and its kind."""
+
+    name: str
+    kind: Kind
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A folder that cannot be listed or a file that cannot be read; ``reason`` in the system's words."""
+
+    reason: str
+
+    @classmethod
+    def of(cls, error: OSError) -> Unreadable:
+        return cls(error.strerror or str(error))
+
+    @classmethod
+    def code(cls, number: int) -> Unreadable:
+        """The reason the system gives for the error ``number`` (``errno.ENOENT``...)."""
+        return cls(os.strerror(number))
+
+
+class Source(Protocol):
+    """The files of one templates folder."""
+
+    @property
+    def label(self) -> str:
+        """How messages name the folder itself (a path as the user gave it)."""
+        ...
+
+    def kind(self, path: str) -> Kind | None:
+        """What is at ``path`` (``""``: the folder itself); ``None`` when nothing is."""
+        ...
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        """The entries of the folder ``path``, in no particular order."""
+        ...
+
+    def read(self, path: str) -> bytes | Unreadable:
+        """The bytes of the file ``path``."""
+        ...
+
+
+#: A source, or the path of a folder (read as a :class:`FolderSource`).
+SourceOrPath: TypeAlias = "Source | str | os.PathLike[str]"
+
+
+def as_source(where: SourceOrPath) -> Source:
+    """``where`` itself, or the folder at that path."""
+    if isinstance(where, str | os.PathLike):
+        return FolderSource(Path(where))
+    return where
+
+
+def _split(path: str) -> tuple[str, str]:
+    """``("a/b", "c")`` for ``"a/b/c"``, ``("", "c")`` for ``"c"``."""
+    folder, _, name = path.rpartition("/")
+    return folder, name
+
+
+def _child_on_the_way(folder: str, path: str) -> str | None:
+    """The entry of ``folder`` on the way to ``path`` (``"b"`` for ``"a"`` and ``"a/b/c"``), if it is one."""
+    if folder == "":
+        return path.split("/", 1)[0]
+    if path.startswith(f"{folder}/"):
+        return path[len(folder) + 1 :].split("/", 1)[0]
+    return None
+
+
+# -- a folder on disk ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FolderSource:
+    """The folder at ``root``, read when asked (nothing is read when the source is made)."""
+
+    root: Path
+
+    @property
+    def label(self) -> str:
+        return str(self.root)
+
+    def _at(self, path: str) -> Path:
+        return self.root / path if path else self.root
+
+    def kind(self, path: str) -> Kind | None:
+        target = self._at(path)
+        try:
+            mode = os.stat(target).st_mode
+        except (OSError, ValueError):
+            try:
+                return "broken link" if stat.S_ISLNK(os.lstat(target).st_mode) else None
+            except (OSError, ValueError):
+                return None
+        return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special"
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        try:
+            with os.scandir(self._at(path)) as found:
+                raw = list(found)
+        except OSError as exc:
+            return Unreadable.of(exc)
+        out = []
+        for item in raw:
+            kind: Kind
+            try:
+                kind = "folder" if item.is_dir() else "file" if item.is_file() else "special"
+            except OSError:  # a symbolic link that loops
+                kind = "special"
+            if kind == "special" and item.is_symlink():
+                kind = "broken link"
+            out.append(Entry(item.name, kind))
+        return out
+
+    def read(self, path: str) -> bytes | Unreadable:
+        try:
+            return self._at(path).read_bytes()
+        except OSError as exc:
+            return Unreadable.of(exc)
+
+
+# -- files in memory -----------------------------------------------------------------------------------------
+
+
+class MappingSource:
+    """Files held in memory: POSIX path -> content (text is stored as UTF-8).
+
+    A folder exists when it holds a file (as in git: there are no empty folders); with no files, not even
+    the templates folder exists.  Paths are checked when the source is made (no ``""``, ``.`` or ``..``
+    part, no file that is also a folder): a bad path is a mistake of the caller, a :class:`ValueError`.
+    """
+
+    def __init__(self, files: Mapping[str, bytes | str], label: str = "<memory>") -> None:
+        self._label = label
+        self._files: dict[str, bytes] = {}
+        self._folders: dict[str, dict[str, Kind]] = {}
+        for path, content in files.items():
+            parts = path.split("/")
+            if any(part in ("", ".", "..") for part in parts):
+                raise ValueError(f"not a relative POSIX path to a file: {path!r}")
+            for depth, name in enumerate(parts):
+                kind: Kind = "file" if depth == len(parts) - 1 else "folder"
+                listed = self._folders.setdefault("/".join(parts[:depth]), {})
+                if listed.setdefault(name, kind) != kind:
+                    raise ValueError(f"{'/'.join(parts[: depth + 1])!r} is both a file and a folder")
+            self._files[path] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def kind(self, path: str) -> Kind | None:
+        if path in self._files:
+            return "file"
+        return "folder" if path in self._folders else None
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        listed = self._folders.get(path)
+        if listed is None:
+            return Unreadable.code(errno.ENOTDIR if path in self._files else errno.ENOENT)
+        return [Entry(name, kind) for name, kind in listed.items()]
+
+    def read(self, path: str) -> bytes | Unreadable:
+        found = self._files.get(path)
+        if found is None:
+            return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
+        return found
+
+
+# -- one file changed ----------------------------------------------------------------------------------------
+
+
+class OverlaySource:
+    """``base`` where the file ``path`` is the one ``changed`` has there: replaced or added when ``changed``
+    has a file at ``path``, absent when it has not (nothing, a folder, a broken link).
+
+    Every other path is ``base``'s.  The folders on the way to an added file exist; a folder whose file is
+    removed stays, empty or not.  ``changed`` is asked about ``path`` only.
+    """
+
+    def __init__(self, base: Source, path: str, changed: Source) -> None:
+        self.base = base
+        self.path = path
+        self.changed = changed
+
+    @property
+    def label(self) -> str:
+        return self.base.label
+
+    @cached_property
+    def _present(self) -> bool:
+        return self.changed.kind(self.path) == "file"
+
+    def kind(self, path: str) -> Kind | None:
+        if path == self.path:
+            return "file" if self._present else None
+        if self._present and _child_on_the_way(path, self.path) is not None:
+            return "folder"
+        return self.base.kind(path)
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        listed = self.base.entries(path)
+        child = _child_on_the_way(path, self.path)
+        holds_it = _split(self.path)[0] == path
+        if child is None or not (self._present or holds_it):
+            return listed  # elsewhere, or on the way to a removed file: as the base has it
+        if isinstance(listed, Unreadable):
+            if not (self._present and self.base.kind(path) is None):
+                return listed
+            listed = []  # a folder that only the added file makes
+        out = [entry for entry in listed if entry.name != child]
+        if self._present:
+            out.append(Entry(child, "file" if holds_it else "folder"))
+        return out
+
+    def read(self, path: str) -> bytes | Unreadable:
+        if path == self.path:
+            return self.changed.read(path) if self._present else Unreadable.code(errno.ENOENT)
+        return self.base.read(path)

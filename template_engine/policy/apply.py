@@ -1,0 +1,70 @@
+"""A composition's policy step: ``defaultFrom`` on the rendered combined specs, then every rule checked
+against the policy side (POLICY.md "Rules").  Pure: specs and rules in, specs and compliance issues out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from template_engine.merge.engine import clone
+from template_engine.merge.plan import PlanNode
+from template_engine.paths import Match, Path
+from template_engine.policy.check import Compliance, apply_default_from, check_rules
+from template_engine.policy.document import FieldRules, ImposedAsset
+from template_engine.policy.effective import EffectivePolicy
+from template_engine.policy.vocabulary import Replica
+
+#: Items an imposed asset brought, by (keyed list path, item key): protected as if locked.
+Protected = Mapping[tuple[Path, Match], ImposedAsset]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyOutcome:
+    spec: dict[str, Any]
+    master_spec: dict[str, Any] | None
+    issues: tuple[Compliance, ...] = ()
+    #: Values set by a ``defaultFrom`` rule, by (replica, path): the rule is their origin.
+    origins: Mapping[tuple[Replica, Path], FieldRules] = field(default_factory=dict)
+
+
+def apply_policy(
+    policy: EffectivePolicy,
+    plan: PlanNode,
+    spec: Mapping[str, Any],
+    policy_spec: Mapping[str, Any],
+    master_spec: Mapping[str, Any] | None,
+    policy_master_spec: Mapping[str, Any] | None,
+    same_as_worker: bool,
+    worker_only: frozenset[str],
+    protected: Mapping[Replica, Protected],
+) -> PolicyOutcome:
+    """Apply ``policy`` to rendered combined specs whose policy sides are ``policy_spec`` (and
+    ``policy_master_spec``).  A same-as-worker master is the worker after its ``defaultFrom`` rules, without
+    worker-only fields; only ``rules.master`` is checked on it."""
+    worker_rules = policy.for_replica("worker")
+    master_rules = policy.for_replica("master")
+    worker, worker_set = apply_default_from(spec, worker_rules, plan)
+    worker_policy, _ = apply_default_from(policy_spec, worker_rules, plan)
+    origins: dict[tuple[Replica, Path], FieldRules] = {("worker", p): r for p, r in worker_set.items()}
+    issues = check_rules(
+        "worker", worker, worker_policy, worker_rules, plan, protected.get("worker"), worker_set.keys()
+    )
+    master: dict[str, Any] | None
+    master_set: Mapping[Path, FieldRules] = {}
+    if same_as_worker:
+        master = {k: clone(v) for k, v in worker.items() if k not in worker_only}  # shares nothing
+        master_policy = {k: v for k, v in worker_policy.items() if k not in worker_only}
+        master_set = {p: r for p, r in worker_set.items() if p[0] not in worker_only}
+        origins.update({("master", p): r for p, r in master_set.items()})
+    elif master_spec is not None:
+        master, master_set = apply_default_from(master_spec, master_rules, plan)
+        master_policy, _ = apply_default_from(policy_master_spec or {}, master_rules, plan)
+        origins.update({("master", p): r for p, r in master_set.items()})
+    else:
+        master, master_policy = None, {}
+    if master is not None:
+        issues += check_rules(
+            "master", master, master_policy, master_rules, plan, protected.get("master"), master_set.keys()
+        )
+    return PolicyOutcome(worker, master, tuple(issues), origins)

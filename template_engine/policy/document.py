@@ -1,0 +1,483 @@
+"""A ``policy.yaml`` read into typed rules: one :class:`FieldRules` per rule object, and the imposed assets.
+
+Every problem names the file, line and path, with a did-you-mean hint for a misspelt field or rule key.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from template_engine.errors import Location, Problem
+from template_engine.org import Scope
+from template_engine.paths import Path, format_path
+from template_engine.policy.vocabulary import (
+    REPLICAS,
+    ItemsFamily,
+    Node,
+    Replica,
+    RuleFamily,
+    Section,
+    vocabulary,
+)
+from template_engine.quantity import parse_quantity
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultFrom:
+    """``defaultFrom: {field, factor}``: an unset field becomes its sibling ``field`` times ``factor``."""
+
+    field: str
+    factor: Decimal = Decimal(1)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRules:
+    """The rule object of one field (or of one attribute of a keyed list's items, or of its instances)."""
+
+    replica: Replica
+    path: tuple[str, ...]
+    scope: Scope
+    location: Location
+    written: Mapping[str, Any]
+    family: RuleFamily | None = None  # None for ``instances``
+    attribute: tuple[str, ...] = ()
+    instances: bool = False
+    required: bool | None = None
+    can_edit: bool | None = None
+    minimum: Decimal | None = None
+    maximum: Decimal | None = None
+    step: Decimal | None = None
+    options: tuple[str, ...] | None = None
+    default_from: DefaultFrom | None = None
+    locked: tuple[str, ...] = ()
+    can_add: bool | None = None
+
+    @property
+    def owner_key(self) -> tuple[Replica, tuple[str, ...], str]:
+        """What one owner per branch is counted on: the field, a list's instances, or one attribute."""
+        if self.instances:
+            return self.replica, self.path, "instances"
+        if self.attribute:
+            return self.replica, self.path, "attributes." + ".".join(self.attribute)
+        return self.replica, self.path, ""
+
+    @property
+    def field_text(self) -> str:
+        """``compute.gpuDevicesRequest``, ``ports.instances``, ``ports.attributes.serviceType``."""
+        text = ".".join(self.path)
+        part = self.owner_key[2]
+        return f"{text}.{part}" if part else text
+
+    @property
+    def locks_value(self) -> bool:
+        """``canEdit: false``, given or by default (arrays and arbitrary objects)."""
+        if self.can_edit is not None:
+            return not self.can_edit
+        return self.family is not None and not self.family.can_edit_default
+
+
+@dataclass(frozen=True, slots=True)
+class ImposedAsset:
+    """A data source asset a policy imposes on a replica, and where the policy names it."""
+
+    name: str
+    replica: Replica
+    scope: Scope
+    location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDocument:
+    scope: Scope
+    file: str
+    rules: tuple[FieldRules, ...] = ()
+    imposed: tuple[ImposedAsset, ...] = ()
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    def __init__(self, file: str, lines: Mapping[Path, tuple[int, int]], scope: Scope) -> None:
+        self.file = file
+        self.lines = lines
+        self.scope = scope
+        self.problems: list[Problem] = []
+        self.rules: list[FieldRules] = []
+        self.imposed: list[ImposedAsset] = []
+
+    def at(self, path: Path) -> Location:
+        probe = path
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        pos = self.lines.get(probe)
+        return Location(self.file, pos[0], pos[1]) if pos else Location(self.file)
+
+    def fail(self, message: str, path: Path, expected: str | None) -> None:
+        self.problems.append(Problem(message, path, self.at(path), expected))
+
+    def mapping(self, value: Any, path: Path, what: str) -> Mapping[str, Any] | None:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            self.fail(f"{what} must be a mapping, not {_shape(value)}", path, f"{what} as `key: value` lines")
+            return None
+        return value
+
+    def unknown(self, name: str, allowed: list[str], path: Path, what: str) -> None:
+        close = difflib.get_close_matches(name, allowed, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        self.fail(f"unknown {what} {name!r}{hint}", path, "one of: " + ", ".join(sorted(allowed)))
+
+    # -- the document
+
+    def document(self, data: Any) -> None:
+        top = self.mapping(data, (), "a policy")
+        if top is None:
+            return
+        for key in top:
+            if key not in ("rules", "imposedAssets"):
+                self.unknown(str(key), ["rules", "imposedAssets"], (key,), "policy section")
+        rules = self.mapping(top.get("rules"), ("rules",), "rules")
+        if rules is not None:
+            for replica in rules:
+                if replica not in REPLICAS:
+                    self.unknown(str(replica), list(REPLICAS), ("rules", replica), "replica")
+                    continue
+                section = self.mapping(rules[replica], ("rules", replica), f"rules.{replica}")
+                if section is not None:
+                    self.section(replica, vocabulary()[replica], section, (), ("rules", replica))
+        imposed = self.mapping(top.get("imposedAssets"), ("imposedAssets",), "imposedAssets")
+        if imposed is not None:
+            for replica in imposed:
+                if replica not in REPLICAS:
+                    self.unknown(str(replica), list(REPLICAS), ("imposedAssets", replica), "replica")
+                    continue
+                self.imposed_list(replica, imposed[replica], ("imposedAssets", replica))
+
+    def imposed_list(self, replica: Replica, value: Any, path: Path) -> None:
+        if value is None:
+            return
+        if not isinstance(value, list):
+            self.fail(f"imposedAssets.{replica} must be a list of data source names", path, "[name, ...]")
+            return
+        seen: set[str] = set()
+        for index, name in enumerate(value):
+            here = (*path, index)
+            if not isinstance(name, str) or not name:
+                self.fail(f"an imposed asset must be a data source name, not {_shape(name)}", here, "a name")
+            elif name in seen:
+                self.fail(f"data source {name!r} is imposed twice", here, "each name once")
+            else:
+                seen.add(name)
+                self.imposed.append(ImposedAsset(name, replica, self.scope, self.at(here)))
+
+    def section(
+        self,
+        replica: Replica,
+        node: Section,
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        path: Path,
+    ) -> None:
+        for name, value in data.items():
+            here = (*path, name)
+            child = node.fields.get(str(name))
+            if child is None:
+                self.unknown(str(name), list(node.fields), here, "field for rules")
+                continue
+            self.node(replica, child, value, (*field_path, str(name)), here, node)
+
+    def node(
+        self,
+        replica: Replica,
+        node: Node,
+        value: Any,
+        field_path: tuple[str, ...],
+        path: Path,
+        parent: Section | ItemsFamily,
+    ) -> None:
+        what = ".".join(field_path)
+        data = self.mapping(value, path, what)
+        if data is None:
+            return
+        if isinstance(node, Section):
+            self.section(replica, node, data, field_path, path)
+        elif isinstance(node, ItemsFamily):
+            self.items(replica, node, data, field_path, path)
+        else:
+            rules = self.rule_object(node, data, path, parent)
+            if rules is not None:
+                self.rules.append(
+                    FieldRules(replica, field_path, self.scope, self.at(path), data, node, **rules)
+                )
+
+    def items(
+        self,
+        replica: Replica,
+        node: ItemsFamily,
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        path: Path,
+    ) -> None:
+        allowed = ["instances", "attributes"] if node.attributes else ["instances"]
+        for key in data:
+            if key not in allowed:
+                self.unknown(str(key), allowed, (*path, key), f"part of the rules of {'.'.join(field_path)}")
+        instances = self.mapping(data.get("instances"), (*path, "instances"), "instances")
+        if instances is not None:
+            self.instances(replica, instances, field_path, (*path, "instances"))
+        attributes = self.mapping(data.get("attributes"), (*path, "attributes"), "attributes")
+        if attributes is not None and node.attributes:
+            self.attributes(replica, node.attributes, attributes, field_path, (), (*path, "attributes"), node)
+
+    def attributes(
+        self,
+        replica: Replica,
+        known: Mapping[str, Node],
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        attribute: tuple[str, ...],
+        path: Path,
+        parent: ItemsFamily,
+    ) -> None:
+        for name, value in data.items():
+            here = (*path, name)
+            child = known.get(str(name))
+            if child is None:
+                self.unknown(str(name), list(known), here, "attribute for rules")
+                continue
+            rules = self.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
+            if rules is None:
+                continue
+            if isinstance(child, Section):
+                self.attributes(
+                    replica, child.fields, rules, field_path, (*attribute, str(name)), here, parent
+                )
+            elif isinstance(child, RuleFamily):
+                parsed = self.rule_object(child, rules, here, parent)
+                if parsed is not None:
+                    self.rules.append(
+                        FieldRules(
+                            replica,
+                            field_path,
+                            self.scope,
+                            self.at(here),
+                            rules,
+                            child,
+                            attribute=(*attribute, str(name)),
+                            **parsed,
+                        )
+                    )
+
+    def instances(
+        self, replica: Replica, data: Mapping[str, Any], field_path: tuple[str, ...], path: Path
+    ) -> None:
+        can_add: bool | None = None
+        locked: tuple[str, ...] = ()
+        ok = True
+        for key, value in data.items():
+            here = (*path, key)
+            if key == "canAdd":
+                if value is not None and not isinstance(value, bool):
+                    self.fail(f"canAdd must be true or false, not {_shape(value)}", here, "true or false")
+                    ok = False
+                else:
+                    can_add = value
+            elif key == "locked":
+                if value is None:
+                    continue
+                if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
+                    self.fail("locked must be a list of item keys", here, "[KEY, ...]")
+                    ok = False
+                else:
+                    locked = tuple(value)
+            else:
+                self.unknown(str(key), ["canAdd", "locked"], here, "instances rule")
+                ok = False
+        if ok:
+            self.rules.append(
+                FieldRules(
+                    replica, field_path, self.scope, self.at(path), data, None, instances=True,
+                    can_add=can_add, locked=locked,
+                )
+            )  # fmt: skip
+
+    def rule_object(
+        self, family: RuleFamily, data: Mapping[str, Any], path: Path, parent: Section | ItemsFamily
+    ) -> dict[str, Any] | None:
+        out: dict[str, Any] = {}
+        ok = True
+        for key, value in data.items():
+            here = (*path, key)
+            kind = family.keys.get(str(key))
+            if kind is None:
+                kind_text = family.value_kind
+                self.unknown(
+                    str(key), list(family.keys), here, f"rule for {_article(kind_text)} {kind_text} field"
+                )
+                ok = False
+                continue
+            if value is None:
+                continue
+            parsed = self.rule_value(str(key), kind, value, here, family, parent)
+            if parsed is _BAD:
+                ok = False
+            else:
+                out[_ATTRIBUTE[str(key)]] = parsed
+        if not ok:
+            return None
+        low, high = out.get("minimum"), out.get("maximum")
+        if low is not None and high is not None and low > high:
+            self.fail(f"min {data.get('min')} is above max {data.get('max')}", (*path, "min"), "min <= max")
+            return None
+        return out
+
+    def rule_value(
+        self, key: str, kind: str, value: Any, path: Path, family: RuleFamily, parent: Section | ItemsFamily
+    ) -> Any:
+        if kind == "boolean":
+            if isinstance(value, bool):
+                return value
+            self.fail(f"{key} must be true or false, not {_shape(value)}", path, "true or false")
+            return _BAD
+        if kind in ("integer", "number", "quantity"):
+            number = _number(value, kind)
+            if number is None:
+                expected = {"integer": "a whole number", "number": "a number"}.get(
+                    kind, "a quantity (64Gi, 500m)"
+                )
+                self.fail(f"{key} must be {expected}, not {value!r}", path, expected)
+                return _BAD
+            if key == "step" and number <= 0:
+                self.fail(f"step must be above 0, not {value!r}", path, "a number above 0")
+                return _BAD
+            return number
+        if kind == "options":
+            return self.options(value, path, family)
+        if kind == "defaultFrom":
+            return self.default_from(value, path, parent, family)
+        return value
+
+    def options(self, value: Any, path: Path, family: RuleFamily) -> Any:
+        if not isinstance(value, list) or not value:
+            self.fail("options must be a non-empty list of {value: ...}", path, "[{value: X}, ...]")
+            return _BAD
+        found: list[str] = []
+        for index, option in enumerate(value):
+            here = (*path, index)
+            if not isinstance(option, Mapping) or not isinstance(option.get("value"), str):
+                self.fail("an option must be {value: TEXT} (and an optional displayed)", here, "{value: X}")
+                return _BAD
+            extra = set(option) - {"value", "displayed"}
+            if extra:
+                self.unknown(str(sorted(extra)[0]), ["value", "displayed"], here, "option field")
+                return _BAD
+            allowed = family.option_values
+            if allowed is not None and option["value"] not in allowed:
+                self.fail(
+                    f"option {option['value']!r} is not a value of this field",
+                    here,
+                    "one of: " + ", ".join(allowed),
+                )
+                return _BAD
+            found.append(option["value"])
+        return tuple(found)
+
+    def default_from(self, value: Any, path: Path, parent: Section | ItemsFamily, family: RuleFamily) -> Any:
+        if not isinstance(value, Mapping) or not isinstance(value.get("field"), str):
+            self.fail("defaultFrom must be {field: SIBLING, factor: N}", path, "{field: NAME, factor: N}")
+            return _BAD
+        extra = set(value) - {"field", "factor"}
+        if extra:
+            self.unknown(str(sorted(extra)[0]), ["field", "factor"], path, "defaultFrom field")
+            return _BAD
+        siblings = parent.fields if isinstance(parent, Section) else parent.attributes
+        sibling = siblings.get(value["field"])
+        numeric = ("integer", "number", "quantity")
+        if not isinstance(sibling, RuleFamily) or sibling.value_kind not in numeric:
+            names = sorted(
+                n for n, s in siblings.items() if isinstance(s, RuleFamily) and s.value_kind in numeric
+            )
+            self.fail(
+                f"defaultFrom names {value['field']!r}, which is not a numeric field of the same section",
+                (*path, "field"),
+                "one of: " + ", ".join(names),
+            )
+            return _BAD
+        if value["field"] == path[-2]:
+            self.fail(
+                f"defaultFrom names {value['field']!r}, the field itself", (*path, "field"), "another field"
+            )
+            return _BAD
+        if sibling.value_kind == "quantity" and family.value_kind != "quantity":
+            self.fail(
+                f"defaultFrom names {value['field']!r}, a quantity: {_article(family.value_kind)} "
+                f"{family.value_kind} field cannot be derived from it",
+                (*path, "field"),
+                "an integer or number field of the same section",
+            )
+            return _BAD
+        factor = _number(value.get("factor", 1), "number")
+        if factor is None or factor <= 0:
+            self.fail(
+                f"defaultFrom factor must be a number above 0, not {value.get('factor')!r}",
+                (*path, "factor"),
+                "a number above 0",
+            )
+            return _BAD
+        return DefaultFrom(value["field"], factor)
+
+
+_BAD = object()
+_ATTRIBUTE = {
+    "required": "required",
+    "canEdit": "can_edit",
+    "min": "minimum",
+    "max": "maximum",
+    "step": "step",
+    "options": "options",
+    "defaultFrom": "default_from",
+}
+
+
+def _number(value: Any, kind: str) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    if kind == "integer":
+        return Decimal(value) if isinstance(value, int) else None
+    if kind == "number":
+        return Decimal(str(value)) if isinstance(value, int | float) else None
+    return parse_quantity(value) if isinstance(value, str | int) else None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def read_policy(
+    data: Any, file: str, lines: Mapping[Path, tuple[int, int]], scope: Scope
+) -> tuple[PolicyDocument | None, list[Problem]]:
+    """The typed policy of one file, or ``None`` with every problem of the file."""
+    reader = _Reader(file, lines, scope)
+    reader.document(data)
+    if reader.problems:
+        return None, reader.problems
+    owners: dict[tuple[Replica, tuple[str, ...], str], FieldRules] = {}
+    for rules in reader.rules:
+        owners.setdefault(rules.owner_key, rules)
+    mapping = data if isinstance(data, Mapping) else {}
+    return PolicyDocument(scope, file, tuple(reader.rules), tuple(reader.imposed), mapping), []
+
+
+__all__ = ["DefaultFrom", "FieldRules", "ImposedAsset", "PolicyDocument", "format_path", "read_policy"]

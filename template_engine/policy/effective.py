@@ -1,0 +1,90 @@
+"""The effective policy of a scope: the rules and imposed assets of its branch, with one owner per field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from template_engine.errors import Problem
+from template_engine.org import Scope
+from template_engine.policy.document import FieldRules, ImposedAsset, PolicyDocument
+from template_engine.policy.vocabulary import REPLICAS, Replica
+
+
+@dataclass(frozen=True, slots=True)
+class EffectivePolicy:
+    """Every rule object and imposed asset that governs compositions seen from one scope."""
+
+    rules: tuple[FieldRules, ...] = ()
+    imposed: tuple[ImposedAsset, ...] = ()
+
+    def for_replica(self, replica: Replica) -> tuple[FieldRules, ...]:
+        return tuple(r for r in self.rules if r.replica == replica)
+
+    def imposed_on(self, replica: Replica) -> tuple[ImposedAsset, ...]:
+        return tuple(a for a in self.imposed if a.replica == replica)
+
+    @property
+    def empty(self) -> bool:
+        return not self.rules and not self.imposed
+
+
+def ownership_problems(branch: Iterable[PolicyDocument]) -> dict[str, list[Problem]]:
+    """Rule objects for a field that a scope higher in the same branch already rules, by the lower file."""
+    owners: dict[tuple[Replica, tuple[str, ...], str], FieldRules] = {}
+    found: dict[str, list[Problem]] = {}
+    for document in branch:
+        for rules in document.rules:
+            owner = owners.get(rules.owner_key)
+            if owner is None:
+                owners[rules.owner_key] = rules
+                continue
+            found.setdefault(document.file, []).append(
+                Problem(
+                    f"field {rules.field_text!r} of the {rules.replica} already has rules in "
+                    f"{owner.location}",
+                    ("rules", rules.replica, *rules.path),
+                    rules.location,
+                    "one scope of a branch rules a field (remove it here or there)",
+                    (owner.location,),
+                )
+            )
+    return found
+
+
+def effective(branch: Iterable[PolicyDocument]) -> EffectivePolicy:
+    """The union of a branch's policies (system first); ownership conflicts are the loader's to refuse."""
+    rules: list[FieldRules] = []
+    imposed: list[ImposedAsset] = []
+    for document in branch:
+        rules.extend(document.rules)
+        imposed.extend(document.imposed)
+    return EffectivePolicy(tuple(rules), tuple(imposed))
+
+
+def effective_shape(
+    policy: EffectivePolicy,
+    source_of: Callable[[Scope], Mapping[str, Any]],
+    asset_id: Callable[[str], Any] = lambda name: name,
+) -> dict[str, Any]:
+    """Run:ai's ``effective`` shape: ``rules.worker``/``rules.master`` as nested rule objects, each with its
+    ``sourceOfRule``, and ``imposedAssets`` (names here, ids in the service)."""
+    out: dict[str, Any] = {"rules": {}, "imposedAssets": {}}
+    for rules in policy.rules:
+        node: dict[str, Any] = out["rules"].setdefault(rules.replica, {})
+        for name in rules.path:
+            node = node.setdefault(name, {})
+        if rules.instances:
+            node = node.setdefault("instances", {})
+        elif rules.attribute:
+            node = node.setdefault("attributes", {})
+            for name in rules.attribute:
+                node = node.setdefault(name, {})
+        node.update({k: v for k, v in rules.written.items() if v is not None})
+        node["sourceOfRule"] = dict(source_of(rules.scope))
+    for replica in REPLICAS:
+        names = [asset_id(a.name) for a in policy.imposed_on(replica)]
+        if names:
+            out["imposedAssets"][replica] = names
+    return {k: v for k, v in out.items() if v}

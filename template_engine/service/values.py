@@ -1,0 +1,116 @@
+"""Run:ai's rules for the values of a spec, beyond the engine's schema: what Run:ai's API refuses, this
+service refuses too, so that everything it stores and answers fits Run:ai's schemas.
+
+The engine's models take any text where Run:ai's schema has a pattern (a template value may be a Jinja2
+expression, rendered later), so these rules are checked where a spec enters the service: template, defaults
+and asset bodies and workload submissions.  A value that holds an expression (``{{`` or ``{%``) is left to
+its rendering.  Each rule names a field by its path in a spec, ``*`` standing for any item of a list.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from template_engine.errors import Problem
+from template_engine.paths import Path
+
+#: A Kubernetes object name (a DNS label): Run:ai's pattern for the names of secrets, config maps...
+DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+#: A Kubernetes quantity, as Run:ai's schema writes it.
+QUANTITY = re.compile(r"^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_HTTP_PATH = re.compile(r"^(/[a-zA-Z0-9\-_./]*)?$")
+_ATTRIBUTE_KEY = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+Check = Callable[[Any], str | None]
+
+
+def _text(pattern: re.Pattern[str], words: str, longest: int | None = None) -> Check:
+    def check(value: Any) -> str | None:
+        fits = isinstance(value, str) and pattern.match(value) and (longest is None or len(value) <= longest)
+        return None if fits else words
+
+    return check
+
+
+def _uuid(value: Any) -> str | None:
+    try:
+        uuid.UUID(value)
+    except (TypeError, ValueError, AttributeError):
+        return "a UUID"
+    return None
+
+
+_NAME = _text(
+    DNS_LABEL,
+    "a Kubernetes name: lowercase letters, digits and '-', starting and ending with a letter or digit",
+)
+_QUANTITY = _text(QUANTITY, "a quantity written as text, such as '512Mi', '20M' or '1Gi'")
+
+#: Field path (``*``: any list item) -> the rule its value keeps in Run:ai's schema.
+RULES: dict[tuple[str, ...], Check] = {
+    ("environmentVariables", "*", "secret", "name"): _NAME,
+    ("environmentVariables", "*", "configMap", "name"): _NAME,
+    ("imagePullSecrets", "*", "name"): _NAME,
+    ("storage", "configMapVolume", "*", "configMap"): _NAME,
+    ("storage", "pvc", "*", "claimInfo", "storageClass"): _NAME,
+    ("storage", "s3", "*", "accessKeySecret"): _NAME,
+    ("compute", "cpuMemoryRequest"): _QUANTITY,
+    ("compute", "cpuMemoryLimit"): _QUANTITY,
+    ("compute", "gpuMemoryRequest"): _QUANTITY,
+    ("compute", "gpuMemoryLimit"): _QUANTITY,
+    ("compute", "extendedResources", "*", "quantity"): _QUANTITY,
+    ("storage", "emptyDirVolume", "*", "sizeLimit"): _QUANTITY,
+    ("storage", "pvc", "*", "claimInfo", "size"): _QUANTITY,
+    ("probes", "readiness", "handler", "httpGet", "path"): _text(_HTTP_PATH, "a URL path starting with '/'"),
+    ("storage", "dataVolume", "*", "id"): _uuid,
+    ("storage", "pvc", "*", "claimInfo", "addedAttrValues", "*", "key"): _text(
+        _ATTRIBUTE_KEY,
+        "at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+        63,
+    ),
+}
+
+
+def _expression(value: Any) -> bool:
+    return isinstance(value, str) and ("{{" in value or "{%" in value)
+
+
+def _values(spec: Any, path: Path, shape: tuple[str, ...]) -> Iterator[tuple[Path, tuple[str, ...], Any]]:
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():
+            yield from _values(value, (*path, key), (*shape, str(key)))
+    elif isinstance(spec, list):
+        for index, item in enumerate(spec):
+            yield from _values(item, (*path, index), (*shape, "*"))
+    else:
+        yield path, shape, spec
+
+
+def spec_value_problems(spec: Any, root: Path) -> list[Problem]:
+    """Every value of ``spec`` (found at ``root`` in its document) that Run:ai's schema refuses."""
+    problems = []
+    for path, shape, value in _values(spec, (), ()):
+        check = RULES.get(shape)
+        if check is None or value is None or _expression(value):
+            continue
+        expected = check(value)
+        if expected is not None:
+            problems.append(
+                Problem(f"invalid value {value!r} (Run:ai's API refuses it)", (*root, *path), None, expected)
+            )
+    return problems
+
+
+def document_value_problems(data: Any, roots: tuple[tuple[str, ...], ...]) -> list[Problem]:
+    """:func:`spec_value_problems` of each spec of a document (``spec``, ``master.spec``...)."""
+    problems: list[Problem] = []
+    for root in roots:
+        spec: Any = data
+        for part in root:
+            spec = spec.get(part) if isinstance(spec, Mapping) else None
+        if spec is not None:
+            problems += spec_value_problems(spec, root)
+    return problems

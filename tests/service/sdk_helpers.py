@@ -1,0 +1,345 @@
+"""Run:ai wire compatibility for the tests: the real schemas, a conformance check of every response, and the
+Run:ai Python SDK (``runapy``) pointed at a live server.
+
+:class:`Conformance` checks one response against Run:ai's own OpenAPI document (the subset vendored in
+``tests/fixtures/runai``, a copy of ``../shared/reference``) with openapi-schema-validator, which reads
+OpenAPI 3.0's ``nullable`` correctly:
+
+- a success body of an operation the subset has is validated against that operation's response schema;
+- a success body of one of the SDK's operations the subset lacks (the any-type template and workload
+  endpoints, the counts, the login) is validated by the SDK's own generated model for it
+  (``Model.model_validate``, which requires every required key, unlike ``from_dict``);
+- every error body, of any endpoint, is validated against Run:ai's ``Error`` (``SubmissionErrorV2`` where the
+  operation declares it);
+- every status must be one the service's own OpenAPI document declares for the operation.
+
+:func:`install` makes every response of the suite's clients go through it: Starlette's TestClient, httpx
+(live servers), the SDK's REST client and schemathesis' ASGI transport.  It is installed when a module that
+needs it is imported (this one is imported by ``test_sdk.py`` and ``test_openapi_conformance.py``), so a run
+of the whole suite, or of ``tests/service``, checks every response, schemathesis' generated requests
+included; a response that does not conform fails the test that received it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openapi_schema_validator as osv
+import uvicorn
+from fastapi import FastAPI
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT4
+from runai import models as runai_models
+from runai.api_client import ApiClient
+from runai.configuration import Configuration
+from runai.rest import RESTClientObject
+from starlette import testclient
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
+SUBSET = FIXTURES / "runai-openapi-subset.json"
+#: Where the subset comes from (``shared/`` beside the repository), when it is there.
+SHARED_SUBSET = Path(__file__).resolve().parents[3] / "shared" / "reference" / "runai-openapi-subset.json"
+_URN = "urn:runai"
+
+#: The SDK operations the subset lacks: (method, path) -> the SDK model of the success body.
+SDK_MODELS: dict[tuple[str, str], str] = {
+    ("GET", "/api/v1/workload-templates"): "TemplatesListResponse",
+    ("GET", "/api/v1/workload-templates/{templateId}"): "SupersetTemplate",
+    ("GET", "/api/v1/workload-templates/count"): "CountResponse",
+    ("GET", "/api/v1/workloads"): "GetWorkloads200Response",
+    ("GET", "/api/v1/workloads/count"): "CountResponse",
+    ("GET", "/api/v1/workloads/{workloadId}"): "WorkloadDetailed",
+    ("POST", "/api/v1/token"): "TokenResponse",
+}
+#: SDK operations whose success has no body.
+NO_BODY: frozenset[tuple[str, str]] = frozenset({("GET", "/api/v1/workload-templates/name-availability")})
+
+
+def _regex(template: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)) + "$")
+
+
+def _match(paths: list[tuple[re.Pattern[str], str]], path: str) -> str | None:
+    """The template of ``path``: a literal path wins over one with a parameter (``/count``, ``/{id}``)."""
+    found = [template for regex, template in paths if regex.match(path)]
+    return min(found, key=lambda t: t.count("{")) if found else None
+
+
+def _absolute(schema: Any) -> Any:
+    """``#/components/...`` references made absolute in the subset's URN."""
+    if isinstance(schema, dict):
+        return {
+            k: (_URN + v if k == "$ref" and v.startswith("#") else _absolute(v)) for k, v in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_absolute(v) for v in schema]
+    return schema
+
+
+class RealSchemas:
+    """Run:ai's OpenAPI subset: its operations and a validator for each response schema."""
+
+    def __init__(self, path: Path = SUBSET) -> None:
+        self.doc: dict[str, Any] = json.loads(path.read_text())
+        resource = Resource.from_contents(self.doc, default_specification=DRAFT4)
+        self.registry: Registry[Any] = Registry().with_resource(_URN, resource)
+        self.paths = [(_regex(template), template) for template in self.doc["paths"]]
+
+    def operation(self, method: str, path: str) -> tuple[str, dict[str, Any]] | None:
+        template = _match(self.paths, path)
+        if template is None:
+            return None
+        operation = self.doc["paths"][template].get(method.lower())
+        return (template, operation) if operation is not None else None
+
+    def response_schema(self, operation: dict[str, Any], status: int) -> dict[str, Any] | None:
+        """The JSON schema of the body ``operation`` declares for ``status``; ``None`` when it declares
+        none."""
+        response = operation.get("responses", {}).get(str(status))
+        if response is None:
+            return None
+        if "$ref" in response:
+            response = self.doc["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+        schema = response.get("content", {}).get("application/json", {}).get("schema")
+        return _absolute(schema) if schema is not None else None
+
+    def schema(self, name: str) -> dict[str, Any]:
+        return {"$ref": f"{_URN}#/components/schemas/{name}"}
+
+    def errors(self, schema: dict[str, Any], body: Any) -> list[str]:
+        validator = osv.OAS30ReadValidator(
+            schema, registry=self.registry, format_checker=osv.oas30_format_checker
+        )
+        return [
+            f"{'/'.join(str(p) for p in e.absolute_path) or '(body)'}: {e.message}"
+            for e in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+        ]
+
+
+@cache
+def real_schemas() -> RealSchemas:
+    return RealSchemas()
+
+
+@cache
+def service_document() -> dict[str, Any]:
+    """The service's own OpenAPI document (it depends on the code only, not on the data)."""
+    import tempfile
+
+    from template_engine.service.app import create_app
+    from template_engine.service.settings import Settings
+
+    with tempfile.TemporaryDirectory() as folder:
+        app = create_app(Settings(database_url=f"sqlite:///{folder}/doc.db", dev_tokens=True))
+        doc: dict[str, Any] = app.openapi()
+        app.state.store.engine.dispose()
+    return doc
+
+
+class Conformance:
+    """Checks responses (module doc) and counts what it checked, by operation and kind of check."""
+
+    def __init__(self) -> None:
+        self.checked: Counter[tuple[str, str, str]] = Counter()
+
+    def check(self, method: str, path: str, status: int, content_type: str | None, content: bytes) -> None:
+        problems = self.problems(method, path, status, content_type, content)
+        if problems:
+            raise AssertionError(
+                f"{method} {path} answered {status}, which does not conform to Run:ai's API:\n  "
+                + "\n  ".join(problems)
+                + f"\nbody: {content[:2000]!r}"
+            )
+
+    def problems(
+        self, method: str, path: str, status: int, content_type: str | None, content: bytes
+    ) -> list[str]:
+        if not path.startswith("/api/") or method == "OPTIONS" or status == 405:
+            return []
+        ours = service_document()
+        template = _match([(_regex(t), t) for t in ours["paths"]], path)
+        if template is None or method.lower() not in ours["paths"][template]:
+            return []  # no such endpoint (a 404 "No such endpoint."): checked as an Error below
+        out: list[str] = []
+        if str(status) not in ours["paths"][template][method.lower()]["responses"]:
+            out.append(f"the service's OpenAPI document does not declare {status} for {method} {template}")
+        real = real_schemas()
+        found = real.operation(method, path)
+        schema = real.response_schema(found[1], status) if found is not None else None
+        if not content:
+            if schema is not None or (status != 204 and (method, template) not in NO_BODY):
+                out.append("an empty body")
+            declared = found is not None and str(status) in found[1].get("responses", {})
+            self.checked[(method, template, "schema" if declared else "no-body")] += 1
+            return out
+        if "json" not in (content_type or ""):
+            return [*out, f"a body that is not JSON ({content_type})"]
+        body = json.loads(content)
+        if schema is not None:
+            kind = "schema"
+            out += real.errors(schema, body)
+        elif status >= 400:
+            kind = "Error"
+            out += real.errors(real.schema("Error"), body)
+        elif (method, template) in SDK_MODELS:
+            kind = "sdk-model"
+            out += _model_errors(SDK_MODELS[(method, template)], body)
+        else:
+            kind = "unchecked"
+        self.checked[(method, template, kind)] += 1
+        return out
+
+
+def _model_errors(name: str, body: Any) -> list[str]:
+    from pydantic import ValidationError
+
+    try:
+        getattr(runai_models, name).model_validate(body)
+    except ValidationError as exc:
+        return [f"{'.'.join(map(str, e['loc']))}: {e['msg']} ({name})" for e in exc.errors(include_url=False)]
+    return []
+
+
+CONFORMANCE = Conformance()
+_installed = False
+
+
+def install() -> None:
+    """Check every response of the test clients, httpx, the SDK and schemathesis (module doc)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    check = CONFORMANCE.check
+
+    plain = testclient._TestClientTransport.handle_request
+
+    def in_process(self: Any, request: httpx.Request) -> httpx.Response:
+        response = plain(self, request)
+        content = response.read()
+        check(
+            request.method,
+            request.url.path,
+            response.status_code,
+            response.headers.get("content-type"),
+            content,
+        )
+        return response
+
+    testclient._TestClientTransport.handle_request = in_process  # type: ignore[method-assign]
+
+    network = httpx.HTTPTransport.handle_request
+
+    def over_http(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Response:
+        response = network(self, request)
+        content = response.read()
+        check(
+            request.method,
+            request.url.path,
+            response.status_code,
+            response.headers.get("content-type"),
+            content,
+        )
+        return response
+
+    httpx.HTTPTransport.handle_request = over_http  # type: ignore[method-assign]
+
+    sdk = RESTClientObject.request
+
+    def through_sdk(self: RESTClientObject, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        response = sdk(self, method, url, *args, **kwargs)
+        content = response.read()
+        check(
+            method.upper(), httpx.URL(url).path, response.status, response.getheader("content-type"), content
+        )
+        return response
+
+    RESTClientObject.request = through_sdk  # type: ignore[method-assign]
+
+    from schemathesis.transport.asgi import ASGITransport
+
+    generated = ASGITransport.send
+
+    def from_schemathesis(self: ASGITransport, case: Any, **kwargs: Any) -> Any:
+        response = generated(self, case, **kwargs)
+        kind = response.headers.get("content-type") or response.headers.get("Content-Type")
+        kind = kind[0] if isinstance(kind, list) and kind else kind
+        url = httpx.URL(str(response.request.url))
+        check(str(response.request.method), url.path, response.status_code, kind, response.content)
+        return response
+
+    ASGITransport.send = from_schemathesis  # type: ignore[method-assign]
+
+
+# -- the SDK against a live server --------------------------------------------------------------------------
+
+
+class BearerTokenApiClient(ApiClient):  # type: ignore[misc]
+    """runapy 1.224.0's ``ApiClient`` ignores ``Configuration(bearer_token=...)`` and logs in with the client
+    credentials (``None`` then) instead; this one sends the configured token (docs/http-api.md)."""
+
+    def _make_token_request(self) -> str:
+        return str(self.configuration.bearer_token)
+
+
+def bearer_client(base_url: str, token: str) -> ApiClient:
+    config = Configuration(bearer_token=token, runai_base_url=base_url, retry_enabled=False)
+    return BearerTokenApiClient(config)
+
+
+def login_client(base_url: str, client_id: str, secret: str, **options: Any) -> ApiClient:
+    """The SDK's documented login: ``POST /api/v1/token`` with the client credentials, happening here."""
+    config = Configuration(
+        client_id=client_id, client_secret=secret, runai_base_url=base_url, retry_enabled=False, **options
+    )
+    return ApiClient(config)
+
+
+class LiveServer:
+    """``app`` served by uvicorn on a loopback port, in a thread of this process."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+
+@contextmanager
+def serve(app: FastAPI) -> Iterator[LiveServer]:
+    live = LiveServer(app)
+    live.thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not live.server.started:
+            assert live.thread.is_alive() and time.monotonic() < deadline, "the live server did not start"
+            time.sleep(0.02)
+        yield live
+    finally:
+        live.server.should_exit = True
+        live.thread.join(timeout=20)
+        live.sock.close()
+
+
+def parsed(model: str, data: Any) -> Any:
+    """``data`` parsed into the SDK's model ``model`` with ``from_dict``, as the issue asks (a body that does
+    not fit raises pydantic's ValidationError)."""
+    found = getattr(runai_models, model).from_dict(data)
+    assert found is not None, f"an empty body where a {model} belongs"
+    return found
+
+
+Call = Callable[[], Any]

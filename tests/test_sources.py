@@ -1,0 +1,324 @@
+"""The loader's source seam: a folder, files in memory, a git revision read from its blobs, and one file
+changed over another source all load the same org the same way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from template_engine import InputError, compose, load_org
+from template_engine.gitrev import GitRevisionSource, open_version, read_revision
+from template_engine.loader.sources import (
+    Entry,
+    FolderSource,
+    MappingSource,
+    OverlaySource,
+    Source,
+    Unreadable,
+)
+from template_engine.loader.tree import read_source
+
+ORG_YAML = "departments:\n- name: research\n  projects:\n  - vision\n"
+DEFAULTS = "spec:\n  workingDir: /from-defaults\n"
+JOB = "meta:\n  name: job\nspec:\n  image: python:3.11\n  distributedFramework: PyTorch\n  numWorkers: 2\n"
+#: A small org: system defaults and one project template.
+SMALL = {
+    "org.yaml": ORG_YAML,
+    "system/defaults.yaml": DEFAULTS,
+    "projects/vision/templates/job.yaml": JOB,
+}
+
+
+def names(source: Source, path: str) -> list[tuple[str, str]]:
+    listed = source.entries(path)
+    assert not isinstance(listed, Unreadable), listed
+    return sorted((entry.name, entry.kind) for entry in listed)
+
+
+def as_mapping(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``, by its POSIX path."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()
+    }
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+# -- a folder ------------------------------------------------------------------------------------------------
+
+
+def test_a_folder_lists_kinds_and_follows_links(tmp_path: Path) -> None:
+    root = write(tmp_path / "org", {"a.yaml": "x: 1\n", "sub/b.yaml": "y: 2\n"})
+    (root / "link.yaml").symlink_to(root / "a.yaml")
+    (root / "linked").symlink_to(root / "sub")
+    (root / "gone.yaml").symlink_to(root / "nowhere.yaml")
+    (root / "loop").symlink_to(root / "loop")
+    os.mkfifo(root / "pipe")
+    source = FolderSource(root)
+
+    assert source.label == str(root)
+    assert names(source, "") == [
+        ("a.yaml", "file"),
+        ("gone.yaml", "broken link"),
+        ("link.yaml", "file"),
+        ("linked", "folder"),
+        ("loop", "broken link"),
+        ("pipe", "special"),
+        ("sub", "folder"),
+    ]
+    assert names(source, "linked") == [("b.yaml", "file")]
+    kinds = {path: source.kind(path) for path in ("", "a.yaml", "link.yaml", "gone.yaml", "pipe", "no.yaml")}
+    assert kinds == {
+        "": "folder",
+        "a.yaml": "file",
+        "link.yaml": "file",
+        "gone.yaml": "broken link",
+        "pipe": "special",
+        "no.yaml": None,
+    }
+    assert source.read("link.yaml") == b"x: 1\n"
+
+
+def test_a_folder_gives_errors_as_values(tmp_path: Path) -> None:
+    source = FolderSource(write(tmp_path, {"a.yaml": "x: 1\n"}))
+    assert source.read("missing.yaml") == Unreadable("No such file or directory")
+    assert source.read("") == Unreadable("Is a directory")
+    assert source.entries("a.yaml") == Unreadable("Not a directory")
+    assert FolderSource(tmp_path / "nowhere").kind("") is None
+
+
+def test_a_path_is_read_as_a_folder(tmp_path: Path) -> None:
+    root = write(tmp_path, SMALL)
+    assert load_org(root) == load_org(FolderSource(root)) == load_org(str(root))
+    assert read_source(root, "org.yaml") == read_source(FolderSource(root), "org.yaml")
+
+
+# -- files in memory -----------------------------------------------------------------------------------------
+
+
+def test_a_whole_org_loads_and_composes_in_memory() -> None:
+    org = load_org(MappingSource(SMALL))
+    assert org.broken == {} and org.warnings == ()
+    view = org.view_of("vision", None)
+    composition = compose(org, org.find_template("job", view), view, {})
+    assert composition.combined_spec["workingDir"] == "/from-defaults"
+    assert composition.combined_spec["image"] == "python:3.11"
+
+
+def test_the_example_org_in_memory_is_the_example_org(example_root: Path) -> None:
+    assert load_org(MappingSource(as_mapping(example_root))) == load_org(example_root)
+
+
+def test_problems_in_memory_name_the_file_as_on_disk(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        **SMALL,
+        "system/defaults.yaml": b"spec:\n  workingDir: caf\xe9\n",
+        "projects/vision/default.yaml": DEFAULTS,
+        ".DS_Store": "x",
+    }
+    in_memory = load_org(MappingSource(files))
+    on_disk = tmp_path / "org"
+    for rel, content in files.items():
+        (on_disk / rel).parent.mkdir(parents=True, exist_ok=True)
+        (on_disk / rel).write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert in_memory.broken == load_org(on_disk).broken
+    assert in_memory.warnings == load_org(on_disk).warnings
+    assert sorted(in_memory.broken) == ["projects/vision/default.yaml", "system/defaults.yaml"]
+    assert in_memory.broken["system/defaults.yaml"][0].message == "file is not UTF-8 text (byte 0xe9)"
+
+
+def test_an_empty_mapping_has_no_folder() -> None:
+    source = MappingSource({}, label="nothing")
+    assert source.kind("") is None
+    with pytest.raises(InputError, match="templates folder 'nothing' does not exist"):
+        load_org(source)
+    with pytest.raises(InputError, match=r"no org\.yaml in the templates folder"):
+        load_org(MappingSource({"system/defaults.yaml": DEFAULTS}))
+
+
+def test_a_mapping_lists_folders_and_refuses_bad_paths() -> None:
+    source = MappingSource({"a/b/c.yaml": "x: 1\n", "a/d.yaml": b"\xff"})
+    assert names(source, "") == [("a", "folder")]
+    assert names(source, "a") == [("b", "folder"), ("d.yaml", "file")]
+    assert (source.kind("a/b"), source.kind("a/b/c.yaml"), source.kind("a/x")) == ("folder", "file", None)
+    assert source.read("a/d.yaml") == b"\xff"
+    assert source.read("a") == Unreadable("Is a directory")
+    assert source.entries("a/d.yaml") == Unreadable("Not a directory")
+    assert source.entries("x") == Unreadable("No such file or directory")
+    for bad in ("", "/abs.yaml", "a/../b.yaml", "a//b.yaml", "./a.yaml"):
+        with pytest.raises(ValueError, match="not a relative POSIX path"):
+            MappingSource({bad: ""})
+    with pytest.raises(ValueError, match="'a' is both a file and a folder"):
+        MappingSource({"a": "", "a/b": ""})
+
+
+# -- a git revision ------------------------------------------------------------------------------------------
+
+
+class Repo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "test",
+            "GIT_AUTHOR_EMAIL": "test@example.invalid",
+            "GIT_COMMITTER_NAME": "test",
+            "GIT_COMMITTER_EMAIL": "test@example.invalid",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "HOME": str(path),
+        }
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=self.path, env=self.env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def commit(self, message: str) -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path / "repo")
+
+
+def test_a_revision_is_read_from_its_blobs(repo: Repo) -> None:
+    root = write(repo.path / "org" / "templates", SMALL)
+    (root / "projects" / "vision" / "defaults.yaml").symlink_to("../../system/defaults.yaml")
+    (root / "projects" / "nlp").mkdir(parents=True)
+    (root / "projects" / "nlp" / "defaults.yaml").symlink_to("nowhere.yaml")
+    commit = repo.commit("an org with links")
+    (root / "system" / "defaults.yaml").write_text("spec:\n  workingDir: /edited\n", encoding="utf-8")
+
+    source = read_revision(root, "HEAD")
+    assert isinstance(source, GitRevisionSource)
+    assert (source.commit, source.label) == (commit, str(root))
+    assert source.kind("") == "folder"
+    assert names(source, "") == [("org.yaml", "file"), ("projects", "folder"), ("system", "folder")]
+    # Symbolic links are not documents (and a folder holding nothing else is not there), as git checks out
+    # nothing but blobs of files.
+    assert names(source, "projects") == [("vision", "folder")]
+    assert names(source, "projects/vision") == [("templates", "folder")]
+    assert names(source, "projects/vision/templates") == [("job.yaml", "file")]
+    assert source.read("system/defaults.yaml") == DEFAULTS.encode()  # the commit's, not the working tree's
+    assert source.read("projects/vision/defaults.yaml") == Unreadable("No such file or directory")
+
+    org = load_org(source)
+    assert org.broken == {}
+    assert org.defaults.keys() == load_org(MappingSource(SMALL)).defaults.keys()
+
+
+def test_git_runs_once_per_step(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    calls: list[str] = []
+    run = subprocess.run
+
+    def counted(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        calls.append(" ".join(args[1:3]))
+        return run(args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    read_revision(repo.path / "templates", "HEAD")
+    assert calls == ["rev-parse --show-toplevel", "rev-parse --verify", "ls-tree -r", "cat-file --batch"]
+
+
+def test_the_example_org_at_a_revision_is_the_example_org(repo: Repo, example_root: Path) -> None:
+    write(repo.path / "templates", {rel: data.decode() for rel, data in as_mapping(example_root).items()})
+    repo.commit("the example org")
+    version = open_version(repo.path / "templates", "HEAD")
+    assert version.exists and version.revision is not None
+    assert load_org(version.source) == load_org(example_root)
+
+
+def test_a_revision_without_the_folder(repo: Repo) -> None:
+    write(repo.path, {"README.md": "no org yet\n"})
+    repo.commit("nothing")
+    root = write(repo.path / "templates", SMALL)
+    version = open_version(root, "HEAD")
+    assert not version.exists
+    assert version.source.kind("") is None
+
+
+def test_another_folder_is_a_folder_source(tmp_path: Path) -> None:
+    other = write(tmp_path / "other", SMALL)
+    version = open_version(tmp_path / "templates", str(other))
+    assert version.source == FolderSource(other)
+    assert version.exists and version.revision is None
+
+
+# -- one file changed ----------------------------------------------------------------------------------------
+
+
+def test_an_overlay_replaces_one_file() -> None:
+    base = MappingSource(SMALL)
+    changed = MappingSource({**SMALL, "system/defaults.yaml": "spec:\n  workingDir: /new\n", "org.yaml": "x"})
+    overlay = OverlaySource(base, "system/defaults.yaml", changed)
+    assert overlay.read("system/defaults.yaml") == b"spec:\n  workingDir: /new\n"
+    assert overlay.read("org.yaml") == ORG_YAML.encode()  # only the one file is taken
+    assert names(overlay, "system") == [("defaults.yaml", "file")]
+    assert overlay.label == base.label
+    org = load_org(overlay)
+    assert org.defaults[next(iter(org.defaults))].source.data["spec"] == {"workingDir": "/new"}
+
+
+def test_an_overlay_adds_a_file_and_its_folders() -> None:
+    rel = "projects/vision/templates/deep/new.yaml"
+    overlay = OverlaySource(MappingSource(SMALL), rel, MappingSource({rel: "x: 1\n"}))
+    assert names(overlay, "projects/vision/templates") == [("deep", "folder"), ("job.yaml", "file")]
+    assert names(overlay, "projects/vision/templates/deep") == [("new.yaml", "file")]
+    assert (overlay.kind("projects/vision/templates/deep"), overlay.kind(rel)) == ("folder", "file")
+
+    # Over a revision that has no folder at all, the added file makes it.
+    alone = OverlaySource(MappingSource({}), "org.yaml", MappingSource({"org.yaml": ORG_YAML}))
+    assert alone.kind("") == "folder"
+    assert names(alone, "") == [("org.yaml", "file")]
+    assert load_org(alone).departments == {"research": ("vision",)}
+
+
+def test_an_overlay_removes_a_file_but_not_its_folder(tmp_path: Path) -> None:
+    rel = "projects/vision/templates/job.yaml"
+    overlay = OverlaySource(MappingSource(SMALL), rel, MappingSource({"org.yaml": ORG_YAML}))
+    assert overlay.kind(rel) is None
+    assert overlay.kind("projects/vision/templates") == "folder"
+    assert names(overlay, "projects/vision/templates") == []
+    assert overlay.read(rel) == Unreadable("No such file or directory")
+    assert load_org(overlay).templates == {}
+
+    # A broken link in the working tree is no file either: the file is removed.
+    work = write(tmp_path / "work", {"org.yaml": ORG_YAML})
+    (work / "projects" / "vision" / "templates").mkdir(parents=True)
+    (work / rel).symlink_to(work / "nowhere.yaml")
+    assert OverlaySource(MappingSource(SMALL), rel, FolderSource(work)).kind(rel) is None
+
+
+def test_an_overlay_loads_like_the_edited_folder(tmp_path: Path, example_root: Path) -> None:
+    rel = "departments/research/defaults.yaml"
+    work = write(tmp_path / "work", {rel: "spec:\n  workingDir: /overlaid\n"})
+    edited = as_mapping(example_root)
+    edited[rel] = (work / rel).read_bytes()
+    overlay = OverlaySource(FolderSource(example_root), rel, FolderSource(work))
+    assert load_org(overlay) == load_org(MappingSource(edited))
+
+
+def test_an_unlistable_folder_stays_unlistable_under_an_overlay() -> None:
+    class Locked(MappingSource):
+        def entries(self, path: str) -> list[Entry] | Unreadable:
+            return Unreadable("Permission denied") if path == "system" else super().entries(path)
+
+    overlay = OverlaySource(Locked(SMALL), "system/x.yaml", MappingSource({"system/x.yaml": ""}))
+    assert overlay.entries("system") == Unreadable("Permission denied")
+    (problem,) = load_org(overlay).broken["system"]
+    assert problem.message == "cannot list the folder system/: Permission denied"
