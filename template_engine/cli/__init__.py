@@ -6,6 +6,7 @@ One module per command group; only this module puts them together, so none impor
     compose_commands.py     preview, check, explain, validate
     diff_commands.py        diff, impact
     policy_commands.py      policy
+    view_commands.py        report, schema, init
     service/commands.py     serve, db (the service is imported only when they run)
 """
 
@@ -16,6 +17,7 @@ import click
 from template_engine.cli.compose_commands import check, explain_command, preview, validate
 from template_engine.cli.diff_commands import diff, impact
 from template_engine.cli.policy_commands import policy
+from template_engine.cli.view_commands import init, report, schema
 from template_engine.service.commands import db, serve
 
 __all__ = ["main"]
@@ -36,3 +38,6 @@ main.add_command(impact)
 main.add_command(policy)
 main.add_command(serve)
 main.add_command(db)
+main.add_command(report)
+main.add_command(schema)
+main.add_command(init)

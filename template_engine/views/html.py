@@ -1,0 +1,43 @@
+"""The explain view and the report index as HTML: Jinja2 with autoescaping on, no external resources.
+
+Every value a page shows is user content (a template's values, file names, messages that quote them), so the
+environment escapes everything it prints; the templates never mark a value safe, put one in a ``href``,
+``style`` or script, or load anything from elsewhere.  Links are made by the caller (:mod:`site`) from pair
+ids, which are percent-encoded names.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+from template_engine.views.model import IndexView, PageView
+
+__all__ = ["environment", "render_index", "render_page"]
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The views' Jinja2 environment: autoescape on for every template, undefined names are errors."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_page(page: PageView, index_href: str | None = None) -> str:
+    """The explain page of one pair; ``index_href`` links back to the report's index."""
+    return environment().get_template("explain.html.j2").render(page=page, index_href=index_href)
+
+
+def render_index(index: IndexView) -> str:
+    """The report's index: every pair with its status, linked to its page."""
+    return environment().get_template("index.html.j2").render(index=index)

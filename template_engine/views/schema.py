@@ -1,0 +1,223 @@
+"""The JSON Schema of each document kind of a templates folder, for editors (``template-engine schema``).
+
+The schemas of org, defaults, template and asset documents are the pydantic models' own
+(``model_json_schema()``); a policy has no model (``policy/document.py`` reads it against Run:ai's rule
+vocabulary), so its schema is generated from ``policy/vocabulary.json``: every field that may carry rules,
+the rules each may have, option values and ``defaultFrom`` siblings.  The schemas check shape and field names
+(typos); the reference rules ``validate`` applies besides (a name that matches its file, an asset that
+exists...) are not expressible here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from template_engine.models.documents import (
+    ComputeAsset,
+    DatasourceAsset,
+    EnvironmentAsset,
+    LayerDocument,
+    OrgDocument,
+    TemplateDocument,
+)
+from template_engine.policy.vocabulary import REPLICAS, ItemsFamily, Node, RuleFamily, Section, vocabulary
+
+__all__ = ["SCHEMA_KINDS", "SchemaKind", "json_schema", "policy_schema"]
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaKind:
+    """A document kind: its name, the files it describes, and its model (``None``: the policy)."""
+
+    name: str
+    files: str
+    model: type[BaseModel] | None
+
+
+#: Every document kind, in the order ``template-engine schema`` lists them.
+SCHEMA_KINDS: Mapping[str, SchemaKind] = {
+    kind.name: kind
+    for kind in (
+        SchemaKind("org", "org.yaml", OrgDocument),
+        SchemaKind(
+            "defaults",
+            "system/defaults.yaml, departments/D/defaults.yaml, projects/P/defaults.yaml",
+            LayerDocument,
+        ),
+        SchemaKind(
+            "template",
+            "system/templates/NAME.yaml, departments/D/templates/NAME.yaml, projects/P/templates/NAME.yaml",
+            TemplateDocument,
+        ),
+        SchemaKind("environment", "assets/environments/NAME.yaml", EnvironmentAsset),
+        SchemaKind("compute", "assets/computes/NAME.yaml", ComputeAsset),
+        SchemaKind("datasource", "assets/datasources/NAME.yaml", DatasourceAsset),
+        SchemaKind("policy", "system/policy.yaml, departments/D/policy.yaml, projects/P/policy.yaml", None),
+    )
+}
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one document kind of :data:`SCHEMA_KINDS`."""
+    kind = SCHEMA_KINDS[name]
+    if kind.model is None:
+        body = policy_schema()
+    else:
+        body = kind.model.model_json_schema()
+        body["title"] = f"template-engine {name} document"
+    description = f"{body.get('description') or ''} Files: {kind.files}.".strip()
+    return {"$schema": DIALECT, **body, "description": description}
+
+
+# -- the policy, from the vocabulary -------------------------------------------------------------------------
+
+
+def _nullable(kind: str) -> list[str]:
+    return [kind, "null"]
+
+
+_QUANTITY = {
+    "type": ["string", "integer", "null"],
+    "description": "a quantity: 64Gi, 900G, 500m, or a number",
+}
+
+
+def _rule_value(key: str, kind: str, family: RuleFamily, siblings: Mapping[str, Node]) -> dict[str, Any]:
+    if kind == "boolean":
+        return {"type": _nullable("boolean")}
+    if kind == "integer":
+        out: dict[str, Any] = {"type": _nullable("integer")}
+        if key == "step":
+            out["exclusiveMinimum"] = 0
+        return out
+    if kind == "number":
+        out = {"type": _nullable("number")}
+        if key == "step":
+            out["exclusiveMinimum"] = 0
+        return out
+    if kind == "quantity":
+        return dict(_QUANTITY)
+    if kind == "options":
+        value: dict[str, Any] = {"type": "string"}
+        if family.option_values:
+            value["enum"] = list(family.option_values)
+        return {
+            "type": _nullable("array"),
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["value"],
+                "properties": {"value": value, "displayed": {"type": "string"}},
+            },
+        }
+    if kind == "defaultFrom":
+        numeric = ("integer", "number", "quantity")
+        allowed = sorted(
+            name
+            for name, node in siblings.items()
+            if isinstance(node, RuleFamily)
+            and node.value_kind in numeric
+            and (family.value_kind == "quantity" or node.value_kind != "quantity")
+        )
+        return {
+            "type": _nullable("object"),
+            "additionalProperties": False,
+            "required": ["field"],
+            "properties": {
+                "field": {"type": "string", "enum": allowed, "description": "a numeric sibling field"},
+                "factor": {"type": "number", "exclusiveMinimum": 0},
+            },
+        }
+    return {}
+
+
+def _rules(family: RuleFamily, siblings: Mapping[str, Node], field: str) -> dict[str, Any]:
+    properties = {
+        key: _rule_value(key, kind, family, {k: v for k, v in siblings.items() if k != field})
+        for key, kind in sorted(family.keys.items())
+    }
+    return {
+        "type": _nullable("object"),
+        "description": f"{family.family}: the rules of a {family.value_kind} field",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+def _attributes(known: Mapping[str, Node], top: Mapping[str, Node]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for name, node in sorted(known.items()):
+        if isinstance(node, RuleFamily):
+            properties[name] = _rules(node, top, name)
+        elif isinstance(node, Section):
+            properties[name] = _attributes(node.fields, top)
+        else:
+            properties[name] = {"type": _nullable("object")}
+    return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
+
+
+def _node(node: Node, name: str, siblings: Mapping[str, Node]) -> dict[str, Any]:
+    if isinstance(node, RuleFamily):
+        return _rules(node, siblings, name)
+    if isinstance(node, ItemsFamily):
+        properties: dict[str, Any] = {
+            "instances": {
+                "type": _nullable("object"),
+                "additionalProperties": False,
+                "properties": {
+                    "canAdd": {"type": _nullable("boolean")},
+                    "locked": {"type": _nullable("array"), "items": {"type": "string", "minLength": 1}},
+                },
+            }
+        }
+        if node.attributes:
+            properties["attributes"] = _attributes(node.attributes, node.attributes)
+        return {
+            "type": _nullable("object"),
+            "description": f"{node.family}: a keyed list (instances, attributes)",
+            "additionalProperties": False,
+            "properties": properties,
+        }
+    return _section(node)
+
+
+def _section(section: Section) -> dict[str, Any]:
+    return {
+        "type": _nullable("object"),
+        "additionalProperties": False,
+        "properties": {
+            name: _node(child, name, section.fields) for name, child in sorted(section.fields.items())
+        },
+    }
+
+
+def policy_schema() -> dict[str, Any]:
+    """The schema of ``policy.yaml``: ``rules.{worker,master}`` (Run:ai's vocabulary), ``imposedAssets``."""
+    names = {"type": _nullable("array"), "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
+    return {
+        "title": "template-engine policy document",
+        "description": "Rules for the fields of combinedSpec (worker) and combinedMasterSpec (master), in "
+        "Run:ai's vocabulary (DistributedPolicyRulesV2), and the data source assets imposed on every "
+        "composition in scope.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "rules": {
+                "type": _nullable("object"),
+                "additionalProperties": False,
+                "properties": {replica: _section(vocabulary()[replica]) for replica in REPLICAS},
+            },
+            "imposedAssets": {
+                "type": _nullable("object"),
+                "additionalProperties": False,
+                "properties": {replica: dict(names) for replica in REPLICAS},
+            },
+        },
+    }
