@@ -1,16 +1,14 @@
 """From database rows to the engine's :class:`~template_engine.org.Org`, and compositions to response bodies.
 
-A composition only needs the layers of one view: the defaults of its scopes, the template and the assets the
-template names.  :func:`org_for` reads just those rows into an ``Org`` (``Source(file="db:<table>/<key>",
-data=<the stored document>)``), so a request costs a handful of indexed reads whatever the size of the
-database.  Validated documents are cached by row identity and version.
+A composition only needs the layers of one view: the defaults and policies of its scopes, the template, the
+assets the template names and the data sources the policies impose. :func:`org_for` reads just those rows into
+an ``Org`` (``Source(file="db:<table>/<key>", data=<the stored document>)``), so a request costs a handful of
+indexed reads whatever the size of the database. Validated documents are cached by row identity and version.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -26,37 +24,16 @@ from template_engine.models.documents import (
     LayerDocument,
     TemplateDocument,
 )
-from template_engine.org import Asset, Defaults, Org, Scope, Source, Template
+from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.paths import format_path
+from template_engine.policy.document import PolicyDocument
+from template_engine.service.cache import CACHE
 from template_engine.service.context import Ctx, Placement
+from template_engine.service.policy_store import policy_file, stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, TemplateRow
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class _DocCache:
-    """Validated documents by ``(kind, key, version, updated_at)``; a small thread-safe LRU."""
-
-    def __init__(self, size: int = 2048) -> None:
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = build()
-        with self._lock:
-            self._items[key] = value
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return value
-
-
-_CACHE = _DocCache()
 
 
 def _model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | list[Problem]:
@@ -71,7 +48,7 @@ def _model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | 
                 for e in exc.errors(include_url=False)
             ]
 
-    result: M | list[Problem] = _CACHE.get((kind, key, audit.version, audit.updated_at), build)
+    result: M | list[Problem] = CACHE.get((kind, key, audit.version, audit.updated_at), build)
     return result
 
 
@@ -84,8 +61,10 @@ def template_of(row: TemplateRow, own: Placement) -> tuple[Template | None, list
 
 
 def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
-    """The part of the org a composition of ``template`` seen from ``view`` draws on."""
+    """The part of the org a composition of ``template`` seen from ``view`` draws on: the defaults and the
+    policies of the view's scopes, the assets the template names and the data sources the policies impose."""
     broken: dict[str, tuple[Problem, ...]] = {}
+    broken_refs: dict[tuple[str, ...], str] = {}
     defaults: dict[Scope, Defaults] = {}
     chain = dict(zip(view.chain_keys(), view.view().chain(), strict=True))
     for key, row in ctx.repo.defaults(list(chain)).items():
@@ -95,22 +74,31 @@ def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
             broken[source.file] = tuple(doc)
             doc = LayerDocument()
         defaults[chain[key]] = Defaults(chain[key], source, doc)
+    policies: dict[Scope, PolicyDocument] = {}
+    for key, policy_row in ctx.repo.policies(list(chain)).items():
+        scope = chain[key]
+        policy = stored_policy(policy_row, scope)
+        if isinstance(policy, list):
+            broken[policy_file(scope)] = tuple(policy)
+            broken_refs[policy_ref(scope)] = policy_file(scope)
+        else:
+            policies[scope] = policy
+    wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)] if template is not None else []
+    wanted += [("datasource", i.name) for p in policies.values() for i in p.imposed]
     assets: dict[AssetKind, dict[str, Asset]] = {}
-    if template is not None:
-        wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)]
-        for (kind, name), found in ctx.repo.assets_named(wanted).items():
-            source = Source(f"db:assets/{found.id}", found.document, {})
-            asset_kind: AssetKind = kind  # type: ignore[assignment]
-            asset = _model(ASSET_MODELS[asset_kind], "asset", found.id, found.audit, found.document)
-            if isinstance(asset, list):
-                broken[source.file] = tuple(asset)
-                continue
-            assets.setdefault(asset_kind, {})[name] = Asset(asset_kind, name, source, asset)
+    for (kind, name), found in ctx.repo.assets_named(wanted).items():
+        source = Source(f"db:assets/{found.id}", found.document, {})
+        asset_kind: AssetKind = kind  # type: ignore[assignment]
+        asset = _model(ASSET_MODELS[asset_kind], "asset", found.id, found.audit, found.document)
+        if isinstance(asset, list):
+            broken[source.file] = tuple(asset)
+            continue
+        assets.setdefault(asset_kind, {})[name] = Asset(asset_kind, name, source, asset)
     departments: dict[str, tuple[str, ...]] = {}
     if view.department is not None:
         departments[view.department.name] = (view.project.name,) if view.project is not None else ()
     templates = {template.scope: {template.name: template}} if template is not None else {}
-    return Org(departments, defaults, templates, assets, broken)
+    return Org(departments, defaults, templates, assets, broken, broken_refs, (), policies)
 
 
 def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composition | list[Problem]:

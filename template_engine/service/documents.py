@@ -270,6 +270,12 @@ def check_defaults(data: Any) -> LayerDocument:
     return _checked(LayerDocument, data, lambda _doc: _rules(data))
 
 
+def defaults_problems(data: Any) -> list[Problem]:
+    """Every problem :func:`check_defaults` answers for ``data``, without raising."""
+    doc, problems = validate(LayerDocument, data, BODY, {})
+    return _rules(data) if doc is not None else problems
+
+
 def check_asset(kind: AssetKind, data: Any) -> EnvironmentAsset | ComputeAsset | DatasourceAsset:
     def more(doc: Any) -> list[Problem]:
         values = document_value_problems(data, (("spec",),))
@@ -306,14 +312,19 @@ def merge_patch(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, 
 
 
 def clear_fields(
-    doc: Mapping[str, Any], paths: Sequence[str], roots: Sequence[str], protected: Sequence[str] = ()
+    doc: Mapping[str, Any],
+    paths: Sequence[str],
+    roots: Sequence[str],
+    protected: Sequence[str] = (),
+    field: str = "fieldsToClear",
 ) -> dict[str, Any]:
-    """``doc`` without the values at ``paths``; a path outside ``roots`` or in ``protected`` is a 400."""
+    """``doc`` without the values at ``paths`` (the request's ``field``); a path outside ``roots`` or in
+    ``protected`` is a 400."""
     out = copy.deepcopy(dict(doc))
     problems: list[Problem] = []
     parsed: list[Path] = []
     for index, text in enumerate(paths):
-        where: Path = ("fieldsToClear", index)
+        where: Path = (field, index)
         if len(text) > MAX_PATH_LENGTH:  # also keeps an index too long for int() out of parse_path
             problems.append(
                 Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")

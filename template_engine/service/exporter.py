@@ -1,12 +1,13 @@
 """``db export``: the database as a templates folder plus its bookkeeping, replaced whole or not at all.
 
 The folder is what ``validate`` reads (``org.yaml``, ``system/``, ``departments/``, ``projects/``,
-``assets/``), with the documents as stored, and ``.template-engine/export.yaml`` (:mod:`.bookkeeping`) for
-what those files cannot hold.  Everything is read in one consistent transaction, checked, written into a new
-sibling folder and read back with the importer's own reader; only then does it replace the managed entries
-of the target, by renames.  A record that could not be written or read back as stored (a name too long for a
-file name, a NUL character or lone surrogate in a text...) stops the export with its name and field, and the
-previous export is left as it was.
+``assets/``), with the documents as stored (a policy imported from a file as that file was written, comments
+included, so that the lines its rules are named by stay where they were), and ``.template-engine/export.yaml``
+(:mod:`.bookkeeping`) for what those files cannot hold. Everything is read in one consistent transaction,
+checked, written into a new sibling folder and read back with the importer's own reader; only then does it
+replace the managed entries of the target, by renames. A record that could not be written or read back as
+stored (a name too long for a file name, a NUL character or lone surrogate in a text...) stops the export with
+its name and field, and the previous export is left as it was.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlalchemy import Engine
 
 from template_engine.errors import InputError, Location, Problem
@@ -34,6 +34,7 @@ from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import Audit, Repository, unstorable
+from template_engine.service.yamltext import dump_yaml
 
 #: The entries of the target folder an export writes (and ``--overwrite`` replaces); nothing else is touched.
 MANAGED = ("org.yaml", "system", "departments", "projects", "assets", META_FOLDER)
@@ -49,6 +50,8 @@ class _File:
     #: The record, as messages name it.
     label: str
     document: Mapping[str, Any]
+    #: The file's text as imported (a policy's, with its comments), written instead of the document's YAML.
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ class ExportReport:
     files: int
 
     def summary(self) -> str:
-        kinds = ("departments", "projects", "defaults", "assets", "templates", "workloads")
+        kinds = ("departments", "projects", "defaults", "policies", "assets", "templates", "workloads")
         return ", ".join(f"{self.counts.get(k, 0)} {k}" for k in kinds)
 
 
@@ -121,6 +124,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         departments = repo.departments()
         projects = repo.projects()
         all_defaults = repo.all_defaults()
+        all_policies = repo.all_policies()
         assets = repo.assets()
         templates = repo.templates()
         workloads = snapshot.workload_rows(connection)
@@ -155,6 +159,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         where, scope = folder(row.scope_key)
         files.append(_File(f"{where}/defaults.yaml", f"the defaults of {scope}", row.document))
         entries[files[-1].rel] = {"sha256": fingerprint(row.document), **_audit(row.audit)}
+    for policy in all_policies:
+        where, scope = folder(policy.scope_key)
+        files.append(_File(f"{where}/policy.yaml", f"the policy of {scope}", policy.document, policy.text))
+        entries[files[-1].rel] = {"sha256": fingerprint(policy.document), **_audit(policy.audit)}
     for asset in assets:
         kind_folder = ASSET_FOLDERS.get(asset.kind)  # type: ignore[call-overload]
         label = f"{asset.kind} asset {asset.name!r} ({asset.id})"
@@ -203,6 +211,8 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
     records |= {f"the audit fields of {rel}": entry for rel, entry in entries.items()}
     for file in files:
         problems += _refused(file.label, file.document, file.rel)
+        if file.text is not None:
+            problems += _refused(file.label, file.text, file.rel)
     for label, fields in records.items():
         problems += _refused(label, fields, META_FILE)
     files.append(_File(META_FILE, "the bookkeeping of the export", meta))
@@ -210,6 +220,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         "departments": len(departments),
         "projects": len(projects),
         "defaults": len(all_defaults),
+        "policies": len(all_policies),
         "assets": len(assets),
         "templates": len(templates),
         "workloads": len(workloads),
@@ -249,32 +260,10 @@ def _refused(label: str, value: Any, rel: str) -> list[Problem]:
 # -- writing, reading back, replacing -----------------------------------------------------------------------
 
 
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe writer, with text that is not all printable written double-quoted (below)."""
-
-
-def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    """Text as a YAML scalar that reads back as it is.
-
-    A YAML reader takes NEL (U+0085), LS (U+2028) and PS (U+2029) for line breaks, and PyYAML writes text
-    holding one in a plain or single-quoted scalar as a raw line break: read back, NEL becomes a newline
-    (folded into a space, or gone).  Text holding any character that is not printable (those three, tabs,
-    carriage returns, other control and format characters: zero-width and direction marks, a byte order
-    mark...) is therefore written double-quoted, where the writer escapes each of them (``\\N``, ``\\L``,
-    ``\\P``, ``\\t``, ``\\r``, ``\\uFEFF``...) or writes it as itself inside the quotes; ``\\n`` alone keeps
-    the writer's own choice.  Printable text (letters of any script, emoji) stays as it is, readable.
-    """
-    style = None if text.replace("\n", "").isprintable() else '"'
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-_Dumper.add_representer(str, _text)
-
-
 def _yaml(file: _File) -> str:
-    text = yaml.dump(
-        dict(file.document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
-    )
+    if file.text is not None:
+        return file.text
+    text = dump_yaml(file.document)
     return HEADER + text if file.rel == META_FILE else text
 
 

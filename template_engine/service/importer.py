@@ -5,12 +5,12 @@ value is checked to be one that every supported database stores as given (no NUL
 surrogate in any text, descriptions that fit their column); a folder with any problem is refused before the
 database is touched, with each problem's file, field and what is expected.
 
-The import is one transaction.  Into an empty database, a folder written by ``db export`` (one with
+The import is one transaction. Into an empty database, a folder written by ``db export`` (one with
 ``.template-engine/export.yaml``, see :mod:`.bookkeeping`) is restored as it was exported: the same ids,
-versions, audit fields, project descriptions, id counters and workloads.  Otherwise departments, projects,
-defaults, assets and templates are added or replaced by name, with ids of the database's choosing, and
-nothing the folder does not name is removed (an export's workloads, which belong to the ids of the database
-they were exported from, are then not imported: the report says so).
+versions, audit fields, project descriptions, id counters and workloads. Otherwise departments, projects,
+defaults, policies, assets and templates are added or replaced by name, with ids of the database's choosing,
+and nothing the folder does not name is removed (an export's workloads, which belong to the ids of the
+database they were exported from, are then not imported: the report says so).
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ from template_engine.loader.validate import locate, validate
 from template_engine.models.documents import AssetKind, OrgDocument
 from template_engine.org import Org, Scope, Source
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
+from template_engine.service.policy_store import stored_problems
 from template_engine.service.schemas import NAME_PATTERN, NAME_RULE
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import Repository, Unstorable, scope_key, unstorable
+from template_engine.service.yamltext import dump_yaml
 
 _ADVISORY = 7_345_010_418
 #: The width of the description columns.
@@ -54,6 +56,8 @@ class Folder:
     meta: ExportMeta | None
     #: Every file read, by its path relative to ``root``: org.yaml, the documents and the bookkeeping.
     sources: Mapping[str, Source]
+    #: The text of each policy file, by its path (stored with the policy: its comments and lines are kept).
+    texts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,7 +78,7 @@ class Report:
         target[what] = target.get(what, 0) + 1
 
     def summary(self) -> str:
-        kinds = ("departments", "projects", "defaults", "assets", "templates")
+        kinds = ("departments", "projects", "defaults", "policies", "assets", "templates")
         parts = [f"{self.added.get(k, 0)} added, {self.replaced.get(k, 0)} replaced {k}" for k in kinds]
         text = "; ".join(parts)
         if self.workloads is None:
@@ -112,6 +116,14 @@ def read_folder(root: Path) -> Folder:
                 )
             )
     sources = {s.file: s for s in _documents(org)}
+    texts: dict[str, str] = {}
+    for policy in org.policies.values():
+        read, more = read_source(files, policy.file)
+        problems += more
+        raw = files.read(policy.file)
+        if read is not None and isinstance(raw, bytes):
+            sources[read.file] = read
+            texts[read.file] = raw.decode("utf-8")
     if source is not None:
         sources["org.yaml"] = source
         problems += _long_descriptions(source)
@@ -123,7 +135,7 @@ def read_folder(root: Path) -> Folder:
         problems += _unstorable(read)
     if problems or doc is None:
         raise InputError(problems or [Problem("org.yaml cannot be read", (), Location("org.yaml"))])
-    return Folder(root, org, doc, meta, sources)
+    return Folder(root, org, doc, meta, sources, texts)
 
 
 def _documents(org: Org) -> Iterator[Source]:
@@ -218,8 +230,14 @@ class _Import:
         else:
             self.merge_org_units()
         self.put_defaults()
+        self.put_policies()
         asset_ids = self.put_assets()
         self.put_templates(asset_ids)
+        # The folder's policies were checked with the folder; with the database's they may not hold together
+        # (an imposed data source the folder does not have, a field two scopes of a branch rule).
+        problems = stored_problems(self.repo)
+        if problems:
+            raise InputError(problems)
         if self.meta is not None:
             self.restore_workloads(self.meta)
 
@@ -350,6 +368,19 @@ class _Import:
             self.repo.put_defaults(key, data, version, self.subject, dept_id, project_id)
             self.restamp(t.defaults, key, self.kept(entry.source))
             self.report.count("defaults", current is None)
+
+    def put_policies(self) -> None:
+        """Each scope's policy document, with the file's text when an export would not write that text."""
+        for scope, policy in self.folder.org.policies.items():
+            key, dept_id, project_id = self.place(scope)
+            current = self.repo.policies([key]).get(key)
+            data = dict(self.folder.sources[policy.file].data)
+            text = self.folder.texts.get(policy.file)
+            kept_text = text if text is not None and text != dump_yaml(data) else None
+            version = current.audit.version if current else None
+            self.repo.put_policy(key, data, kept_text, version, self.subject, dept_id, project_id)
+            self.restamp(t.policies, key, self.kept(self.folder.sources[policy.file]))
+            self.report.count("policies", current is None)
 
     def put_assets(self) -> dict[tuple[str, str], str]:
         asset_ids: dict[tuple[str, str], str] = {}

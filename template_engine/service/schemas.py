@@ -179,10 +179,18 @@ class TemplateRefOut(BaseModel):
     scopeId: str
 
 
+class PolicyRefOut(BaseModel):
+    scope: Literal["tenant", "department", "project"]
+    departmentId: str | None = None
+    projectId: int | None = None
+    name: str
+
+
 class InUseErrorOut(ErrorOut):
-    """An asset still referenced by templates (409)."""
+    """An asset still referenced by templates or imposed by policies (409)."""
 
     templates: list[TemplateRefOut] | None = None
+    policies: list[PolicyRefOut] | None = None
 
 
 class AcceptedOut(BaseModel):
@@ -266,6 +274,9 @@ class RunnableIssueOut(BaseModel):
     replica: Literal["worker", "master"]
     field: str
     message: str
+    #: For a compliance issue: the rule broken, and the policy file and line it is written at.
+    rule: PolicyRule | None = None
+    source: str | None = None
 
 
 class RunnableOut(BaseModel):
@@ -347,6 +358,8 @@ class ExplainEntryOut(BaseModel):
     layer: str | None = None
     file: str | None = None
     line: int | None = None
+    #: The policy rules that govern the field, each with its policy and file and line.
+    rules: list[str] | None = None
 
 
 class ExplainOut(BaseModel):
@@ -417,6 +430,79 @@ class DepartmentListOut(BaseModel):
 
 class ProjectListOut(BaseModel):
     projects: list[ProjectOut]
+
+
+# -- policies -----------------------------------------------------------------------------------------------
+
+#: Run:ai's ``PolicyScope`` parameter (``tenant`` is the top scope; ``system`` is taken as its other name;
+#: ``cluster`` is refused with a 400 that says why).
+PolicyScopeType = Literal["tenant", "system", "cluster", "department", "project"]
+
+
+class PolicyMetaIn(_Body):
+    """Run:ai's ``PolicyCreationFields``: which scope's policy a write is for.  The service names a policy
+    after its scope: ``name`` is accepted and not stored; there is no cluster layer, ``clusterId`` is not
+    used."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=253)
+    scope: PolicyScopeType
+    departmentId: OrgUnitId | None = None
+    projectId: OrgUnitId | None = None
+    clusterId: UUID | None = None
+
+
+class ImposedAssetsIn(_Body):
+    """Run:ai's ``DistributedImposedAssets``: data source asset ids, per replica."""
+
+    worker: list[str] | None = None
+    master: list[str] | None = None
+
+
+class PolicyIn(_Body):
+    """Run:ai's ``DistributedPolicyDefaultsAndRulesV2``: ``rules`` in Run:ai's vocabulary (checked as a
+    ``policy.yaml``), ``defaults`` in Run:ai's itemized form (``{instances: [...]}`` for keyed lists),
+    ``imposedAssets`` as asset ids.  ``status`` is read-only (ignored)."""
+
+    defaults: dict[str, Any] | None = None
+    rules: dict[str, Any] | None = None
+    imposedAssets: ImposedAssetsIn | None = None
+    status: dict[str, Any] | None = None
+
+
+class PolicyOverwrite(_Body):
+    """Run:ai's ``DistributedPolicyOverwriteRequestV2`` (``meta`` names the scope, so it is required)."""
+
+    meta: PolicyMetaIn
+    policy: PolicyIn | None = None
+
+
+class PolicyChange(PolicyOverwrite):
+    """Run:ai's ``DistributedPolicyChangeRequestV2``: ``reset`` removes the fields at these paths (relative
+    to ``policy``: ``rules.worker.compute.gpuDevicesRequest``, ``imposedAssets.worker``,
+    ``defaults.worker.environmentVariables.instances[name=TZ]``), then ``policy`` is merged in."""
+
+    reset: list[FieldPath] | None = None
+
+
+class PolicyMetaOut(_Audited):
+    """Run:ai's ``PolicyMeta``."""
+
+    id: UUID
+    name: str
+    scope: Literal["tenant", "department", "project"]
+    departmentId: str | None = None
+    projectId: int | None = None
+    tenantId: int
+
+
+class PolicyOut(BaseModel):
+    """Run:ai's ``DistributedPolicyV2``: the scope's own policy (absent when it has none), the effective
+    policy of the scope (every rule with its ``sourceOfRule``) and when it last changed."""
+
+    meta: PolicyMetaOut | None = None
+    policy: dict[str, Any] | None = None
+    effective: dict[str, Any]
+    effectiveUpdatedAt: str | None = Field(default=None, json_schema_extra={"format": "date-time"})
 
 
 # -- assets -------------------------------------------------------------------------------------------------

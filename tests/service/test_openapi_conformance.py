@@ -30,6 +30,7 @@ install()
 
 T = "/api/v1/workload-templates/distributed"
 W = "/api/v1/workloads/distributed"
+P = "/api/v2/policy/distributed"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 UUID = "00000000-0000-4000-8000-000000000000"
 
@@ -67,6 +68,10 @@ EXTRA_STATUSES: dict[tuple[str, str], set[str]] = {
     ("GET", "/api/v1/workloads/count"): {"400", "413"},
     ("GET", "/api/v1/workloads/{workloadId}"): {"400", "413"},
     ("POST", "/api/v1/token"): {"413"},
+    ("GET", P): {"413", "500"},
+    ("PUT", P): {"409", "413", "500"},
+    ("PATCH", P): {"409", "413", "500"},
+    ("DELETE", P): {"409", "413", "500"},
 }
 
 
@@ -105,7 +110,6 @@ def _sdk_operations() -> set[tuple[str, str]]:
         (method.upper(), path)
         for path, operations in real_schemas().doc["paths"].items()
         for method in operations
-        if not path.startswith("/api/v2/policy")  # policies are not served here
     }
     return subset | set(DECLARED_ELSEWHERE)
 
@@ -196,6 +200,14 @@ def test_every_run_ai_operation_is_schema_checked_through_the_test_client(client
     assert client.delete(f"{W}/{workload_id}").status_code == 202
     assert client.post(f"{W}/{workload_id}/resume").status_code == 409
     assert client.get(f"{W}/{UUID}").status_code == 404
+    research = {"scope": "department", "departmentId": ids.departments["research"]}
+    assert client.get(P, params=research).status_code == 200
+    assert client.get(P, params={"scope": "project", "projectId": "9999"}).status_code == 404
+    rules = {"rules": {"worker": {"tty": {"canEdit": False}}}}
+    assert client.put(P, json={"meta": research, "policy": rules}).status_code == 200
+    assert client.patch(P, json={"meta": research, "reset": ["rules.worker.tty"]}).status_code == 200
+    assert client.put(P, json={"meta": {"scope": "cluster"}}).status_code == 400
+    assert client.delete(P, params={"scope": "project", "projectId": vision}).status_code == 204
     assert client.delete(f"{T}/{template_id}").status_code == 204
     assert client.get(f"{T}/{template_id}").status_code == 404
     checked = _kinds(before)

@@ -439,8 +439,10 @@ def test_a_refused_submission_names_every_problem_in_one_400(sdk: RunaiClient, o
         sdk.workloads.distributed.create_distributed(request)
     error = parsed("SubmissionErrorV2", refused.value.data)
     fields = [issue.var_field for issue in error.compliance_issues]
-    assert fields == ["spec.environmentVariables[0]", "masterSpec", "image", "distributedFramework"]
-    assert [issue.rule for issue in error.compliance_issues][2:] == ["required", "required"]
+    # The example org's system policy requires an image of the worker and of the master: two more issues.
+    policy = ["image", "masterSpec.image"]
+    assert fields == ["spec.environmentVariables[0]", "masterSpec", "image", "distributedFramework", *policy]
+    assert [issue.rule for issue in error.compliance_issues][2:] == ["required"] * 4
 
 
 def test_the_example_in_the_docs_runs(server: LiveServer) -> None:

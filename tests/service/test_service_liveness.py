@@ -24,7 +24,8 @@ assert len(_WORST) <= MAX_TEXT
 def _worst_body() -> dict[str, object]:
     # As many as one document may hold (its expression tokens are bounded before anything is parsed).
     count = MAX_DOCUMENT_TOKENS // count_tokens(_WORST)
-    variables = [{"name": f"V{i}", "value": _WORST} for i in range(count)]
+    # Each value distinct, so no cache of a rendered text can spare the work.
+    variables = [{"name": f"V{i}", "value": f"{_WORST}-{i}"} for i in range(count)]
     return {
         "meta": {"name": "worst", "scopeType": "system"},
         "spec": {

@@ -29,7 +29,14 @@ def test_comply_to_project_gives_each_entry_its_issues_in_that_project(client: A
     [draft] = listed["entries"]
     issues = draft["complianceIssues"]
     assert {"field": "image", "details": "mandatory image is not provided", "rule": "required"} in issues
-    assert [i["field"] for i in issues] == [i["field"] for i in draft["runnable"]["issues"]]
+    # The same issues, the master's under masterSpec. (the system policy requires the master's image too).
+    own = [
+        ("masterSpec." if i["replica"] == "master" else "") + i["field"] for i in draft["runnable"]["issues"]
+    ]
+    assert [i["field"] for i in issues] == own
+    assert {"field": "compute.gpuRequestType", "rule": "options"}.items() <= next(
+        i for i in issues if i["field"] == "compute.gpuRequestType" and "rule" in i
+    ).items()
     elastic = client.get(T, params={"complyToProject": speech, "filterBy": "name==pytorch-elastic"}).json()
     assert all(e["complianceIssues"] == [] for e in elastic["entries"] if e["meta"]["scopeType"] == "system")
     assert "complianceIssues" not in client.get(T, params={"limit": 1}).json()["entries"][0]
@@ -49,8 +56,9 @@ def test_comply_to_replica_type_and_workload_type(client: Any, ids: Ids) -> None
     worker = client.get(T, params={**params, "complyToReplicaType": "Worker"}).json()["entries"][0]
     master = client.get(T, params={**params, "complyToReplicaType": "Master"}).json()["entries"][0]
     assert worker["complianceIssues"] == []
-    assert [i["field"] for i in master["complianceIssues"]] == ["image"]
-    assert [i["field"] for i in both] == ["masterSpec.image"]
+    # No master image: a runnable issue, and the system policy's rule (required) on the master.
+    assert [(i["field"], i["rule"]) for i in master["complianceIssues"]] == [("image", "required")] * 2
+    assert [i["field"] for i in both] == ["masterSpec.image"] * 2
     training = client.get(
         "/api/v1/workload-templates", params={**params, "complyToWorkloadType": "Training"}
     ).json()["entries"][0]
@@ -162,13 +170,17 @@ def test_a_workload_with_three_problems_gets_all_three_at_once(client: Any, ids:
     response = client.post(W, json=body)
     assert response.status_code == 400
     error = response.json()
+    # The example org's system policy requires an image of the worker and of the (same as worker) master: no
+    # image is also two compliance issues.
     assert [i["field"] for i in error["complianceIssues"]] == [
         "spec.numWorkers",
         "spec.environmentVariables[0]",
         "image",
+        "image",
+        "masterSpec.image",
     ]
-    assert error["complianceIssues"][2]["rule"] == "required"
-    assert len(error["details"].splitlines()) == 3
+    assert [i.get("rule") for i in error["complianceIssues"][2:]] == ["required"] * 3
+    assert len(error["details"].splitlines()) == 5
 
 
 def test_a_value_run_ai_refuses_is_refused(client: Any) -> None:

@@ -28,15 +28,19 @@ def _runai_valid(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _seed_fixed(project: str) -> dict[str, Any]:
-    """The seed's request made consistent: no masterSpec (the flag is true), its values valid for Run:ai
-    and the three runnable issues fixed (an environment variable with two value sources; an exposed URL
-    authorised to users *and* groups; toleration seconds without NoExecute)."""
+    """The seed's request made consistent: no masterSpec (the flag is true), its values valid for Run:ai,
+    the three runnable issues fixed (an environment variable with two value sources; an exposed URL
+    authorised to users *and* groups; toleration seconds without NoExecute) and the request complying with
+    the example org's policies (the system's tolerations are NoSchedule or PreferNoSchedule, so the seconds
+    go rather than the effect; research exposes ports as ClusterIP only)."""
     body = _runai_valid(copy.deepcopy(sample("seed000_request.json")))
     del body["masterSpec"]
     body["projectId"] = int(project)
     del body["spec"]["environmentVariables"][0]["value"]  # the secret is its one value source
     del body["spec"]["exposedUrls"][0]["authorizedGroups"]
-    body["spec"]["tolerations"][0]["effect"] = "NoExecute"
+    del body["spec"]["tolerations"][0]["seconds"]
+    body["spec"]["ports"][0]["serviceType"] = "ClusterIP"
+    del body["spec"]["ports"][0]["external"]
     return body
 
 
@@ -60,8 +64,10 @@ def test_the_seed_request_sample_is_refused_naming_master_spec(client: Any) -> N
         "exposedUrls[name=url-instance-a]",
         "tolerations[name=string].seconds",
         "environmentVariables[name=HOME]",
+        "ports[name=port-instance-a].serviceType",  # the research policy: ClusterIP only
     ]
     assert [i["field"] for i in body["complianceIssues"]] == [p["field"] for p in body["problems"]]
+    assert body["complianceIssues"][-1]["rule"] == "options"
 
 
 def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
@@ -84,6 +90,12 @@ def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
             "field": "environmentVariables[name=HOME]",
             "details": "environmentVariables[name=HOME] has more than one value source (value, secret); "
             "give exactly one",
+        },
+        {
+            "field": "ports[name=port-instance-a].serviceType",
+            "details": "ports[name=port-instance-a].serviceType is 'LoadBalancer', not one of the options of "
+            "the department research policy: ClusterIP",
+            "rule": "options",
         },
     ]
 

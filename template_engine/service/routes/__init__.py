@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from template_engine.service.routes import assets, defaults, health, orgunits, templates, tokens, workloads
+from template_engine.service.routes import (
+    assets,
+    defaults,
+    health,
+    orgunits,
+    policies,
+    templates,
+    tokens,
+    workloads,
+)
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
     tokens.router,
     templates.router,
     defaults.router,
+    policies.router,
     orgunits.router,
     assets.router,
     workloads.router,

@@ -2,7 +2,8 @@
 
 A body is an asset file's document, ``{meta: {name, description?}, spec}``, held to the same rules (the kind
 limits the fields; a data source holds one item).  Names are unique per kind, and templates refer to assets
-by name, so an asset that templates still use is neither deleted nor renamed: 409 with those templates.
+by name, and policies impose data sources by name, so an asset that templates still use or a policy imposes
+is neither deleted nor renamed: 409 with those templates and policies.
 Every caller reads assets; system admins change them.
 """
 
@@ -17,10 +18,12 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from template_engine.models.documents import AssetKind
+from template_engine.org import Scope
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, not_found
+from template_engine.service.policy_store import policies_imposing, policy_file
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -45,7 +48,7 @@ from template_engine.service.schemas import (
     EnvironmentAssetOut,
     InUseErrorOut,
 )
-from template_engine.service.storage.repository import AssetRow
+from template_engine.service.storage.repository import AssetRow, PolicyRow
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
 
@@ -67,8 +70,11 @@ def _load(ctx: Ctx, kind: str, asset_id: uuid.UUID, lock: bool = False) -> Asset
 
 
 def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
+    """A 409 when templates use the asset or policies impose it (by name: it can be neither renamed nor
+    deleted), naming each of them."""
     users = ctx.repo.templates_using(row.id)
-    if not users:
+    imposing = policies_imposing(ctx.repo, row.name) if row.kind == "datasource" else []
+    if not users and not imposing:
         return
     refs = [
         {
@@ -79,12 +85,33 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
         }
         for t in users
     ]
-    names = ", ".join(f"{t.name!r} ({t.id})" for t in users)
+    policies = [_policy_ref(policy, scope) for policy, scope in imposing]
+    reasons = []
+    if users:
+        reasons.append("templates use it: " + ", ".join(f"{t.name!r} ({t.id})" for t in users))
+    if imposing:
+        reasons.append(
+            "policies impose it: "
+            + ", ".join(f"the {scope} policy ({policy_file(scope)})" for _, scope in imposing)
+        )
+    extra: dict[str, Any] = {"details": "; ".join(reasons)}
+    if refs:
+        extra["templates"] = refs
+    if policies:
+        extra["policies"] = policies
     raise ApiError(
-        409,
-        f"The {row.kind} asset {row.name!r} cannot be {doing}: templates use it: {names}.",
-        extra={"details": f"used by templates {names}", "templates": refs},
+        409, f"The {row.kind} asset {row.name!r} cannot be {doing}: {'; '.join(reasons)}.", extra=extra
     )
+
+
+def _policy_ref(policy: PolicyRow, scope: Scope) -> dict[str, Any]:
+    kind, _, ident = policy.scope_key.partition(":")
+    ref: dict[str, Any] = {"scope": "tenant" if kind == "system" else kind}
+    if kind == "department":
+        ref["departmentId"] = ident
+    elif kind == "project":
+        ref["projectId"] = int(ident)
+    return ref | {"name": scope.name or "tenant"}
 
 
 def _routes(
@@ -179,7 +206,7 @@ def _routes(
         response_class=Response,
         responses={
             **errors(403, 404, 412),
-            409: {"model": InUseErrorOut, "description": "Templates use it."},
+            409: {"model": InUseErrorOut, "description": "Templates use it, or policies impose it."},
         },
         name=f"delete_{kind}_asset",
         summary=f"Delete a {kind} asset no template uses",

@@ -284,7 +284,9 @@ class _Comply:
                 "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
                 "details": issue.message,
             }
-            if issue.message.startswith("mandatory "):
+            if issue.rule is not None:
+                entry["rule"] = issue.rule
+            elif issue.message.startswith("mandatory "):
                 entry["rule"] = "required"
             found.append(entry)
         return found

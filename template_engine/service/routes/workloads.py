@@ -68,7 +68,9 @@ router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"], r
 
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _SUFFIX = string.ascii_lowercase + string.digits
-NOT_RUNNABLE = "The workload request is not runnable: it does not comply with the composed defaults."
+NOT_RUNNABLE = (
+    "The workload request is not runnable: it does not comply with the composed defaults and policies."
+)
 NOT_VALID = "The workload request is not valid."
 BODY = "request body"
 
@@ -160,7 +162,9 @@ def _runnable_issues(
         if any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
             continue
         entry: dict[str, Any] = {"field": field, "details": issue.message}
-        if issue.message.startswith("mandatory "):
+        if issue.rule is not None:
+            entry["rule"] = issue.rule
+        elif issue.message.startswith("mandatory "):
             entry["rule"] = "required"
         out.append(entry)
     return out

@@ -29,8 +29,14 @@ _WRITE = "template_engine_write"
 #: An arbitrary, fixed key for PostgreSQL's advisory lock around the start-up migration.
 _MIGRATION_LOCK = 7_345_010_417
 
-#: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1``.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+def _policies(_connection: Connection) -> None:
+    """Version 2 adds the ``policies`` table, which ``create_all`` (run first) has just created."""
+
+
+#: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1`` (after ``create_all`` has added
+#: the tables that version ``n`` did not have).
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies}
 
 
 class SchemaError(Exception):

@@ -128,6 +128,15 @@ class DefaultsRow:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyRow:
+    scope_key: str
+    document: dict[str, Any]
+    #: The YAML the document was imported from, when it is not what an export writes for it.
+    text: str | None
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
 class AssetRow:
     id: str
     kind: str
@@ -312,6 +321,44 @@ class Repository:
     def delete_defaults(self, key: str, version: int) -> None:
         self._delete(t.defaults, key, version)
 
+    # -- policies -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _policy(row: Row[Any]) -> PolicyRow:
+        return PolicyRow(row.scope_key, row.document, row.text, _audit(row))
+
+    def policies(self, keys: Sequence[str], lock: bool = False) -> dict[str, PolicyRow]:
+        query = select(t.policies).where(t.policies.c.scope_key.in_(list(keys)))
+        if lock:
+            query = query.with_for_update()
+        return {r.scope_key: self._policy(r) for r in self.connection.execute(query)}
+
+    def all_policies(self) -> list[PolicyRow]:
+        rows = self.connection.execute(select(t.policies).order_by(t.policies.c.scope_key))
+        return [self._policy(r) for r in rows]
+
+    def put_policy(
+        self,
+        key: str,
+        document: dict[str, Any],
+        text: str | None,
+        version: int | None,
+        subject: str,
+        department_id: int | None = None,
+        project_id: int | None = None,
+    ) -> int:
+        """Insert (``version`` None) or replace the policy of one scope; returns the new version."""
+        if version is None:
+            values = {"scope_key": key, "document": document, "text": text}
+            self._insert(
+                t.policies, subject, values | {"department_id": department_id, "project_id": project_id}
+            )
+            return 1
+        return self._update(t.policies, key, version, subject, {"document": document, "text": text})
+
+    def delete_policy(self, key: str, version: int) -> None:
+        self._delete(t.policies, key, version)
+
     # -- assets ---------------------------------------------------------------------------------------------
 
     @staticmethod
@@ -490,7 +537,7 @@ class Repository:
     # -- whole database -------------------------------------------------------------------------------------
 
     def is_empty(self) -> bool:
-        for table in (t.departments, t.defaults, t.assets, t.templates):
+        for table in (t.departments, t.defaults, t.policies, t.assets, t.templates):
             if self.connection.execute(select(func.count()).select_from(table)).scalar_one():
                 return False
         return True

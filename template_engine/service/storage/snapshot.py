@@ -23,7 +23,7 @@ COUNTED = (t.departments, t.projects)
 
 def is_blank(connection: Connection) -> bool:
     """Nothing in any table (workloads included): a restore cannot collide with anything."""
-    for table in (t.departments, t.projects, t.defaults, t.assets, t.templates, t.workloads):
+    for table in (t.departments, t.projects, t.defaults, t.policies, t.assets, t.templates, t.workloads):
         if connection.execute(select(func.count()).select_from(table)).scalar_one():
             return False
     return True

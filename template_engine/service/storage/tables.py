@@ -22,13 +22,14 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
 
 #: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -99,6 +100,21 @@ defaults = Table(
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
     Column("document", JSON, nullable=False),
+    *_audit(),
+)
+
+#: One policy document per scope (``rules``, ``imposedAssets`` by data source name: a ``policy.yaml``), keyed
+#: like ``defaults``.  ``text`` is the YAML the document was imported from (comments, order and lines kept)
+#: when it differs from what an export would write for it; ``None`` otherwise (and after a change over
+#: HTTP).
+policies = Table(
+    "policies",
+    metadata,
+    Column("scope_key", String(64), primary_key=True),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
+    Column("document", JSON, nullable=False),
+    Column("text", Text),
     *_audit(),
 )
 

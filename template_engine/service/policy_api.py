@@ -1,0 +1,444 @@
+"""Run:ai's distributed policy (``DistributedPolicyV2``) to and from what the service stores for a scope.
+
+A scope's policy over HTTP is two stored documents:
+
+- its **policy document** (the ``policies`` table, a ``policy.yaml``): ``policy.rules`` as given (Run:ai's
+  rule vocabulary is the folder's), ``policy.imposedAssets`` as data source ids over HTTP and names stored;
+- its **defaults document** (the ``defaults`` table, a ``defaults.yaml``, also served at
+  ``/api/v1/defaults``): ``policy.defaults.worker`` is its ``spec``, ``policy.defaults.master`` its
+  ``master.spec``, in Run:ai's itemized form: a keyed list (``environmentVariables``, ``ports``,
+  ``storage.nfs``...) is ``{instances: [items]}``.  Run:ai's ``attributes`` (defaults for every item of a
+  list) have no place in a defaults document: a 400 names them, they are never dropped.
+  ``masterSpecSameAsWorker`` is not part of Run:ai's policy: a policy write keeps it as it is.
+
+Every write is checked before anything is stored, with the loader's rules and wording: the rule vocabulary
+(field path, what was expected), each imposed asset an existing data source, one scope of a branch ruling a
+field (the policy of every branch through the scope is compared), and the defaults as a defaults document.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from template_engine.errors import Problem
+from template_engine.layers import default_layers
+from template_engine.loader.policies import branches
+from template_engine.merge.engine import merge_layers
+from template_engine.merge.plan import SPEC_PLAN, PlanNode
+from template_engine.org import SYSTEM, Scope
+from template_engine.paths import Match, Path
+from template_engine.policy.document import FieldRules, PolicyDocument, read_policy
+from template_engine.policy.effective import effective, effective_shape
+from template_engine.service.bodies import pruned
+from template_engine.service.composer import org_for, timestamp
+from template_engine.service.context import Ctx, Placement
+from template_engine.service.documents import BODY, defaults_problems, strip_nulls
+from template_engine.service.policy_store import OrgUnits, stored_policies, stored_policy
+from template_engine.service.schemas import TENANT_ID
+from template_engine.service.storage.repository import Audit, DefaultsRow, PolicyRow
+
+#: The namespace of policy ids: a scope's policy has one id, derived from its scope (``uuid5``).
+_POLICY_IDS = uuid.UUID("1d0f3a4e-6f0b-5c59-9a57-3a1c1f0b7e21")
+#: Where the parts of a request's ``policy`` sit in a request body.
+POLICY: Path = ("policy",)
+
+
+def policy_id(place: Placement) -> str:
+    return str(uuid.uuid5(_POLICY_IDS, place.key))
+
+
+def scope_name(place: Placement) -> str:
+    """Run:ai's name of a policy scope: ``tenant`` for the top scope."""
+    return "tenant" if place.type == "system" else place.type
+
+
+# -- defaults: a defaults document <-> Run:ai's itemized form ----------------------------------------------
+
+
+def _itemized(spec: Mapping[str, Any], node: PlanNode) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in spec.items():
+        child = node.child(name)
+        if child.key is not None and isinstance(value, list):
+            out[name] = {"instances": copy.deepcopy(value)}
+        elif isinstance(value, Mapping) and child.children and not child.whole:
+            out[name] = _itemized(value, child)
+        else:
+            out[name] = copy.deepcopy(value)
+    return out
+
+
+def runai_defaults(spec: Any, master: Any) -> dict[str, Any]:
+    """A defaults document's ``spec`` and ``master.spec`` as Run:ai's ``DistributedPolicyDefaultsV2``."""
+    out: dict[str, Any] = {}
+    if isinstance(spec, Mapping) and spec:
+        out["worker"] = _itemized(spec, SPEC_PLAN)
+    if isinstance(master, Mapping) and master:
+        out["master"] = _itemized(master, SPEC_PLAN)
+    return out
+
+
+def _plain(value: Mapping[str, Any], node: PlanNode, path: Path, problems: list[Problem]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, given in value.items():
+        here = (*path, name)
+        child = node.child(name)
+        if child.key is not None:
+            if not isinstance(given, Mapping):
+                problems.append(
+                    Problem(
+                        f"the defaults of {name} must be given in Run:ai's itemized form",
+                        here,
+                        None,
+                        f"{name}: {{instances: [items]}}",
+                    )
+                )
+                continue
+            for part in given:
+                if part == "attributes":
+                    problems.append(
+                        Problem(
+                            f"defaults for the attributes of every item of {name} cannot be held: this "
+                            "service's defaults give each item whole",
+                            (*here, part),
+                            None,
+                            f"the items in {name}.instances, each with its attributes",
+                        )
+                    )
+                elif part != "instances":
+                    problems.append(
+                        Problem(
+                            f"unknown part {part!r} of the defaults of {name}",
+                            (*here, part),
+                            None,
+                            "instances",
+                        )
+                    )
+            if given.get("instances") is not None:
+                out[name] = copy.deepcopy(given["instances"])
+        elif isinstance(given, Mapping) and child.children and not child.whole:
+            out[name] = _plain(given, child, here, problems)
+        else:
+            out[name] = copy.deepcopy(given)
+    return out
+
+
+def _runai_path(path: Path) -> Path:
+    """A defaults document's field path as the request's (``spec.ports[0]`` ->
+    ``policy.defaults.worker.ports.instances[0]``)."""
+    if path[:2] == ("master", "spec"):
+        head, rest = (*POLICY, "defaults", "master"), path[2:]
+    elif path[:1] == ("spec",):
+        head, rest = (*POLICY, "defaults", "worker"), path[1:]
+    elif path[:1] == ("master",):
+        return (*POLICY, "defaults", "master", *path[1:])
+    else:
+        return (*POLICY, "defaults", *path)
+    out: list[Any] = []
+    node = SPEC_PLAN
+    for index, part in enumerate(rest):
+        out.append(part)
+        if isinstance(part, str):
+            node = node.child(part)
+            following = rest[index + 1] if index + 1 < len(rest) else None
+            if node.key is not None and isinstance(following, int | Match):
+                out.append("instances")
+    return (*head, *out)
+
+
+def defaults_document(current: Mapping[str, Any], given: Any) -> tuple[dict[str, Any], list[Problem]]:
+    """The defaults document a policy's ``defaults`` make of the scope's ``current`` one (its
+    ``masterSpecSameAsWorker`` kept), and every problem, on the request's paths."""
+    problems: list[Problem] = []
+    spec: dict[str, Any] = {}
+    master: dict[str, Any] = {}
+    where = (*POLICY, "defaults")
+    if isinstance(given, Mapping):
+        for name, value in given.items():
+            if name not in ("worker", "master"):
+                problems.append(
+                    Problem(
+                        f"unknown replica {name!r} of the defaults", (*where, name), None, "worker or master"
+                    )
+                )
+            elif isinstance(value, Mapping):
+                plain = _plain(value, SPEC_PLAN, (*where, name), problems)
+                spec, master = (plain, master) if name == "worker" else (spec, plain)
+            elif value is not None:
+                problems.append(
+                    Problem(f"defaults.{name} must be an object", (*where, name), None, "an object")
+                )
+    elif given is not None:
+        problems.append(Problem("defaults must be an object", where, None, "{worker: {...}, master: {...}}"))
+    out: dict[str, Any] = {}
+    if spec:
+        out["spec"] = spec
+    if "masterSpecSameAsWorker" in current:
+        out["masterSpecSameAsWorker"] = current["masterSpecSameAsWorker"]
+    if master:
+        out["master"] = {"spec": master}
+    problems += [replace(p, path=_runai_path(p.path)) for p in defaults_problems(out)]
+    return out, problems
+
+
+# -- the policy document: request <-> stored ---------------------------------------------------------------
+
+
+def _without_sources(value: Any) -> Any:
+    """Rules without ``sourceOfRule`` (read-only: what ``effective`` shows, given back)."""
+    if isinstance(value, Mapping):
+        return {k: _without_sources(v) for k, v in value.items() if k != "sourceOfRule"}
+    if isinstance(value, list):
+        return [_without_sources(v) for v in value]
+    return value
+
+
+def _names(ctx: Ctx, imposed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """Imposed asset ids as the names a policy document holds; a problem on each id that is not a data
+    source's."""
+    out: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for replica, ids in imposed.items():
+        if not isinstance(ids, list):
+            out[replica] = ids
+            continue
+        names: list[Any] = []
+        for index, given in enumerate(ids):
+            here = (*POLICY, "imposedAssets", replica, index)
+            row = ctx.repo.asset(given) if isinstance(given, str) and _is_uuid(given) else None
+            expected = "the id of a data source asset (GET /api/v1/asset/datasource)"
+            if row is None:
+                problems.append(Problem(f"no asset has the id {given!r}", here, None, expected))
+                names.append(given)
+            elif row.kind != "datasource":
+                problems.append(
+                    Problem(
+                        f"asset {given} is the {row.kind} asset {row.name!r}, not a data source",
+                        here,
+                        None,
+                        expected,
+                    )
+                )
+                names.append(given)
+            else:
+                names.append(row.name)
+        out[replica] = names
+    return out, problems
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def policy_document(ctx: Ctx, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """The stored policy document of a request's ``policy`` (rules as given, imposed assets by name)."""
+    out: dict[str, Any] = {}
+    problems: list[Problem] = []
+    rules = strip_nulls(given.get("rules"))
+    if rules is not None and rules != {}:
+        out["rules"] = _without_sources(rules)
+    imposed = strip_nulls(given.get("imposedAssets"))
+    if isinstance(imposed, Mapping):
+        imposed = {replica: names for replica, names in imposed.items() if names != []}
+        if imposed:
+            out["imposedAssets"], problems = _names(ctx, imposed)
+    elif imposed is not None:
+        out["imposedAssets"] = imposed
+    return out, problems
+
+
+def _rule_path(rules: FieldRules) -> Path:
+    path: Path = (*POLICY, "rules", rules.replica, *rules.path)
+    if rules.instances:
+        return (*path, "instances")
+    if rules.attribute:
+        return (*path, "attributes", *rules.attribute)
+    return path
+
+
+def ownership(ctx: Ctx, place: Placement, candidate: PolicyDocument) -> list[Problem]:
+    """A problem on each rule of ``candidate`` (the policy of ``place``) for a field that another scope of a
+    branch through ``place`` already rules (POLICY.md "One owner per field")."""
+    units = OrgUnits.read(ctx.repo)
+    stored, _broken = stored_policies(ctx.repo, units)
+    target = place.scope()
+    problems: list[Problem] = []
+    seen: set[tuple[Any, str]] = set()
+    for branch in branches(units.tree):
+        if target not in branch:
+            continue
+        for scope in branch:
+            other = stored.get(scope)
+            if scope == target or other is None:
+                continue
+            theirs = {r.owner_key: r for r in other.rules}
+            for rules in candidate.rules:
+                owner = theirs.get(rules.owner_key)
+                if owner is None or (rules.owner_key, other.file) in seen:
+                    continue
+                seen.add((rules.owner_key, other.file))
+                problems.append(
+                    Problem(
+                        f"field {rules.field_text!r} of the {rules.replica} already has rules in the "
+                        f"{other.scope} policy ({owner.location.place()})",
+                        _rule_path(rules),
+                        None,
+                        "one scope of a branch rules a field (remove it here or there)",
+                        (owner.location,),
+                    )
+                )
+    return problems
+
+
+def check_policy(ctx: Ctx, place: Placement, document: Mapping[str, Any]) -> list[Problem]:
+    """Every problem of the policy document ``document`` as the policy of ``place``: the loader's reading of a
+    ``policy.yaml`` (on the request's paths), then one owner per field in every branch through ``place``."""
+    parsed, problems = read_policy(document, BODY, {}, place.scope())
+    if parsed is None:  # the rest of the document, for its ownership problems
+        parsed, _ = read_policy(pruned(document, problems), BODY, {}, place.scope())
+    problems = [replace(p, path=(*POLICY, *p.path)) for p in problems]
+    if parsed is not None:
+        problems += ownership(ctx, place, parsed)
+    return problems
+
+
+# -- the response: DistributedPolicyV2 ---------------------------------------------------------------------
+
+
+def _source_of(place: Placement) -> dict[Scope, dict[str, Any]]:
+    """Run:ai's ``sourceOfRule`` of each scope of ``place``'s branch: ids, not names."""
+    out: dict[Scope, dict[str, Any]] = {SYSTEM: {"scope": "tenant"}}
+    if place.department is not None:
+        out[Scope("department", place.department.name)] = {
+            "scope": "department",
+            "departmentId": str(place.department.id),
+        }
+    if place.project is not None:
+        out[Scope("project", place.project.name)] = {"scope": "project", "projectId": place.project.id}
+    return out
+
+
+def _asset_ids(ctx: Ctx, names: set[str]) -> dict[str, str]:
+    found = ctx.repo.assets_named([("datasource", name) for name in names])
+    return {name: row.id for (_, name), row in found.items()}
+
+
+def _imposed_ids(imposed: Any, ids: Mapping[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    if isinstance(imposed, Mapping):
+        for replica in ("worker", "master"):
+            names = imposed.get(replica)
+            if isinstance(names, list):
+                out[replica] = [ids[n] for n in names if isinstance(n, str) and n in ids]
+    return out
+
+
+def _meta(place: Placement, audits: list[Audit]) -> dict[str, Any]:
+    created = min(audits, key=lambda a: a.created_at)
+    updated = max(audits, key=lambda a: a.updated_at)
+    meta: dict[str, Any] = {"id": policy_id(place), "name": place.scope().name or "tenant"}
+    meta["scope"] = scope_name(place)
+    if place.type == "department" and place.department is not None:
+        meta["departmentId"] = str(place.department.id)
+    if place.type == "project" and place.project is not None:
+        meta["projectId"] = place.project.id
+    meta["tenantId"] = TENANT_ID
+    meta |= {"createdBy": created.created_by, "createdAt": timestamp(created.created_at)}
+    meta |= {"updatedBy": updated.updated_by, "updatedAt": timestamp(updated.updated_at)}
+    return meta
+
+
+def _own(
+    ctx: Ctx, place: Placement, policy: PolicyRow | None, defaults: DefaultsRow | None
+) -> dict[str, Any]:
+    """The scope's own policy: its defaults, rules and imposed assets (ids)."""
+    out: dict[str, Any] = {}
+    if defaults is not None:
+        master = defaults.document.get("master")
+        found = runai_defaults(
+            defaults.document.get("spec"), master.get("spec") if isinstance(master, Mapping) else None
+        )
+        if found:
+            out["defaults"] = found
+    if policy is not None:
+        rules = policy.document.get("rules")
+        if isinstance(rules, Mapping) and rules:
+            out["rules"] = copy.deepcopy(dict(rules))
+        imposed = policy.document.get("imposedAssets")
+        if isinstance(imposed, Mapping):
+            names = {n for v in imposed.values() if isinstance(v, list) for n in v if isinstance(n, str)}
+            ids = _imposed_ids(imposed, _asset_ids(ctx, names))
+            if ids:
+                out["imposedAssets"] = ids
+        read = stored_policy(policy, place.scope())
+        if isinstance(read, list):
+            message = "; ".join(p.message for p in read)
+            out["status"] = {"validation": {"errorMessage": message}}
+    return out
+
+
+def _effective(ctx: Ctx, place: Placement) -> dict[str, Any]:
+    """The effective policy of ``place``: the merged defaults of its scopes, and every rule and imposed asset
+    of its branch, each rule with its ``sourceOfRule``."""
+    org = org_for(ctx, place, None)
+    view = place.view()
+    chain = [org.policies[scope] for scope in view.chain() if scope in org.policies]
+    policy = effective(chain)
+    sources = _source_of(place)
+    ids = _asset_ids(ctx, {i.name for i in policy.imposed})
+    shape = effective_shape(policy, lambda scope: sources[scope], lambda name: ids.get(name, ""))
+    if "imposedAssets" in shape:
+        shape["imposedAssets"] = {
+            replica: [i for i in found if i] for replica, found in shape["imposedAssets"].items()
+        }
+    worker = merge_layers(SPEC_PLAN, default_layers(org, view, False)).spec
+    master = merge_layers(SPEC_PLAN, default_layers(org, view, True)).spec
+    defaults = runai_defaults(worker, master)
+    return ({"defaults": defaults} if defaults else {}) | shape
+
+
+def policy_body(ctx: Ctx, place: Placement) -> dict[str, Any]:
+    """``DistributedPolicyV2`` of ``place``: ``meta`` and ``policy`` when the scope has a policy or defaults
+    of its own, ``effective`` always, ``effectiveUpdatedAt`` when any scope of its branch has either."""
+    keys = place.chain_keys()
+    policies = ctx.repo.policies(keys)
+    defaults = ctx.repo.defaults(keys)
+    own_policy, own_defaults = policies.get(place.key), defaults.get(place.key)
+    body: dict[str, Any] = {}
+    audits = [own.audit for own in (own_policy, own_defaults) if own is not None]
+    if audits:
+        body["meta"] = _meta(place, audits)
+        body["policy"] = _own(ctx, place, own_policy, own_defaults)
+    body["effective"] = _effective(ctx, place)
+    stamps = [p.audit.updated_at for p in policies.values()] + [d.audit.updated_at for d in defaults.values()]
+    if stamps:
+        body["effectiveUpdatedAt"] = timestamp(max(stamps))
+    return body
+
+
+def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
+    """The scope's current policy as a request's ``policy`` holds it (what a PATCH resets and merges into)."""
+    out: dict[str, Any] = {}
+    if defaults is not None:
+        master = defaults.document.get("master")
+        found = runai_defaults(
+            defaults.document.get("spec"), master.get("spec") if isinstance(master, Mapping) else None
+        )
+        if found:
+            out["defaults"] = found
+    if policy is not None:
+        if "rules" in policy.document:
+            out["rules"] = copy.deepcopy(policy.document["rules"])
+        imposed = policy.document.get("imposedAssets")
+        if isinstance(imposed, Mapping):
+            names = {n for v in imposed.values() if isinstance(v, list) for n in v if isinstance(n, str)}
+            out["imposedAssets"] = _imposed_ids(imposed, _asset_ids(ctx, names))
+    return out

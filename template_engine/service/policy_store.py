@@ -1,0 +1,133 @@
+"""Stored policies as the engine reads them: one ``policy.yaml`` document per scope (the ``policies`` table).
+
+A stored policy is the document a ``policy.yaml`` holds (``rules``, ``imposedAssets`` by data source name).
+The engine names a rule by its file and line; the service names it by the file a ``db export`` writes for
+it (``system/policy.yaml``, ``departments/D/policy.yaml``, ``projects/P/policy.yaml``) and its line there:
+in the text the policy was imported from when it was (:attr:`PolicyRow.text`, comments included), otherwise
+in the YAML the export writes for the document.  So a compliance issue's ``source`` is the same whether the
+org is read from its folder or served from the database, and points at a real line of the export.
+
+Policies are held to the loader's rules whenever they are written: :func:`stored_problems` checks every
+stored policy together (each imposed asset a data source of the database, one owner per field in every
+branch), as ``load_org`` checks a folder's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from template_engine.errors import InputError, Problem
+from template_engine.loader.policies import org_policy_problems
+from template_engine.loader.yaml_safe import load_yaml
+from template_engine.org import SYSTEM, Scope
+from template_engine.paths import Path
+from template_engine.policy.document import PolicyDocument, read_policy
+from template_engine.service.cache import CACHE
+from template_engine.service.storage.repository import PolicyRow, Repository, scope_key
+from template_engine.service.yamltext import dump_yaml
+
+
+def policy_file(scope: Scope) -> str:
+    """The file of a scope's policy in a templates folder (and in an export)."""
+    if scope.type == "department":
+        return f"departments/{scope.name}/policy.yaml"
+    if scope.type == "project":
+        return f"projects/{scope.name}/policy.yaml"
+    return "system/policy.yaml"
+
+
+def _lines(row: PolicyRow, file: str) -> Mapping[Path, tuple[int, int]]:
+    text = row.text if row.text is not None else dump_yaml(row.document)
+    try:
+        return load_yaml(text, file).lines
+    except InputError:  # pragma: no cover - the text was read (or written) as YAML before it was stored
+        return {}
+
+
+def stored_policy(row: PolicyRow, scope: Scope) -> PolicyDocument | list[Problem]:
+    """The policy of ``row`` (the policy of ``scope``) as the engine reads it, or why it no longer reads
+    (a stored document that a newer vocabulary refuses)."""
+    file = policy_file(scope)
+
+    def build() -> PolicyDocument | list[Problem]:
+        doc, problems = read_policy(row.document, file, _lines(row, file), scope)
+        if doc is not None:
+            return doc
+        return [replace(p, message=f"the stored policy is no longer valid: {p.message}") for p in problems]
+
+    key = ("policy", row.scope_key, file, row.audit.version, row.audit.updated_at)
+    found: PolicyDocument | list[Problem] = CACHE.get(key, build)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class OrgUnits:
+    """The departments and projects of the database, by scope key and as the loader's tree."""
+
+    scopes: Mapping[str, Scope]
+    tree: Mapping[str, tuple[str, ...]]
+    ids: Mapping[Scope, tuple[int | None, int | None]]
+
+    @classmethod
+    def read(cls, repo: Repository) -> OrgUnits:
+        departments = repo.departments()
+        projects = repo.projects()
+        scopes: dict[str, Scope] = {"system": SYSTEM}
+        ids: dict[Scope, tuple[int | None, int | None]] = {SYSTEM: (None, None)}
+        for d in departments:
+            scope = Scope("department", d.name)
+            scopes[scope_key("department", d.id)] = scope
+            ids[scope] = (d.id, None)
+        for p in projects:
+            scope = Scope("project", p.name)
+            scopes[scope_key("project", p.id)] = scope
+            ids[scope] = (p.department_id, p.id)
+        tree = {d.name: tuple(p.name for p in projects if p.department_id == d.id) for d in departments}
+        return cls(scopes, tree, ids)
+
+
+def stored_policies(repo: Repository, units: OrgUnits) -> tuple[dict[Scope, PolicyDocument], list[Problem]]:
+    """Every stored policy the engine reads, by scope, and the problems of those it does not."""
+    found: dict[Scope, PolicyDocument] = {}
+    problems: list[Problem] = []
+    for row in repo.all_policies():
+        scope = units.scopes.get(row.scope_key)
+        if scope is None:  # pragma: no cover - the foreign keys delete a scope's policy with it
+            continue
+        read = stored_policy(row, scope)
+        if isinstance(read, list):
+            problems += read
+        else:
+            found[scope] = read
+    return found, problems
+
+
+def stored_problems(repo: Repository) -> list[Problem]:
+    """What is wrong with the stored policies taken together: the loader's checks of a folder's policies
+    (every imposed asset a data source, one scope of a branch rules a field), each with its file and line."""
+    units = OrgUnits.read(repo)
+    policies, problems = stored_policies(repo, units)
+    assets: dict[str, dict[str, object]] = {}
+    for asset in repo.assets():
+        assets.setdefault(asset.kind, {})[asset.name] = asset
+    by_file = org_policy_problems(policies, units.tree, assets, set())  # type: ignore[arg-type]
+    for file in sorted(by_file):
+        problems += by_file[file]
+    return problems
+
+
+def policies_imposing(repo: Repository, name: str) -> list[tuple[PolicyRow, Scope]]:
+    """The stored policies that impose the data source ``name`` (on either replica)."""
+    units = OrgUnits.read(repo)
+    out: list[tuple[PolicyRow, Scope]] = []
+    for row in repo.all_policies():
+        imposed: Any = row.document.get("imposedAssets")
+        if not isinstance(imposed, Mapping):
+            continue
+        if any(isinstance(names, list) and name in names for names in imposed.values()):
+            scope = units.scopes.get(row.scope_key)
+            if scope is not None:
+                out.append((row, scope))
+    return out

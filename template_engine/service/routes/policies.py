@@ -1,0 +1,272 @@
+"""Policies: ``/api/v2/policy/distributed``, Run:ai's distributed policy of the tenant, a department or a
+project (:mod:`..policy_api` says what a policy is made of here).
+
+``GET`` and ``DELETE`` name the scope with ``scope`` (``tenant``, ``department``, ``project``) and
+``departmentId``/``projectId``; ``PUT`` (overwrite) and ``PATCH`` (``reset`` field paths, then merge) name it
+in the body's ``meta``, and take ``validateOnly``: the answer is the policy the write would make, and nothing
+is stored.  Every answer is the scope's ``DistributedPolicyV2``.  Roles are those of the defaults: every role
+reads the policies of the scopes it reads; a scope's admin (a department admin for its department and its
+projects, a project editor for its project, a system admin for all) writes them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, Response
+
+from template_engine.errors import Problem
+from template_engine.service.auth import Principal
+from template_engine.service.bodies import documented, refuse, schema_problems
+from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.documents import clear_fields, merge_patch, strip_nulls
+from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.policy_api import (
+    check_policy,
+    defaults_document,
+    policy_body,
+    policy_document,
+    request_form,
+)
+from template_engine.service.routes.common import (
+    Auth,
+    JsonObject,
+    JsonRoute,
+    StoreDep,
+    errors,
+    json_response,
+    no_content,
+)
+from template_engine.service.schemas import (
+    ID_PATTERN,
+    PolicyChange,
+    PolicyOut,
+    PolicyOverwrite,
+    PolicyScopeType,
+)
+from template_engine.service.storage.repository import DefaultsRow, PolicyRow
+
+router = APIRouter(prefix="/api/v2/policy", tags=["Policy"], route_class=JsonRoute)
+
+ScopeQuery = Annotated[PolicyScopeType, Query(description="tenant, department or project.")]
+DepartmentQuery = Annotated[
+    str | None, Query(pattern=ID_PATTERN, description="The department, with scope=department.")
+]
+ProjectQuery = Annotated[
+    str | None, Query(pattern=ID_PATTERN, description="The project, with scope=project.")
+]
+ClusterQuery = Annotated[uuid.UUID | None, Query(description="Not used: this service has no cluster layer.")]
+ApproveQuery = Annotated[bool | None, Query(description="Not used: this service has no cluster layer.")]
+ValidateOnly = Annotated[
+    bool | None, Query(description="Check the write and answer the policy it would make, storing nothing.")
+]
+_RESET_ROOTS = ("defaults", "rules", "imposedAssets")
+
+
+class _Rollback(Exception):
+    """Ends a ``validateOnly`` write: its transaction rolls back, its answer is kept."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__("validateOnly")
+        self.body = body
+
+
+def _place(
+    ctx: Ctx,
+    scope: str,
+    department_id: str | int | None,
+    project_id: str | int | None,
+    where: tuple[str, ...],
+    missing: int,
+) -> Placement:
+    """The scope a request names; ``missing`` is the status of an unknown department or project (404 for a
+    query, 400 for a body)."""
+
+    def refused(message: str, field: str, expected: str | None = None) -> ApiError:
+        return bad_request([Problem(message, (*where, field), None, expected)])
+
+    if scope == "cluster":
+        raise refused(
+            "this service has no cluster scope: policies belong to the tenant, a department or a project",
+            "scope",
+            "tenant, department or project",
+        )
+    given = {"departmentId": department_id, "projectId": project_id}
+    if scope in ("tenant", "system"):
+        for field, value in given.items():
+            if value is not None:
+                raise refused(f"scope {scope} takes no {field}", field, f"no {field}")
+        return Placement("system")
+    wanted = "departmentId" if scope == "department" else "projectId"
+    ident = given[wanted]
+    if ident is None:
+        raise refused(f"scope {scope} needs its {wanted}", wanted, f"the id of the {scope}")
+    text = str(ident)
+    if not text.isdigit() or len(text) > 18:
+        raise refused(f"invalid {scope} id {text!r}", wanted, "an id such as '1'")
+    if scope == "department" and project_id is not None:
+        raise refused("scope department takes no projectId", "projectId", "no projectId")
+    found = ctx.repo.department(int(text)) if scope == "department" else ctx.repo.project(int(text))
+    if found is None:
+        if missing == 404:
+            raise ApiError(404, f"Resource id not found: {scope} {text}.")
+        raise refused(f"unknown {scope} {text!r}", wanted, f"the id of a {scope}")
+    place = ctx.placement(scope, int(text))
+    if scope == "project" and department_id is not None:
+        department = place.department.id if place.department is not None else None
+        if str(department_id) != str(department):
+            raise refused(
+                f"project {text} belongs to department {department}, not {department_id}",
+                "departmentId",
+                f"{department}, or no departmentId",
+            )
+    return place
+
+
+def _save(
+    ctx: Ctx,
+    place: Placement,
+    policy: PolicyRow | None,
+    document: dict[str, Any],
+    defaults: DefaultsRow | None,
+    layer: dict[str, Any],
+) -> None:
+    """Store the scope's policy document and defaults document; an empty one is removed, an unchanged one is
+    left as it is (a policy imported from a file keeps its text)."""
+    department_id = place.department.id if place.type == "department" and place.department else None
+    project_id = place.project.id if place.project else None
+    repo, subject = ctx.repo, ctx.subject
+    if document and (policy is None or policy.document != document):
+        version = policy.audit.version if policy else None
+        repo.put_policy(place.key, document, None, version, subject, department_id, project_id)
+    elif not document and policy is not None:
+        repo.delete_policy(place.key, policy.audit.version)
+    if layer and (defaults is None or defaults.document != layer):
+        version = defaults.audit.version if defaults else None
+        repo.put_defaults(place.key, layer, version, subject, department_id, project_id)
+    elif not layer and defaults is not None:
+        repo.delete_defaults(place.key, defaults.audit.version)
+
+
+def _write(
+    store: Store,
+    principal: Principal,
+    raw: dict[str, Any],
+    validate_only: bool | None,
+    change: Callable[[Ctx, PolicyRow | None, DefaultsRow | None], dict[str, Any]],
+) -> JSONResponse:
+    meta = raw["meta"]
+    try:
+        with store.write(principal) as ctx:
+            place = _place(
+                ctx, meta["scope"], meta.get("departmentId"), meta.get("projectId"), ("meta",), 400
+            )
+            ctx.access.require_write(place.ref)
+            policy = ctx.repo.policies([place.key], lock=True).get(place.key)
+            defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+            given = change(ctx, policy, defaults)
+            document, problems = policy_document(ctx, given)
+            problems += check_policy(ctx, place, document)
+            layer, more = defaults_document(defaults.document if defaults else {}, given.get("defaults"))
+            refuse(problems + more, "The policy is not valid.")
+            _save(ctx, place, policy, document, defaults, layer)
+            body = policy_body(ctx, place)
+            if validate_only:
+                raise _Rollback(body)
+    except _Rollback as done:
+        body = done.body
+    return json_response(body)
+
+
+_WRITE_RESPONSES = {200: {"model": PolicyOut}, **errors(409)}
+
+
+@router.get("/distributed", response_model=PolicyOut, responses=errors(404))
+def get_distributed_policy(
+    scope: ScopeQuery,
+    principal: Auth,
+    store: StoreDep,
+    departmentId: DepartmentQuery = None,
+    projectId: ProjectQuery = None,
+    clusterId: ClusterQuery = None,
+) -> JSONResponse:
+    """The policy of a scope (``meta`` and ``policy``, when it has one of its own) and its effective policy:
+    the merged defaults, and every rule and imposed data source of its branch, each rule with its
+    ``sourceOfRule``."""
+    with store.read(principal) as ctx:
+        place = _place(ctx, scope, departmentId, projectId, (), 404)
+        ctx.access.require_read(place.ref)
+        body = policy_body(ctx, place)
+    return json_response(body)
+
+
+@router.put(
+    "/distributed",
+    response_model=None,
+    responses=_WRITE_RESPONSES,
+    openapi_extra=documented(PolicyOverwrite),
+)
+def overwrite_distributed_policy(
+    principal: Auth,
+    raw: JsonObject,
+    store: StoreDep,
+    validateOnly: ValidateOnly = None,
+    approveClusterDeletion: ApproveQuery = None,
+) -> JSONResponse:
+    """Replace a scope's policy: its rules, imposed data sources and defaults (what ``policy`` does not give
+    is removed; the defaults' ``masterSpecSameAsWorker`` is kept)."""
+    refuse(schema_problems(PolicyOverwrite, raw))
+    return _write(
+        store, principal, raw, validateOnly, lambda _ctx, _p, _d: strip_nulls(raw.get("policy") or {})
+    )
+
+
+@router.patch(
+    "/distributed",
+    response_model=None,
+    responses=_WRITE_RESPONSES,
+    openapi_extra=documented(PolicyChange),
+)
+def change_distributed_policy(
+    principal: Auth,
+    raw: JsonObject,
+    store: StoreDep,
+    validateOnly: ValidateOnly = None,
+    approveClusterDeletion: ApproveQuery = None,
+) -> JSONResponse:
+    """Change a scope's policy: remove the fields at the ``reset`` paths, then merge ``policy`` in (objects
+    field by field, lists whole; ``null`` changes nothing)."""
+    refuse(schema_problems(PolicyChange, raw))
+    paths = [path.removeprefix("policy.") for path in raw.get("reset") or []]
+
+    def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
+        current = clear_fields(request_form(ctx, policy, defaults), paths, _RESET_ROOTS, field="reset")
+        return merge_patch(current, strip_nulls(raw.get("policy") or {}))
+
+    return _write(store, principal, raw, validateOnly, change)
+
+
+@router.delete("/distributed", status_code=204, response_class=Response, responses=errors(404, 409))
+def delete_distributed_policy(
+    scope: ScopeQuery,
+    principal: Auth,
+    store: StoreDep,
+    departmentId: DepartmentQuery = None,
+    projectId: ProjectQuery = None,
+    clusterId: ClusterQuery = None,
+    approveClusterDeletion: ApproveQuery = None,
+) -> Response:
+    """Remove a scope's policy: its rules, imposed data sources and defaults (the defaults'
+    ``masterSpecSameAsWorker`` is kept)."""
+    with store.write(principal) as ctx:
+        place = _place(ctx, scope, departmentId, projectId, (), 404)
+        ctx.access.require_write(place.ref)
+        policy = ctx.repo.policies([place.key], lock=True).get(place.key)
+        defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+        layer, problems = defaults_document(defaults.document if defaults else {}, None)
+        refuse(problems)
+        _save(ctx, place, policy, {}, defaults, layer)
+    return no_content()

@@ -1,0 +1,38 @@
+"""A stored document as the YAML text ``db export`` writes for it (one function, shared by the exporter and
+by the policies, whose rules are located by their line in that text)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe writer, with text that is not all printable written double-quoted (below)."""
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    """Text as a YAML scalar that reads back as it is.
+
+    A YAML reader takes NEL (U+0085), LS (U+2028) and PS (U+2029) for line breaks, and PyYAML writes text
+    holding one in a plain or single-quoted scalar as a raw line break: read back, NEL becomes a newline
+    (folded into a space, or gone).  Text holding any character that is not printable (those three, tabs,
+    carriage returns, other control and format characters: zero-width and direction marks, a byte order
+    mark...) is therefore written double-quoted, where the writer escapes each of them (``\\N``, ``\\L``,
+    ``\\P``, ``\\t``, ``\\r``, ``\\uFEFF``...) or writes it as itself inside the quotes; ``\\n`` alone keeps
+    the writer's own choice.  Printable text (letters of any script, emoji) stays as it is, readable.
+    """
+    style = None if text.replace("\n", "").isprintable() else '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def dump_yaml(document: Mapping[str, Any]) -> str:
+    """``document`` as the YAML text of an exported file: keys in their order, block style."""
+    return yaml.dump(
+        dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
