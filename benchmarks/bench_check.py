@@ -1,30 +1,40 @@
-"""(b) ``template-engine check`` over a generated 400-pair org, against kustomize and a bare YAML load.
+"""``template-engine check`` over generated orgs, against a bare YAML load of the same files and kustomize.
 
-One run, in a temporary folder:
+One run, in a temporary folder, for each org size of ``--sizes`` (pairs; default 400 and 6,400) and of
+``--kustomize-sizes`` (default 100, 400 and 1,600):
 
-1. ``gen_org`` writes the org (4 departments x 10 projects x 10 templates, each composition 4 layers deep with
-   20 environment-variable and 20 label changes per layer) and the same changes as kustomize base -> overlay
-   chains.
+1. ``gen_org`` writes the org (departments x projects x 10 templates, each composition 4 layers deep with 20
+   environment-variable and 20 label changes per layer) and, for the kustomize sizes, the same changes as
+   kustomize base -> overlay chains.
 2. Both sides are checked to build the same thing: every pair's effective env and labels, from the engine (in
    process) and from ``kubectl kustomize`` of the all-in-one kustomization, equal the generator's expectation.
-3. Wall times, each a fresh process started from here (so interpreter start-up and imports count):
+3. Wall time and peak memory (``ru_maxrss`` of that process), each a fresh process started from here, so
+   interpreter start-up and imports count, cold (no cache of any kind survives between processes):
 
-   * ``template-engine check --root ORG --output json``: the installed entry point, one process, best of N;
-     it must exit 0 and report every pair runnable;
+   * the engine: ``python -m template_engine check --root ORG --output json`` (it must exit 0 and report
+     every pair runnable);
    * the YAML floor: one ``python`` process that loads every YAML file of the org once with
-     ``yaml.load(f, Loader=yaml.CSafeLoader)`` (libyaml's parser, PyYAML's safe constructor), best of N;
-   * ``kubectl kustomize`` of one kustomization holding all 400 chains as resources (one process), best of
-     2 (the first is the build that step 2 checks);
-   * ``kubectl kustomize`` of each chain, one process per chain, sequentially (how kustomize is used), one
-     pass; if the pass would exceed ``--kustomize-budget`` seconds it stops and the total is extrapolated from
-     the chains built, and says so.
+     ``yaml.load(f, Loader=yaml.CSafeLoader)`` (libyaml's parser, PyYAML's safe constructor);
+   * ``python -c "import template_engine.cli"``: the import alone (its peak memory is subtracted from the
+     engine's to give the memory per pair);
+   * with ``--baseline DIR`` (a checkout of another commit, e.g. ``git archive COMMIT | tar -x -C DIR``), the
+     same engine and import processes with that checkout first on ``PYTHONPATH``: before and after in one
+     run.
 
-   Also, for context: ``python -c pass`` and ``python -c "import template_engine.cli"``.
-4. In-process phases of the engine (no profiler, best of N): ``load_org``, the compose loop, and, timed on
-   their own over the same pairs, ``merge_layers`` and the runnable check.
+   These are interleaved: each of ``--runs`` rounds runs every process once, in an order that rotates from
+   round to round, so all of them see the same load.  Each round gives its own ratio engine / floor; the
+   figures are the median and the minimum over the rounds (times and ratios).  The target (at most
+   ``TARGET_VS_FLOOR`` x the floor) is judged on the median ratio.
+4. kustomize (``kubectl kustomize`` of one kustomization that holds every chain as a resource: one process
+   for all pairs), ``--kustomize-runs`` times, each run interleaved with an engine run; and at 400 pairs, with
+   ``--per-chain``, one ``kubectl kustomize`` process per chain (how kustomize is used), stopped after
+   ``--kustomize-budget`` seconds and extrapolated, and labelled so.
 
-Run ``python benchmarks/bench_check.py`` (``--quick`` for a smoke run: 2 x 2 x 5 = 20 pairs, fewer repeats).
-The last line printed is one JSON object.
+Run ``python benchmarks/bench_check.py`` (``--quick`` for a smoke run).  The last line printed is one JSON
+object with every figure.  ``PYTHONDONTWRITEBYTECODE=1`` (set on these machines) means ``template_engine``'s
+own modules are compiled at every start, as an editable install is run here; ``--bytecode`` adds, at the
+smallest size, the same processes with bytecode compiled once beforehand into a temporary
+``PYTHONPYCACHEPREFIX`` (as a ``pip install`` of the package has it), for both the engine and the floor.
 """
 
 from __future__ import annotations
@@ -39,7 +49,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +56,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gen_org  # a sibling script, not a package: found through the sys.path line above
+import gen_org  # sibling scripts, not a package: found through the sys.path line above
+from procs import run_process
 
 TARGET_VS_KUSTOMIZE = 10.0
 TARGET_VS_FLOOR = 2.0
+#: The sizes the floor target is stated for (issue 11).
+FLOOR_TARGET_SIZES = (400, 6400)
 
 #: The YAML floor, run as its own process: every YAML file of the org loaded once.
 FLOOR_SCRIPT = """
@@ -68,31 +80,15 @@ print(count)
 IMPORT_SCRIPT = "import template_engine.cli"
 
 
-def wall(cmd: Sequence[str], *, expect: int = 0, cwd: Path | None = None) -> tuple[float, str]:
-    """Wall time of one process and its standard output; fails loudly on an unexpected exit status."""
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, check=False)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != expect:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return elapsed, proc.stdout
+def shape_for(pairs: int) -> gen_org.Shape:
+    try:
+        return gen_org.shape_for(pairs)
+    except ValueError as exc:
+        raise SystemExit(f"--sizes: {exc}") from None
 
 
-def best_wall(cmd: Sequence[str], runs: int) -> tuple[float, list[float], str]:
-    times, out = [], ""
-    for _ in range(runs):
-        elapsed, out = wall(cmd)
-        times.append(elapsed)
-    return min(times), times, out
-
-
-def best_call(func: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def summary(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values)}
 
 
 def tool_versions(kubectl: str) -> dict[str, str]:
@@ -144,256 +140,255 @@ def verify_engine(org: gen_org.GeneratedOrg, root: Path) -> int:
     return len(org.pairs())
 
 
-# -- in-process phases --------------------------------------------------------------------------------------
+# -- one size -----------------------------------------------------------------------------------------------
 
 
-def phases(root: Path, runs: int) -> dict[str, float]:
-    """Where the engine's time goes, in this process and without a profiler.
+def engine_env(baseline: Path | None, pycache: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(baseline), *filter(None, [env.get("PYTHONPATH")])])
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
 
-    Only public entry points are timed, so the split holds whatever ``compose`` does inside: ``load_org``; the
-    compose loop over every pair ``check`` covers; ``merge_layers`` alone over the same layers (worker, and
-    master where it is composed separately); the runnable check alone.  "The rest" is the compose loop less
-    the merge: building the layers, rendering, pruning and sorting, the master's copy, the runnable check.
-    """
-    from template_engine import load_org
-    from template_engine.compose import MergeCache, compose
-    from template_engine.merge.engine import merge_layers
-    from template_engine.merge.plan import SPEC_PLAN
-    from template_engine.runnable import check
 
-    loaded = load_org(root)
-    views = loaded.views()
-    # Keep only what the timed loops need: like ``check``, which drops each composition once reported.
-    merges, specs = [], []
-    for view, template in views:
-        result = compose(loaded, template, view)
-        merges.append(result.worker.layers)
-        if result.master is not None and result.master is not result.worker:
-            merges.append(result.master.layers)
-        specs.append((result.combined_spec, result.combined_master_spec, not result.master_same_as_worker))
-    t_load = best_call(lambda: load_org(root), runs)
-    t_compose = best_call(lambda: [compose(loaded, t, v).runnable for v, t in views], runs)
-
-    def compose_shared() -> list[object]:
-        cache: MergeCache = {}  # as ``check`` does: one cache of scope-default merges per org
-        return [compose(loaded, t, v, cache=cache).runnable for v, t in views]
-
-    t_compose_shared = best_call(compose_shared, runs)
-    t_merge = best_call(lambda: [merge_layers(SPEC_PLAN, layers) for layers in merges], runs)
-    t_check = best_call(lambda: [check(w, m, separate, SPEC_PLAN) for w, m, separate in specs], runs)
-    return {
-        "load_org": t_load,
-        "compose_all": t_compose,
-        "compose_all_shared_cache": t_compose_shared,
-        "merge": t_merge,
-        "compose_rest": t_compose - t_merge,
-        "runnable": t_check,
-        "pairs_composed": len(views),
+def measure_size(
+    pairs: int, args: argparse.Namespace, work: Path, kubectl: str, pycache: Path | None = None
+) -> dict[str, Any]:
+    shape = shape_for(pairs)
+    org = gen_org.generate(shape)
+    root = work / f"org-{pairs}"
+    org_root = root / "templates"
+    files = gen_org.write_org(org, org_root)
+    kustomize = pairs in args.kustomize_sizes and not args.no_kustomize and pycache is None
+    if kustomize:
+        gen_org.write_kustomize(org, root / "kustomize")
+    n_engine = verify_engine(org, org_root) if pycache is None and args.verify else len(org.pairs())
+    python = sys.executable
+    processes: dict[str, tuple[list[str], dict[str, str]]] = {
+        "engine": (
+            [python, "-m", "template_engine", "check", "--root", str(org_root), "--output", "json"],
+            {},
+        ),
+        "floor": ([python, "-c", FLOOR_SCRIPT, str(org_root)], {}),
+        "import": ([python, "-c", IMPORT_SCRIPT], {}),
     }
+    for name in list(processes):
+        cmd, _ = processes[name]
+        processes[name] = (cmd, engine_env(None, pycache))
+    if args.baseline is not None:
+        processes["baseline engine"] = (processes["engine"][0], engine_env(args.baseline, pycache))
+        processes["baseline import"] = (processes["import"][0], engine_env(args.baseline, pycache))
+    names = list(processes)
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for round_ in range(args.runs):  # interleaved, the order rotating
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            cmd, env = processes[name]
+            rounds[name].append(run_process(cmd, env, cwd=work))  # not the checkout: it would come first
+    for name in ("engine", "baseline engine"):
+        for done in rounds.get(name, []):
+            report = json.loads(done.pop("stdout").decode())
+            project_rows = [r for r in report["results"] if r["project"] is not None]
+            if report["runnable"] != report["total"] or len(project_rows) != len(org.pairs()):
+                raise SystemExit(f"{name}: {report['runnable']}/{report['total']} runnable at {pairs} pairs")
+    for done in rounds["floor"]:
+        if int(done.pop("stdout").decode()) != len(files):
+            raise SystemExit("the floor loaded another number of files")
+    seconds = {name: [d["seconds"] for d in runs] for name, runs in rounds.items()}
+    rss = {name: [d["maxrss_kib"] for d in runs] for name, runs in rounds.items()}
+    out: dict[str, Any] = {
+        "pairs": len(org.pairs()),
+        "files": len(files),
+        "shape": {"departments": shape.departments, "projects": shape.projects, "templates": shape.templates},
+        "engine_pairs_verified": n_engine,
+        "seconds": {name: summary(values) for name, values in seconds.items()},
+        "all_seconds": seconds,
+        "ratio_vs_floor": {
+            name: summary([e / f for e, f in zip(seconds[name], seconds["floor"], strict=True)])
+            for name in ("engine", "baseline engine")
+            if name in seconds
+        },
+        "memory_kib_per_pair": {
+            who: summary(
+                [
+                    (e - i) / len(org.pairs())
+                    for e, i in zip(rss[f"{prefix}engine"], rss[f"{prefix}import"], strict=True)
+                ]
+            )
+            for who, prefix in (("engine", ""), ("baseline engine", "baseline "))
+            if f"{prefix}engine" in rss
+        },
+        "maxrss_kib": {name: summary([float(v) for v in values]) for name, values in rss.items()},
+    }
+    if kustomize:
+        out["kustomize"] = measure_kustomize(org, root, kubectl, processes["engine"], args)
+    return out
+
+
+def measure_kustomize(
+    org: gen_org.GeneratedOrg,
+    root: Path,
+    kubectl: str,
+    engine: tuple[list[str], dict[str, str]],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """kustomize's all-in-one build (checked to equal the generator's expectation), each run paired with an
+    engine run; at 400 pairs with ``--per-chain``, one process per chain within the budget."""
+    kust_root = root / "kustomize"
+    kall_cmd = [kubectl, "kustomize", str(kust_root / "all")]
+    first = run_process(kall_cmd)
+    n_kust = verify_kustomize(org, first.pop("stdout").decode())
+    k_times, e_times = [first["seconds"]], [run_process(*engine, cwd=root)["seconds"]]
+    for _ in range(args.kustomize_runs - 1):
+        k_times.append(run_process(kall_cmd)["seconds"])
+        e_times.append(run_process(*engine, cwd=root)["seconds"])
+    out: dict[str, Any] = {
+        "jobs_verified": n_kust,
+        "all_in_one_seconds": summary(k_times),
+        "engine_seconds": summary(e_times),
+        "kustomize_vs_engine": summary([k / e for k, e in zip(k_times, e_times, strict=True)]),
+    }
+    if args.per_chain and len(org.pairs()) == 400:
+        pairs = org.pairs()
+        order = [pairs[i] for first_ in range(10) for i in range(first_, len(pairs), 10)]
+        chain_times: list[float] = []
+        pass_start = time.perf_counter()
+        for pair in order:
+            if time.perf_counter() - pass_start > args.kustomize_budget:
+                break
+            cmd = [kubectl, "kustomize", str(kust_root / gen_org.kustomize_chain(pair))]
+            chain_times.append(run_process(cmd)["seconds"])
+        complete = len(chain_times) == len(pairs)
+        total = sum(chain_times) if complete else sum(chain_times) / len(chain_times) * len(pairs)
+        out["per_chain"] = {
+            "seconds": total,
+            "chains_built": len(chain_times),
+            "extrapolated": not complete,
+            "median_chain_seconds": statistics.median(chain_times),
+            "vs_engine_median": total / statistics.median(e_times),
+        }
+    return out
 
 
 # -- the run ------------------------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    shape = gen_org.Shape(2, 2, 5) if args.quick else gen_org.Shape()
-    runs = args.runs or (2 if args.quick else 5)
-    kubectl = shutil.which(args.kubectl) or args.kubectl
-    engine = shutil.which("template-engine") or str(Path(sys.executable).parent / "template-engine")
+    kubectl = shutil.which(args.kubectl) or ""
+    if not kubectl and not args.no_kustomize:
+        print("kubectl not found: the kustomize comparison is skipped (say so wherever figures are quoted)")
+        args.no_kustomize = True
+    sizes = sorted(set(args.sizes) | (set() if args.no_kustomize else set(args.kustomize_sizes)))
     load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="bench-check-"))
+    results: dict[str, Any] = {}
     try:
-        start = time.perf_counter()
-        org = gen_org.generate(shape)
-        org_root, kust_root = work / "templates", work / "kustomize"
-        engine_files = gen_org.write_org(org, org_root)
-        kust_files = gen_org.write_kustomize(org, kust_root)
-        t_generate = time.perf_counter() - start
-        pairs = org.pairs()
-        print(
-            f"generated {len(pairs)} pairs: {len(engine_files)} org files, {len(kust_files)} kustomize files "
-            f"({t_generate:.1f} s)",
-            flush=True,
-        )
-
-        # What each side builds, checked before anything is timed (the kustomize build is timed run 1).
-        n_engine = verify_engine(org, org_root)
-        kall_cmd = [kubectl, "kustomize", str(kust_root / "all")]
-        t_first, built = wall(kall_cmd)
-        n_kust = verify_kustomize(org, built)
-        print(f"verified: engine {n_engine} pairs and kustomize {n_kust} jobs equal the expected env/labels")
-
-        # (b) the engine and the YAML floor, one process each, interleaved so that both see the same load.
-        engine_cmd = [engine, "check", "--root", str(org_root), "--output", "json"]
-        floor_cmd = [sys.executable, "-c", FLOOR_SCRIPT, str(org_root)]
-        engine_times, floor_times = [], []
-        for _ in range(runs):
-            elapsed, out = wall(engine_cmd)
-            engine_times.append(elapsed)
-            elapsed, floor_out = wall(floor_cmd)
-            floor_times.append(elapsed)
-        t_engine, t_floor = min(engine_times), min(floor_times)
-        report = json.loads(out)
-        project_rows = [r for r in report["results"] if r["project"] is not None]
-        if report["runnable"] != report["total"] or len(project_rows) != len(pairs):
-            raise SystemExit(
-                f"check: {report['runnable']}/{report['total']} runnable, {len(project_rows)} project pairs"
-            )
-        if int(floor_out) != len(engine_files):
-            raise SystemExit(f"the floor loaded {floor_out.strip()} files, expected {len(engine_files)}")
-        print(f"engine check: {t_engine:.3f} s best of {runs} ({report['runnable']} runnable)", flush=True)
-        print(f"YAML floor: {t_floor:.3f} s best of {runs}", flush=True)
-
-        # The interpreter's own costs.
-        t_python, _, _ = best_wall([sys.executable, "-c", "pass"], runs)
-        t_import, _, _ = best_wall([sys.executable, "-c", IMPORT_SCRIPT], runs)
-
-        # The engine's phases, in this process, next in time to the process measurements above.
-        phase = phases(org_root, runs) if not args.no_phases else {}
-
-        # kustomize, all chains in one process.
-        k_runs = max(1, min(runs, 2))
-        kall_times = [t_first] + [wall(kall_cmd)[0] for _ in range(k_runs - 1)]
-        t_kall = min(kall_times)
-        print(f"kustomize, one process for all: {t_kall:.3f} s best of {k_runs}", flush=True)
-
-        # kustomize, one process per chain, one sequential pass within the budget; the chains are taken in a
-        # strided order so that a partial pass samples every department.
-        order = [pairs[i] for first in range(10) for i in range(first, len(pairs), 10)]
-        chain_times: list[float] = []
-        pass_start = time.perf_counter()
-        for pair in order:
-            if time.perf_counter() - pass_start > args.kustomize_budget:
-                break
-            elapsed, _ = wall([kubectl, "kustomize", str(kust_root / gen_org.kustomize_chain(pair))])
-            chain_times.append(elapsed)
-        measured = sum(chain_times)
-        complete = len(chain_times) == len(pairs)
-        t_kper = measured if complete else measured / len(chain_times) * len(pairs)
-        label = "measured" if complete else f"EXTRAPOLATED from {len(chain_times)} of {len(pairs)} chains"
-        print(f"kustomize, one process per chain: {t_kper:.1f} s ({label})", flush=True)
-
+        for pairs in sizes:
+            results[str(pairs)] = measure_size(pairs, args, work, kubectl)
+            print_size(results[str(pairs)])
+        if args.bytecode:
+            pycache = work / "pycache"
+            env = {k: v for k, v in engine_env(None, pycache).items() if k != "PYTHONDONTWRITEBYTECODE"}
+            prime = [sys.executable, "-c", f"{IMPORT_SCRIPT}; import yaml, template_engine.loader.tree"]
+            subprocess.run(prime, env=env, check=True, cwd=work)
+            if args.baseline is not None:
+                subprocess.run(prime, env={**env, "PYTHONPATH": str(args.baseline)}, check=True, cwd=work)
+            smallest = min(args.sizes)
+            results[f"{smallest} with bytecode"] = measure_size(smallest, args, work, kubectl, pycache)
+            print("with bytecode compiled beforehand:")
+            print_size(results[f"{smallest} with bytecode"])
     finally:
         if args.keep:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-
+    targets = {}
+    for pairs in FLOOR_TARGET_SIZES:
+        found = results.get(str(pairs))
+        if found is not None:
+            ratio = found["ratio_vs_floor"]["engine"]["median"]
+            targets[f"floor_{pairs}"] = {"ratio_median": ratio, "met": ratio <= TARGET_VS_FLOOR}
+    for key, found in results.items():
+        if "kustomize" in found:
+            factor = found["kustomize"]["kustomize_vs_engine"]["median"]
+            targets[f"kustomize_{key}"] = {"factor_median": factor, "met": factor >= TARGET_VS_KUSTOMIZE}
     return {
         "bench": "check",
-        "pairs": len(pairs),
-        "layers": 4,
-        "changes_per_list_per_layer": shape.items,
-        "files": {"org": len(engine_files), "kustomize": len(kust_files)},
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "yaml_loader": "CSafeLoader" if yaml.__with_libyaml__ else "unavailable",
-            **tool_versions(kubectl),
+            "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
+            **(tool_versions(kubectl) if kubectl else {"kubectl": "not found"}),
         },
-        "runs": runs,
+        "runs": args.runs,
+        "baseline": str(args.baseline) if args.baseline else None,
         "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
-        "seconds": {
-            "engine_check": t_engine,
-            "yaml_floor": t_floor,
-            "kustomize_all_in_one": t_kall,
-            "kustomize_per_chain": t_kper,
-            "python_startup": t_python,
-            "engine_import": t_import,
-            "generate": t_generate,
-        },
-        "all_runs": {
-            "engine_check": engine_times,
-            "yaml_floor": floor_times,
-            "kustomize_all_in_one": kall_times,
-            "kustomize_per_chain_median": statistics.median(chain_times),
-        },
-        "kustomize_per_chain": {"chains_built": len(chain_times), "extrapolated": not complete},
-        "ratio": {
-            "kustomize_all_in_one_vs_engine": t_kall / t_engine,
-            "kustomize_per_chain_vs_engine": t_kper / t_engine,
-            "engine_vs_yaml_floor": t_engine / t_floor,
-        },
-        "target": {
-            "applies": len(pairs) == gen_org.Shape().pairs,
-            "vs_kustomize": TARGET_VS_KUSTOMIZE,
-            "vs_kustomize_all_in_one_met": t_kall / t_engine >= TARGET_VS_KUSTOMIZE,
-            "vs_kustomize_per_chain_met": t_kper / t_engine >= TARGET_VS_KUSTOMIZE,
-            "vs_floor": TARGET_VS_FLOOR,
-            "vs_floor_met": t_engine / t_floor <= TARGET_VS_FLOOR,
-        },
-        "engine_phases_in_process": phase,
+        "sizes": results,
+        "targets": targets,
     }
 
 
-def print_table(out: dict[str, Any]) -> None:
-    s, r, t = out["seconds"], out["ratio"], out["target"]
-    per_chain = "extrapolated" if out["kustomize_per_chain"]["extrapolated"] else "one pass"
-    rows = [
-        ("template-engine check (1 process)", s["engine_check"], 1.0, f"best of {out['runs']}"),
-        ("YAML floor, CSafeLoader (1 process)", s["yaml_floor"], s["yaml_floor"] / s["engine_check"], ""),
-        (
-            "kubectl kustomize, all in 1 process",
-            s["kustomize_all_in_one"],
-            r["kustomize_all_in_one_vs_engine"],
-            "",
-        ),
-        (
-            "kubectl kustomize, 1 process/chain",
-            s["kustomize_per_chain"],
-            r["kustomize_per_chain_vs_engine"],
-            per_chain,
-        ),
-        ("python -c pass", s["python_startup"], s["python_startup"] / s["engine_check"], ""),
-        (
-            "python -c 'import template_engine.cli'",
-            s["engine_import"],
-            s["engine_import"] / s["engine_check"],
-            "",
-        ),
-    ]
-    print(f"\ncheck over {out['pairs']} (project, template) pairs, {out['layers']} layers each")
-    print(f"{'measurement':40} {'seconds':>9} {'x engine':>9}  note")
-    for name, value, factor, note in rows:
-        print(f"{name:40} {value:9.3f} {factor:9.2f}  {note}")
-    yes = {True: "met", False: "MISSED"}
-    if not t["applies"]:
-        print("(smoke run: the targets below are stated for the 400-pair org, not for this one)")
+def print_size(found: dict[str, Any]) -> None:
+    s, r, m = found["seconds"], found["ratio_vs_floor"], found["memory_kib_per_pair"]
+    print(f"\ncheck over {found['pairs']} pairs ({found['files']} files), median and min of the rounds:")
     print(
-        f"targets: kustomize >= {t['vs_kustomize']:g}x engine: all-in-one "
-        f"{yes[t['vs_kustomize_all_in_one_met']]} ({r['kustomize_all_in_one_vs_engine']:.1f}x), per chain "
-        f"{yes[t['vs_kustomize_per_chain_met']]} ({r['kustomize_per_chain_vs_engine']:.1f}x); "
-        f"engine <= {t['vs_floor']:g}x YAML floor: {yes[t['vs_floor_met']]} "
-        f"({r['engine_vs_yaml_floor']:.2f}x)"
+        f"{'process':22} {'median s':>9} {'min s':>8} {'x floor med':>12} {'x floor min':>12} {'KiB/pair':>9}"
     )
-    load = out["load_average_1min"]
-    print(f"1-minute load average: {load['start']:.2f} at start, {load['end']:.2f} at end (2 cores)")
-    phase = out["engine_phases_in_process"]
-    if phase:
+    for name in s:
+        ratio = r.get(name)
+        factors = f"{ratio['median']:12.2f} {ratio['min']:12.2f}" if ratio else f"{'':12} {'':12}"
+        memory = f"{m[name]['median']:9.1f}" if name in m else ""
+        print(f"{name:22} {s[name]['median']:9.3f} {s[name]['min']:8.3f} {factors} {memory}")
+    k = found.get("kustomize")
+    if k:
         print(
-            "engine in process: load_org {load_org:.3f} s, compose x{pairs_composed} {compose_all:.3f} s "
-            "without a cache (merge {merge:.3f}, the rest {compose_rest:.3f}, of which the runnable check "
-            "{runnable:.3f}); {compose_all_shared_cache:.3f} s with the scope-default merges shared, "
-            "as check does".format(**phase)
+            f"kustomize all-in-one {k['all_in_one_seconds']['median']:.2f} s (median): "
+            f"{k['kustomize_vs_engine']['median']:.1f}x the engine "
+            f"(min {k['kustomize_vs_engine']['min']:.1f}x)"
         )
+        chain = k.get("per_chain")
+        if chain:
+            built = chain["chains_built"]
+            label = f"EXTRAPOLATED from {built} chains" if chain["extrapolated"] else "measured"
+            print(
+                f"kustomize one process per chain: {chain['seconds']:.1f} s ({label}), "
+                f"{chain['vs_engine_median']:.0f}x the engine"
+            )
+    sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 20 pairs, 2 runs each")
-    parser.add_argument("--runs", type=int, default=None, help="runs per process measurement (best is kept)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 20 and 100 pairs, 2 rounds")
+    parser.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=[400, 6400])
+    parser.add_argument(
+        "--kustomize-sizes", type=lambda v: [int(x) for x in v.split(",")], default=[100, 400, 1600]
+    )
+    parser.add_argument("--runs", type=int, default=None, help="interleaved rounds (default 5)")
+    parser.add_argument("--kustomize-runs", type=int, default=2)
     parser.add_argument("--kubectl", default="kubectl", help="the kubectl binary (built-in kustomize)")
+    parser.add_argument("--no-kustomize", action="store_true", help="skip kustomize")
+    parser.add_argument("--per-chain", action="store_true", help="at 400 pairs, one kustomize per chain too")
     parser.add_argument(
         "--kustomize-budget",
         type=float,
         default=60.0,
         help="seconds for the one-process-per-chain pass; past it the rest is extrapolated (and labelled)",
     )
-    parser.add_argument("--no-phases", action="store_true", help="skip the in-process phase breakdown")
-    parser.add_argument("--keep", action="store_true", help="keep the generated folder")
+    parser.add_argument("--baseline", type=Path, default=None, help="a checkout to compare with, same run")
+    parser.add_argument("--bytecode", action="store_true", help="also time the smallest size with bytecode")
+    parser.add_argument("--keep", action="store_true", help="keep the generated folders")
+    parser.add_argument(
+        "--no-verify", dest="verify", action="store_false", help="skip composing every pair in process first"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.kustomize_sizes = [20, 100], [20]
+        args.runs = args.runs or 2
+    args.runs = args.runs or 5
     out = run(args)
-    print_table(out)
+    print("\ntargets:", json.dumps(out["targets"], sort_keys=True))
     print(json.dumps(out, sort_keys=True))
 
 

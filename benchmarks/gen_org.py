@@ -77,6 +77,19 @@ class Shape:
         return self.departments * self.projects * self.templates
 
 
+def shape_for(pairs: int, seed: int = Shape.seed) -> Shape:
+    """The org of ``pairs`` (project, template) pairs, as the benchmarks size them: 10 templates per project,
+    10 projects per department up to 1,600 pairs (1 department at 100, 4 at 400, 16 at 1,600), then 16
+    departments of more projects (40 each at 6,400)."""
+    if pairs % 10:
+        raise ValueError(f"{pairs} pairs is not a multiple of 10 (templates per project)")
+    projects = pairs // 10
+    departments = max(1, projects // 10) if projects <= 160 else 16
+    if projects % departments:
+        raise ValueError(f"{pairs} pairs do not split into {departments} departments")
+    return Shape(departments=departments, projects=projects // departments, templates=10, seed=seed)
+
+
 @dataclass(frozen=True, slots=True)
 class LayerChanges:
     """One layer's changes, in the order the layer writes them."""
@@ -354,13 +367,18 @@ def main(argv: list[str] | None = None) -> None:
     default = Shape()
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write templates/ and kustomize/ into")
+    parser.add_argument("--pairs", type=int, default=None, help="the size (e.g. 6400), instead of the three")
     parser.add_argument("--departments", type=int, default=default.departments)
     parser.add_argument("--projects", type=int, default=default.projects, help="per department")
     parser.add_argument("--templates", type=int, default=default.templates, help="per project")
     parser.add_argument("--seed", type=int, default=default.seed)
     parser.add_argument("--no-kustomize", action="store_true", help="write only the templates folder")
     args = parser.parse_args(argv)
-    shape = Shape(args.departments, args.projects, args.templates, seed=args.seed)
+    shape = (
+        shape_for(args.pairs, args.seed)
+        if args.pairs is not None
+        else Shape(args.departments, args.projects, args.templates, seed=args.seed)
+    )
     org = generate(shape)
     files = write_org(org, args.out / "templates")
     if not args.no_kustomize:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from template_engine.errors import CompositionError, CompositionWarning, Location, Problem, WarningKind
 from template_engine.layers import (
@@ -29,12 +29,14 @@ from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.org import Defaults, Org, Template, View
 from template_engine.paths import Path
-from template_engine.policy.apply import PolicyOutcome, Protected, apply_policy
 from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import EffectivePolicy
 from template_engine.policy.vocabulary import Replica
 from template_engine.render import RESERVED, Rendered, render_composition, render_final
 from template_engine.runnable import Runnable, RunnableIssue, check
+
+if TYPE_CHECKING:  # imported by the policy step, for an org with policies
+    from template_engine.policy.apply import PolicyOutcome, Protected
 
 __all__ = ["Composition", "MergeCache", "compose", "unused_variable"]
 
@@ -110,10 +112,13 @@ def compose(
     """
     variables = variables or {}
     policy = effective_policy(org, view)
-    defaults = _defaults_merge(org, view, False, cache)
-    layers = worker_layers(org, template, view, submission, defaults.layers)
+    if cache is None:  # one merge of every layer (nothing to share the defaults' merge with)
+        worker = merge_layers(SPEC_PLAN, worker_layers(org, template, view, submission))
+    else:
+        defaults = _defaults_merge(org, view, False, cache)
+        layers = worker_layers(org, template, view, submission, defaults.layers)
+        worker = merge_layers(SPEC_PLAN, layers, defaults)
     same = same_as_worker(org, template, view, submission)
-    worker = merge_layers(SPEC_PLAN, layers, defaults)
     master = None if same.value else _master_merge(org, template, view, submission, cache)
     context = _context(view, template, variables)
     rendered = render_composition(worker, master, same.value, context)
@@ -157,6 +162,8 @@ def _apply_policy(
 ) -> PolicyOutcome:
     """The policy step (POLICY.md): the policy side is the shared merge of the scope defaults and imposed
     assets, rendered with the same context (a value that does not render there stays as written)."""
+    from template_engine.policy.apply import apply_policy
+
     worker_side = _policy_side(_defaults_merge(org, view, False, cache), context)
     master_side = None
     if not same and master is not None:
@@ -198,9 +205,12 @@ def _master_merge(
     """The master merged on its own; ``None`` when nothing gives it a spec (it runs workers only)."""
     if not has_own_master(template, submission):
         return None
-    defaults = _defaults_merge(org, view, True, cache)
-    layers = master_layers(org, template, view, submission, defaults.layers)
-    master = merge_layers(SPEC_PLAN, layers, defaults)
+    if cache is None:
+        master = merge_layers(SPEC_PLAN, master_layers(org, template, view, submission))
+    else:
+        defaults = _defaults_merge(org, view, True, cache)
+        layers = master_layers(org, template, view, submission, defaults.layers)
+        master = merge_layers(SPEC_PLAN, layers, defaults)
     problems = [
         Problem(
             f"a master spec cannot set the worker-only field {name!r}",

@@ -254,3 +254,20 @@ def test_a_document_is_bounded_in_expression_tokens_before_anything_is_parsed(
     items = [{"name": f"V{i}", "value": f"{heavy}{i}"} for i in range(MAX_DOCUMENT_TOKENS // 400 + 1)]
     (problem,) = document_expression_problems({"spec": {"environmentVariables": items}}, lambda _: None)
     assert "expression tokens in all" in problem.message
+
+
+def test_a_composition_that_runs_out_reports_it_once_and_never_silently() -> None:
+    # A budget made on first use by the fast pass is put back before the pass with paths: the value that
+    # runs out is reported (regression: every value was left as written with no problem at all).
+    from template_engine.merge.plan import SPEC_PLAN
+    from template_engine.render import render_final
+
+    heavy = (
+        "{{ '" + "x" * 1900 + "'|replace('', 'abcd')|upper|lower|title|reverse|replace('a', 'b')|length }}"
+    )
+    spec = {"environmentVariables": [{"name": f"V{i}", "value": f"{heavy}-{i}"} for i in range(12)]}
+    out, problems = render_final(spec, {}, lambda _: None, "combinedSpec", SPEC_PLAN)
+    assert len(problems) == 1 and "units of work" in problems[0].message
+    values = [item["value"] for item in out["environmentVariables"]]
+    assert values[0] == "9504-0"  # rendered until the budget ran out
+    assert values[-1].startswith("{{")  # then left as written, with the one problem above

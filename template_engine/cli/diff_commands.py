@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from template_engine.cli.options import EXIT_ERROR, EXIT_FINDINGS, F, emit, parse_vars, vars_option
-from template_engine.diff import OrgDiff, PairDiff, diff_orgs
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.gitrev import Version, open_version
-from template_engine.loader.sources import FolderSource, OverlaySource, Source
-from template_engine.loader.tree import load_org, resolve_root
-from template_engine.org import Org
+
+if TYPE_CHECKING:  # the comparison, git and the loader are imported when a command runs, not at start
+    from template_engine.diff import OrgDiff, PairDiff
+    from template_engine.gitrev import Version
+    from template_engine.loader.sources import Source
+    from template_engine.org import Org
 
 __all__ = ["diff", "impact"]
 
@@ -48,6 +49,9 @@ def _options(func: F) -> F:
 
 
 def _load(source: Source | None, where: str | None = None) -> Org:
+    from template_engine.loader.tree import load_org
+    from template_engine.org import Org
+
     if source is None:  # the revision has no such folder: every pair of the other side is new
         return Org()
     try:
@@ -124,6 +128,8 @@ def _version_name(version: Version) -> str:
 
 
 def _version(root: Path, against: str) -> Version:
+    from template_engine.gitrev import open_version
+
     try:
         return open_version(root, against)
     except TemplateEngineError as exc:
@@ -145,6 +151,10 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> N
     Lists the changed fields by path with old and new values and the layer that now sets each, and the
     pairs that appeared or disappeared.  Exit status 0 when nothing differs, 1 when something does.
     """
+    from template_engine.diff import diff_orgs
+    from template_engine.loader.sources import FolderSource
+    from template_engine.loader.tree import resolve_root
+
     root = resolve_root(root)
     values = parse_vars(variables)
     new = _load(FolderSource(root))
@@ -181,6 +191,10 @@ def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], out
     removed, if it no longer exists).  Lists the changed fields of each affected pair, including
     runnability turning false and pairs that no longer compose.  Exit status 1 when some pair changes.
     """
+    from template_engine.diff import diff_orgs
+    from template_engine.loader.sources import FolderSource, OverlaySource
+    from template_engine.loader.tree import resolve_root
+
     root = resolve_root(root)
     values = parse_vars(variables)
     rel = _inside(file, root)

@@ -12,14 +12,14 @@ composition that needs it fails with them), never skipped silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Callable, Mapping
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
 from template_engine.loader.layout import read_layout
-from template_engine.loader.policies import org_policy_problems
 from template_engine.loader.rules import (
     SPEC_ROOTS,
     Lines,
@@ -52,16 +52,26 @@ from template_engine.org import (
     policy_ref,
     template_ref,
 )
-from template_engine.policy.document import PolicyDocument, read_policy
+
+if TYPE_CHECKING:  # policy files are read by the policy modules, imported when an org has one
+    from template_engine.policy.document import PolicyDocument
 
 
 def read_source(where: sources.SourceOrPath, rel: str) -> tuple[Source | None, list[Problem]]:
     """Read and parse one file; ``rel`` (a POSIX path in the templates folder) names it in every message."""
-    raw = sources.as_source(where).read(rel)
+    text, problems = _read_text(sources.as_source(where), rel)
+    if text is None:
+        return None, problems
+    return _parse_source(text, rel)
+
+
+def _read_text(files: sources.Source, rel: str) -> tuple[str | None, list[Problem]]:
+    """The text of one file, or why it has none (unreadable, not UTF-8)."""
+    raw = files.read(rel)
     if isinstance(raw, sources.Unreadable):
         return None, [Problem(f"cannot read file: {raw.reason}", (), Location(rel))]
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8"), []
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
@@ -73,6 +83,9 @@ def read_source(where: sources.SourceOrPath, rel: str) -> tuple[Source | None, l
                 "a UTF-8 YAML file",
             )
         ]
+
+
+def _parse_source(text: str, rel: str) -> tuple[Source | None, list[Problem]]:
     try:
         loaded = load_yaml(text, rel)
     except InputError as exc:
@@ -81,6 +94,44 @@ def read_source(where: sources.SourceOrPath, rel: str) -> tuple[Source | None, l
     if not isinstance(data, Mapping):
         return None, [Problem("document must be a mapping", (), Location(rel, 1, 1), "a YAML mapping")]
     return Source(rel, data, loaded.lines), []
+
+
+#: What a loader makes of one file: the document, or ``None`` and its problems.
+Made = tuple[Any, list[Problem]]
+#: A loader from a file's text: ``(text, rel, scope or kind)`` -> what it makes.
+FromText = Callable[[str, str, Any], Made]
+#: What the loaders made of each file, by (loader, file, scope or kind, text): see :class:`_Reuse`.
+Memo = dict[tuple[str, str, Any, str], Made]
+
+
+class _Reuse:
+    """The documents of the most recent :func:`load_org`, by loader, file, scope (or kind) and text.
+
+    A loader's result depends on nothing else, so a file read again at the same place with the same text
+    (the other version of the org in ``diff``, ``impact``, a report against a revision) gets the same,
+    already validated, objects instead of being parsed and validated again; a file whose text differs by
+    one byte is read anew.  Only the last load is kept, so the memory is at most one org's.  The objects
+    are shared between the two orgs: nothing changes a loaded document.
+    """
+
+    last: ClassVar[Memo] = {}
+
+
+def _with_text(
+    files: sources.Source, rel: str, arg: Any, build: FromText, memo: tuple[Memo, Memo] | None
+) -> Made:
+    text, problems = _read_text(files, rel)
+    if text is None:
+        return None, problems
+    if memo is None:
+        return build(text, rel, arg)
+    previous, current = memo
+    key = (build.__name__, rel, arg, text)
+    found = previous.get(key)
+    if found is None:
+        found = build(text, rel, arg)
+    current[key] = found
+    return found
 
 
 def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[Problem]:
@@ -107,8 +158,14 @@ def document_rules(doc: object, data: Mapping[str, Any], file: str, lines: Lines
     return spec_key_problems(SPEC_PLAN, data, (("spec",),), file, lines)
 
 
-def load_defaults(files: sources.Source, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
-    source, problems = read_source(files, rel)
+def load_defaults(
+    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
+) -> tuple[Defaults | None, list[Problem]]:
+    return _with_text(files, rel, scope, _defaults_from, memo)
+
+
+def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
+    source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
     doc, problems = validate(LayerDocument, source.data, rel, source.lines)
@@ -118,8 +175,14 @@ def load_defaults(files: sources.Source, rel: str, scope: Scope) -> tuple[Defaul
     return (None if problems else Defaults(scope, source, doc)), problems
 
 
-def load_template(files: sources.Source, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
-    source, problems = read_source(files, rel)
+def load_template(
+    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
+) -> tuple[Template | None, list[Problem]]:
+    return _with_text(files, rel, scope, _template_from, memo)
+
+
+def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
+    source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
     doc, problems = validate(TemplateDocument, source.data, rel, source.lines)
@@ -131,15 +194,29 @@ def load_template(files: sources.Source, rel: str, scope: Scope) -> tuple[Templa
     return (None if problems else Template(stem, scope, source, doc)), problems
 
 
-def load_policy(files: sources.Source, rel: str, scope: Scope) -> tuple[PolicyDocument | None, list[Problem]]:
-    source, problems = read_source(files, rel)
+def load_policy(
+    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
+) -> tuple[PolicyDocument | None, list[Problem]]:
+    return _with_text(files, rel, scope, _policy_from, memo)
+
+
+def _policy_from(text: str, rel: str, scope: Scope) -> tuple[PolicyDocument | None, list[Problem]]:
+    from template_engine.policy.document import read_policy
+
+    source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
     return read_policy(source.data, rel, source.lines, scope)
 
 
-def load_asset(files: sources.Source, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
-    source, problems = read_source(files, rel)
+def load_asset(
+    files: sources.Source, rel: str, kind: AssetKind, memo: tuple[Memo, Memo] | None = None
+) -> tuple[Asset | None, list[Problem]]:
+    return _with_text(files, rel, kind, _asset_from, memo)
+
+
+def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
+    source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
     doc, problems = validate(ASSET_MODELS[kind], source.data, rel, source.lines)
@@ -213,7 +290,24 @@ def load_org(where: sources.SourceOrPath) -> Org:
 
     Raises :class:`InputError` only when the folder or ``org.yaml`` is unusable; problems of other files are
     recorded in ``Org.broken``.
+
+    The garbage collector is paused while the files are read (the documents are trees: no cycle to find,
+    and a collection every few hundred new objects made reading cost grow faster than the org); then what
+    was read is frozen (``gc.freeze``) so that later collections do not walk it again and again.  The next
+    call unfreezes first, so what is no longer used is collected as usual after it (docs/performance.md).
     """
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.unfreeze()
+    try:
+        return _load_org(where)
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _load_org(where: sources.SourceOrPath) -> Org:
     files = sources.as_source(where)
     if files.kind("") != "folder":
         raise InputError(
@@ -239,14 +333,15 @@ def load_org(where: sources.SourceOrPath) -> Org:
             broken[rel] = tuple(problems)
             refs[ref] = rel
 
+    memo: tuple[Memo, Memo] = (_Reuse.last, {})
     for scope, rel in layout.defaults.items():
-        entry, problems = load_defaults(files, rel, scope)
+        entry, problems = load_defaults(files, rel, scope, memo)
         note(rel, problems, defaults_ref(scope))
         if entry is not None:
             defaults[scope] = entry
     for scope, by_stem in layout.templates.items():
         for stem, trel in by_stem.items():
-            template, problems = load_template(files, trel, scope)
+            template, problems = load_template(files, trel, scope, memo)
             note(trel, problems, template_ref(scope, stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
@@ -254,22 +349,37 @@ def load_org(where: sources.SourceOrPath) -> Org:
     assets: dict[AssetKind, dict[str, Asset]] = {}
     for kind, by_stem in layout.assets.items():
         for stem, arel in by_stem.items():
-            asset, problems = load_asset(files, arel, kind)
+            asset, problems = load_asset(files, arel, kind, memo)
             note(arel, problems, asset_ref(kind, stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset
     policies: dict[Scope, PolicyDocument] = {}
     for scope, prel in layout.policies.items():
-        policy, problems = load_policy(files, prel, scope)
+        policy, problems = load_policy(files, prel, scope, memo)
         note(prel, problems, policy_ref(scope))
         if policy is not None:
             policies[scope] = policy
     broken_assets = {ref[2] for ref in refs if ref[:2] == ("asset", "datasource")}
-    for file, problems in org_policy_problems(policies, departments, assets, broken_assets).items():
+    for file, problems in _org_policy_problems(policies, departments, assets, broken_assets).items():
         scope = next(s for s, p in policies.items() if p.file == file)
         del policies[scope]
         note(file, problems, policy_ref(scope))
+    _Reuse.last = memo[1]
     return Org(departments, defaults, templates, assets, broken, refs, tuple(layout.warnings), policies)
+
+
+def _org_policy_problems(
+    policies: dict[Scope, PolicyDocument],
+    departments: dict[str, tuple[str, ...]],
+    assets: dict[AssetKind, dict[str, Asset]],
+    broken_assets: set[str],
+) -> dict[str, list[Problem]]:
+    """:func:`~template_engine.loader.policies.org_policy_problems`; an org without policies has none."""
+    if not policies:
+        return {}
+    from template_engine.loader.policies import org_policy_problems
+
+    return org_policy_problems(policies, departments, assets, broken_assets)
 
 
 def reference_problems(org: Org) -> list[Problem]:

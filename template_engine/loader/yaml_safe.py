@@ -7,14 +7,22 @@ the plain ``1e400`` that YAML 1.1 reads as text, are refused) and integers have 
 digits.  Text (keys included) holds no NUL character and no lone surrogate (``"\\udfff"``): no database
 stores them.  Every such problem of a file is reported at once, each with its field path and line; alongside
 the data it returns a line map from every field path to its 1-based line and column.
+
+Speed (docs/performance.md): a document is first built by a lean pass that records no paths and no lines and
+only *detects* that something needs saying; any doubt (an anchor, a problem, an unusual node) sends it through
+the full builder, which finds and words every problem exactly as before.  The line map of a document that
+built cleanly is made on first use, by the full builder over the same text (most maps are never read: they
+serve error messages and provenance).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from sys import intern
+from typing import Any, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -23,6 +31,43 @@ from template_engine.errors import InputError, Location, Problem
 from template_engine.paths import Path
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+
+def _by_first_character(loader: Any) -> dict[str, list[tuple[str, Any]]] | None:
+    """The loader's implicit resolvers by the first character they apply to (``""``: the empty scalar);
+    ``None`` when the loader has path resolvers (then :func:`_resolve` is not used)."""
+    if loader.yaml_path_resolvers:  # pragma: no cover - the safe loaders have none
+        return None
+    table = loader.yaml_implicit_resolvers
+    return {first: list(found) for first, found in table.items() if first is not None}
+
+
+_IMPLICIT = _by_first_character(_Loader)
+
+
+def _resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
+    """``Resolver.resolve`` of the safe loader (no path resolvers), without its per-call list building."""
+    if kind is ScalarNode:
+        if implicit[0]:
+            for tag, regexp in _IMPLICIT.get(value[:1], ()):  # type: ignore[union-attr]
+                if regexp.match(value):
+                    return tag
+        return _STR
+    return _SEQ if kind is SequenceNode else _MAP
+
+
+class _FastLoader(_Loader):  # type: ignore[misc]
+    """The same parser and resolver, with the resolver's per-node bookkeeping skipped: the safe loader has no
+    path resolvers, so ``descend_resolver``/``ascend_resolver`` do nothing (see ``_parse``)."""
+
+    if _IMPLICIT is not None and not _Loader.yaml_implicit_resolvers.get(None):
+        resolve = _resolve  # without wildcard resolvers, only the first character's are tried
+
 
 #: The most nodes a document may expand to, aliases included.
 MAX_NODES = 200_000
@@ -68,7 +113,8 @@ class Loaded:
     """A parsed document and where each of its values was written."""
 
     data: Any
-    lines: dict[Path, tuple[int, int]]
+    #: A dict, or a :class:`LazyLines` that makes one on first use.
+    lines: Mapping[Path, tuple[int, int]]
 
 
 class _Builder:
@@ -219,8 +265,20 @@ def _tab_in_indentation(text: str, line: int | None) -> tuple[int, int] | None:
     return (line + 1, indentation.index("\t") + 1) if "\t" in indentation else None
 
 
+_NO_PATHS: dict[Any, Any] = {}
+
+
+def _fast(loader_class: Any) -> Any:
+    """:class:`_FastLoader` in place of the loader it derives from (tests may swap ``_Loader``)."""
+    return _FastLoader if loader_class is _FastLoader.__base__ else loader_class
+
+
 def _parse(text: str, loader_class: Any) -> Node | None:
     loader = loader_class(text)
+    if loader_class is _FastLoader and not loader.yaml_path_resolvers:
+        # Both are no-ops without path resolvers; C-level callables save a Python call per node.
+        loader.descend_resolver = _NO_PATHS.get
+        loader.ascend_resolver = _NO_PATHS.clear
     try:
         node: Node | None = loader.get_single_node()
     except ValueError:  # the pure-Python parser's chr() of an escape beyond U+10FFFF
@@ -266,7 +324,7 @@ def load_yaml(text: str, file: str) -> Loaded:
     refused: yaml.MarkedYAMLError | None = None
     try:
         try:
-            node = _parse(text, _Loader)
+            node = _parse(text, _fast(_Loader))
         except yaml.MarkedYAMLError as exc:
             if _Loader is yaml.SafeLoader or exc.problem != _BAD_ESCAPE:
                 raise
@@ -278,6 +336,13 @@ def load_yaml(text: str, file: str) -> Loaded:
         raise _parse_error(exc, text, file) from None
     if node is None:
         return Loaded(None, {})
+    if refused is None and "&" not in text:  # no anchor, so no alias: every node is built once
+        try:
+            data = _Lean(text).build(node, 0)
+        except _Doubt:
+            pass
+        else:
+            return Loaded(data, LazyLines(text))
     builder = _Builder(file)
     data = builder.build(node, ())
     if builder.problems:
@@ -285,3 +350,137 @@ def load_yaml(text: str, file: str) -> Loaded:
     if refused is not None:  # pragma: no cover - libyaml refuses only the escapes the builder reports
         raise _parse_error(refused, text, file)
     return Loaded(data, builder.lines)
+
+
+def _lines_of(text: str) -> dict[Path, tuple[int, int]]:
+    """The line map of a document that :func:`load_yaml` built cleanly (so it parses and builds again)."""
+    node = _parse(text, _fast(_Loader))
+    if node is None:  # pragma: no cover - a document with lines is not empty
+        return {}
+    builder = _Builder("")
+    builder.build(node, ())
+    return builder.lines
+
+
+class LazyLines(Mapping[Path, tuple[int, int]]):
+    """The line map of a document, made from its text on first use (the full builder's map, exactly)."""
+
+    __slots__ = ("_lines", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lines: dict[Path, tuple[int, int]] | None = None
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def _map(self) -> dict[Path, tuple[int, int]]:
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = _lines_of(self._text)
+        return lines
+
+    def __getitem__(self, path: Path) -> tuple[int, int]:
+        return self._map()[path]
+
+    def get(self, path: Path, default: Any = None) -> Any:
+        return self._map().get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._map()
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyLines) and other._text == self._text:
+            return True  # the same text has the same lines
+        return Mapping.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyLines({self._map()!r})"
+
+
+class _Doubt(Exception):
+    """The lean pass met something the full builder must look at (and word, if it is a problem)."""
+
+
+#: A plain scalar that :data:`_NUMERAL` can match shows a digit or a dot right before an exponent.
+_EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
+
+
+class _Lean:
+    """The data of a document without anchors, or :class:`_Doubt` wherever :class:`_Builder` could have
+    something to say (it then builds the document again and says it).  No paths, no line map."""
+
+    __slots__ = ("check_text", "count", "exponent")
+
+    def __init__(self, text: str) -> None:
+        self.count = 0
+        # Without a backslash no escape can make a NUL or a lone surrogate (libyaml refuses raw ones).
+        self.check_text = (
+            "\\" in text or "\x00" in text or (not text.isascii() and _BAD_TEXT.search(text) is not None)
+        )
+        self.exponent = _EXPONENT.search(text) is not None
+
+    def build(self, node: Node, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES or depth > MAX_DEPTH:
+            raise _Doubt
+        kind = node.__class__
+        tag = node.tag
+        if kind is ScalarNode:
+            scalar = cast(ScalarNode, node)
+            value = scalar.value
+            if tag == _STR:
+                if self.check_text and _BAD_TEXT.search(value) is not None:
+                    raise _Doubt
+                if self.exponent and not scalar.style and _NUMERAL.fullmatch(value) is not None:
+                    raise _Doubt
+                return value
+            return _lean_scalar(scalar, tag, value)
+        if kind is MappingNode and tag == _MAP:
+            out: dict[str, Any] = {}
+            build = self.build
+            check_text = self.check_text
+            below = depth + 1
+            for key_node, value_node in node.value:
+                if key_node.__class__ is not ScalarNode or key_node.tag != _STR:
+                    raise _Doubt
+                key = intern(key_node.value)  # one object per field name, however many documents use it
+                if key in out or (check_text and _BAD_TEXT.search(key) is not None):
+                    raise _Doubt
+                out[key] = build(value_node, below)
+            return out
+        if kind is SequenceNode and tag == _SEQ:
+            build = self.build
+            below = depth + 1
+            return [build(child, below) for child in node.value]
+        raise _Doubt
+
+
+_LEAN_SCALAR = _SCALAR
+_LEAN_CONSTRUCTOR = yaml.SafeLoader("")
+
+
+def _lean_scalar(node: ScalarNode, tag: str, text: str) -> Any:
+    """A scalar other than text, as :meth:`_Builder._scalar` builds it when it has nothing to say."""
+    if tag == _TIMESTAMP:
+        return str(text)
+    if tag not in _SAFE_TAGS:
+        raise _Doubt
+    if tag == "tag:yaml.org,2002:int" and len(text) > MAX_INT_DIGITS:
+        raise _Doubt  # perhaps too long: the full builder counts the digits
+    try:
+        value = _LEAN_SCALAR[tag](_LEAN_CONSTRUCTOR, node)
+    except ValueError:
+        raise _Doubt from None
+    if value.__class__ is float and not math.isfinite(value):
+        raise _Doubt
+    return value
