@@ -140,6 +140,104 @@ def verify_engine(org: gen_org.GeneratedOrg, root: Path) -> int:
     return len(org.pairs())
 
 
+# -- in-process phases --------------------------------------------------------------------------------------
+
+
+def phases(root: Path, runs: int) -> dict[str, Any]:
+    """Where the engine's time goes, in this process and without a profiler (median and min of ``runs``):
+    ``load_org``, and the compose loop over every pair ``check`` covers, sharing the scope defaults' merges
+    as ``check`` does.  Each load is the first of the folder in this process: documents are reused only
+    from the last load, and a load of another folder comes between."""
+    from template_engine.compose import MergeCache, compose
+    from template_engine.loader.tree import load_org
+
+    loads, composes = [], []
+    for _ in range(runs):
+        load_org(root.parent.parent / "empty-org")  # forget the last load's documents
+        start = time.perf_counter()
+        org = load_org(root)
+        loads.append(time.perf_counter() - start)
+        views = org.views()
+        cache: MergeCache = {}
+        start = time.perf_counter()
+        for view, template in views:
+            compose(org, template, view, cache=cache)
+        composes.append(time.perf_counter() - start)
+    return {"load_org": summary(loads), "compose_all": summary(composes), "pairs_composed": len(views)}
+
+
+#: How ``import_breakdown`` groups the modules ``template_engine.cli`` imports (first match wins).
+IMPORT_GROUPS = (
+    ("the spec models (pydantic builds their validators)", ("template_engine.models",)),
+    (
+        "report/schema/init's modules, imported for every command",
+        ("template_engine.views", "template_engine.diff", "template_engine.gitrev", "jinja2", "markupsafe"),
+    ),
+    ("pydantic and pydantic-core", ("pydantic", "annotated_types", "typing_extensions")),
+    ("the rest of template_engine", ("template_engine",)),
+    ("click, PyYAML", ("click", "yaml", "_yaml")),
+)
+
+
+def import_breakdown(runs: int, cwd: Path) -> dict[str, float]:
+    """Seconds of ``import template_engine.cli`` by group of modules (``python -X importtime``, each module's
+    own time; median of ``runs``); what no group claims (the standard library) is "other"."""
+    totals: dict[str, list[float]] = {}
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", IMPORT_SCRIPT],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=cwd,
+        )
+        sums: dict[str, float] = {}
+        for line in done.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
+                continue
+            own, _, name = (part.strip() for part in line[len("import time:") :].split("|"))
+            group = next(
+                (
+                    label
+                    for label, prefixes in IMPORT_GROUPS
+                    if name.split(".")[0] in prefixes or name.startswith(prefixes)
+                ),
+                "other (standard library)",
+            )
+            sums[group] = sums.get(group, 0.0) + int(own) / 1e6
+        for group, value in sums.items():
+            totals.setdefault(group, []).append(value)
+    return {group: statistics.median(values) for group, values in totals.items()}
+
+
+def memory_breakdown(root: Path) -> dict[str, float]:
+    """MiB the loaded org holds (``tracemalloc`` of one ``load_org``), by where it was allocated."""
+    import tracemalloc
+
+    from template_engine.loader.tree import load_org
+
+    load_org(root.parent.parent / "empty-org")
+    tracemalloc.start()
+    try:
+        org = load_org(root)
+        snapshot = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    groups = {
+        "validated documents (pydantic models)": "pydantic",
+        "YAML data (parsed values, mappings, lists)": "yaml_safe.py",
+        "documents' text (kept for their line maps)": "tree.py",
+    }
+    out: dict[str, float] = dict.fromkeys(groups, 0.0)
+    out["other"] = 0.0
+    for stat in snapshot.statistics("filename"):
+        file = stat.traceback[0].filename
+        label = next((label for label, part in groups.items() if part in file), "other")
+        out[label] += stat.size / 2**20
+    del org
+    return out
+
+
 # -- one size -----------------------------------------------------------------------------------------------
 
 
@@ -222,6 +320,14 @@ def measure_size(
     }
     if kustomize:
         out["kustomize"] = measure_kustomize(org, root, kubectl, processes["engine"], args)
+    if args.phases and pycache is None:
+        empty = work / "empty-org"
+        if not empty.exists():
+            gen_org.write_org(gen_org.generate(gen_org.Shape(1, 1, 1)), empty)
+        out["phases_in_process"] = phases(org_root, args.runs)
+        if pairs == min(args.sizes):
+            out["memory_mib_by_origin"] = memory_breakdown(org_root)
+            out["import_seconds_by_group"] = import_breakdown(args.runs, work)
     return out
 
 
@@ -340,6 +446,19 @@ def print_size(found: dict[str, Any]) -> None:
         factors = f"{ratio['median']:12.2f} {ratio['min']:12.2f}" if ratio else f"{'':12} {'':12}"
         memory = f"{m[name]['median']:9.1f}" if name in m else ""
         print(f"{name:22} {s[name]['median']:9.3f} {s[name]['min']:8.3f} {factors} {memory}")
+    phase = found.get("phases_in_process")
+    if phase:
+        print(
+            f"in process, median: load_org {phase['load_org']['median']:.3f} s, compose all "
+            f"{phase['pairs_composed']} pairs {phase['compose_all']['median']:.3f} s (merges shared)"
+        )
+    for key, title, unit in (
+        ("import_seconds_by_group", "import template_engine.cli by module group (-X importtime)", "s"),
+        ("memory_mib_by_origin", "what one loaded org holds (tracemalloc)", "MiB"),
+    ):
+        if key in found:
+            parts = ", ".join(f"{name} {value:.3f} {unit}" for name, value in found[key].items())
+            print(f"{title}: {parts}")
     k = found.get("kustomize")
     if k:
         print(
@@ -381,6 +500,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated folders")
     parser.add_argument(
         "--no-verify", dest="verify", action="store_false", help="skip composing every pair in process first"
+    )
+    parser.add_argument(
+        "--no-phases", dest="phases", action="store_false", help="skip the in-process load/compose timing"
     )
     args = parser.parse_args(argv)
     if args.quick:

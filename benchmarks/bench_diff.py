@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,36 @@ def change_department(root: Path, department: str) -> Path:
     return path
 
 
+def phases(repo: Path, runs: int) -> dict[str, Any]:
+    """What ``diff --against HEAD`` does, step by step in this process (median and min of ``runs``): load the
+    working tree; read the commit with git; load it (its documents reused where the text is the same);
+    compare (compose the pairs whose inputs changed, on both sides)."""
+    from template_engine.diff import diff_orgs
+    from template_engine.gitrev import open_version
+    from template_engine.loader.sources import FolderSource
+    from template_engine.loader.tree import load_org
+
+    root = repo / "templates"
+    other = repo.parent / "another-org"  # a one-pair org: loading it forgets the last load's documents
+    gen_org.write_org(gen_org.generate(gen_org.Shape(1, 1, 1)), other)
+    steps: dict[str, list[float]] = {"load working tree": [], "git": [], "load commit": [], "diff_orgs": []}
+    for _ in range(runs):
+        load_org(FolderSource(other))
+        start = time.perf_counter()
+        new = load_org(FolderSource(root))
+        steps["load working tree"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        version = open_version(root, "HEAD")
+        steps["git"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        old = load_org(version.source)
+        steps["load commit"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        diff_orgs(old, new)
+        steps["diff_orgs"].append(time.perf_counter() - start)
+    return {name: summary(values) for name, values in steps.items()}
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values)}
 
@@ -85,6 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--baseline", type=Path, default=None, help="a checkout to compare with, same run")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 400 pairs, 2 rounds")
+    parser.add_argument(
+        "--no-phases", dest="phases", action="store_false", help="skip the in-process step timing"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.pairs, args.runs = 400, 2
@@ -127,6 +161,7 @@ def main(argv: list[str] | None = None) -> None:
                 if previous != done.pop("stdout"):
                     raise SystemExit(f"{name} answered differently from one run to the next")
                 rounds[name].append(done)
+        breakdown = phases(repo, args.runs) if args.phases else {}
     if args.baseline is not None:
         for name in commands:
             if outputs[name] != outputs[f"baseline {name}"]:
@@ -169,6 +204,7 @@ def main(argv: list[str] | None = None) -> None:
             for name, limit in TARGETS.items()
         },
         "all_seconds": seconds,
+        "phases_in_process": breakdown,
     }
     s = answer["summary"]
     print(
@@ -183,6 +219,9 @@ def main(argv: list[str] | None = None) -> None:
             f"{name:22} {out['seconds'][name]['median']:9.3f} {out['seconds'][name]['min']:8.3f} {factors} "
             f"{out['maxrss_mib'][name]['median']:7.0f}"
         )
+    if breakdown:
+        steps = ", ".join(f"{name} {value['median']:.2f} s" for name, value in breakdown.items())
+        print(f"diff --against HEAD in process, median: {steps}")
     if args.baseline is not None:
         print("same answers as the baseline: yes (byte-for-byte JSON output of all four commands)")
     for name, target in out["targets"].items():
