@@ -16,6 +16,7 @@ from typing import Any
 
 from template_engine.errors import Problem
 from template_engine.paths import Path
+from template_engine.quantity import MAX_QUANTITY_LENGTH
 
 #: A Kubernetes object name (a DNS label): Run:ai's pattern for the names of secrets, config maps...
 DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -27,9 +28,12 @@ _ATTRIBUTE_KEY = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 Check = Callable[[Any], str | None]
 
 
-def _text(pattern: re.Pattern[str], words: str, longest: int | None = None) -> Check:
+def _text(pattern: re.Pattern[str], words: str, longest: int = 1024) -> Check:
+    """The length is checked before the pattern runs, so no value costs more than ``longest`` characters of
+    matching (Run:ai's quantity pattern backtracks quadratically on a long run of digits)."""
+
     def check(value: Any) -> str | None:
-        fits = isinstance(value, str) and pattern.match(value) and (longest is None or len(value) <= longest)
+        fits = isinstance(value, str) and len(value) <= longest and pattern.match(value)
         return None if fits else words
 
     return check
@@ -47,7 +51,9 @@ _NAME = _text(
     DNS_LABEL,
     "a Kubernetes name: lowercase letters, digits and '-', starting and ending with a letter or digit",
 )
-_QUANTITY = _text(QUANTITY, "a quantity written as text, such as '512Mi', '20M' or '1Gi'")
+_QUANTITY = _text(
+    QUANTITY, "a quantity written as text, such as '512Mi', '20M' or '1Gi'", longest=MAX_QUANTITY_LENGTH
+)
 
 #: Field path (``*``: any list item) -> the rule its value keeps in Run:ai's schema.
 RULES: dict[tuple[str, ...], Check] = {

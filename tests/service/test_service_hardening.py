@@ -452,3 +452,19 @@ def test_deep_and_undecodable_bodies_are_400s(client: Any) -> None:
     assert nested.status_code == 400 and "nested more than 64 levels" in nested.json()["details"]
     latin1 = client.post(T, content='{"meta": {"name": "é"}}'.encode("latin-1"), headers=JSON)
     assert latin1.status_code == 400 and "UTF-8" in latin1.json()["details"]
+
+
+def test_a_long_quantity_text_is_refused_without_running_the_pattern_on_it(monkeypatch: Any) -> None:
+    # Run:ai's quantity pattern backtracks quadratically on a long run of digits: the length comes first.
+    from template_engine.service import values
+
+    seen: list[int] = []
+
+    class Recorder:
+        def match(self, text: str) -> None:
+            seen.append(len(text))
+
+    check = values._text(Recorder(), "words", longest=64)  # type: ignore[arg-type]
+    assert check("1" * 60000 + "!") == "words"
+    assert seen == []
+    assert check("1Gi") == "words" and seen == [3]
