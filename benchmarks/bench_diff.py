@@ -13,6 +13,10 @@ rounds whose order rotates, so all see the same load:
 * ``diff --root templates --against HEAD -o json``: the working tree against the commit (read with git);
 * ``impact templates/departments/D/defaults.yaml --root templates -o json`` (against HEAD);
 * ``diff --root templates --against OLD -o json``: against a copy of the folder before the change;
+* each of the three twice: **cold**, with a new, empty fact cache (``TEMPLATE_ENGINE_CACHE_DIR``, a fresh
+  folder for every process: the run parses every file and also writes what it learnt), and **warm**, with the
+  cache as the same command's earlier runs left it (one run before the rounds fills it): only the files of
+  the pairs that are compared are parsed;
 * with ``--baseline DIR`` (a checkout of another commit): the same four with that checkout first on
   ``PYTHONPATH``; their standard output must be byte for byte the same as this checkout's (the same
   answers), and the run stops if it is not.
@@ -43,6 +47,8 @@ import gen_org  # sibling scripts, not a package: found through the sys.path lin
 from procs import run_process
 
 TARGETS = {"impact": 0.20, "diff HEAD": 0.60}
+#: The fact cache's states the commands run in (docs/performance.md): empty (one per process), or filled.
+CACHES = ("cold", "warm")
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -73,12 +79,14 @@ def change_department(root: Path, department: str) -> Path:
     return path
 
 
-def phases(repo: Path, runs: int) -> dict[str, Any]:
+def phases(repo: Path, runs: int, cache: Path | None) -> dict[str, Any]:
     """What ``diff --against HEAD`` does, step by step in this process (median and min of ``runs``): load the
     working tree; read the commit with git; load it (its documents reused where the text is the same);
-    compare (compose the pairs whose inputs changed, on both sides)."""
+    compare (compose the pairs whose inputs changed, on both sides).  With ``cache``, a filled fact cache
+    (warm): files it knows are read only when a composition needs them, within the compare step."""
     from template_engine.diff import diff_orgs
     from template_engine.gitrev import open_version
+    from template_engine.loader.facts import FactCache
     from template_engine.loader.sources import FolderSource
     from template_engine.loader.tree import load_org
 
@@ -88,14 +96,15 @@ def phases(repo: Path, runs: int) -> dict[str, Any]:
     steps: dict[str, list[float]] = {"load working tree": [], "git": [], "load commit": [], "diff_orgs": []}
     for _ in range(runs):
         load_org(FolderSource(other))
+        facts = FactCache(cache) if cache is not None else None
         start = time.perf_counter()
-        new = load_org(FolderSource(root))
+        new = load_org(FolderSource(root), facts)
         steps["load working tree"].append(time.perf_counter() - start)
         start = time.perf_counter()
         version = open_version(root, "HEAD")
         steps["git"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        old = load_org(version.source)
+        old = load_org(version.source, facts)
         steps["load commit"].append(time.perf_counter() - start)
         start = time.perf_counter()
         diff_orgs(old, new)
@@ -136,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         rel = str(changed.relative_to(repo))
         python = sys.executable
         engine = [python, "-m", "template_engine"]
-        commands = {
+        commands: dict[str, tuple[list[str], int]] = {
             "check": ([*engine, "check", "--root", "templates", "-o", "json"], 0),
             "diff HEAD": ([*engine, "diff", "--root", "templates", "--against", "HEAD", "-o", "json"], 1),
             "impact": ([*engine, "impact", rel, "--root", "templates", "-o", "json"], 1),
@@ -145,37 +154,57 @@ def main(argv: list[str] | None = None) -> None:
                 1,
             ),
         }
-        envs = {"": dict(os.environ)}
-        if args.baseline is not None:
-            envs["baseline "] = {**os.environ, "PYTHONPATH": str(args.baseline)}
-        processes = [
-            (prefix + name, cmd, env) for prefix, env in envs.items() for name, cmd in commands.items()
+        caches = Path(tmp) / "caches"
+        warm = {**os.environ, "TEMPLATE_ENGINE_CACHE_DIR": str(caches / "warm")}
+        processes: list[tuple[str, tuple[list[str], int], str | None]] = [("check", commands["check"], None)]
+        processes += [
+            (f"{name} ({cache})", cmd, cache)
+            for name, cmd in commands.items()
+            if name != "check"
+            for cache in CACHES
         ]
+        if args.baseline is not None:
+            processes += [(f"baseline {name}", cmd, "baseline") for name, cmd in commands.items()]
+        for _name, (cmd, expect), cache in processes:  # fill the warm cache: one run of each command
+            if cache == "warm":
+                run_process(cmd, warm, expect, cwd=repo)
         rounds: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in processes}
         outputs: dict[str, bytes] = {}
+        fresh = iter(range(1_000_000))
         for round_ in range(args.runs):
             shift = round_ % len(processes)
-            for name, (cmd, expect), env in processes[shift:] + processes[:shift]:
+            for name, (cmd, expect), cache in processes[shift:] + processes[:shift]:
+                env = dict(warm)
+                if cache == "cold":  # a new, empty cache for this one process
+                    env["TEMPLATE_ENGINE_CACHE_DIR"] = str(caches / f"cold-{next(fresh)}")
+                elif cache == "baseline":
+                    env["PYTHONPATH"] = str(args.baseline)
                 done = run_process(cmd, env, expect, cwd=repo)
                 previous = outputs.setdefault(name, done["stdout"])
                 if previous != done.pop("stdout"):
                     raise SystemExit(f"{name} answered differently from one run to the next")
                 rounds[name].append(done)
-        breakdown = phases(repo, args.runs) if args.phases else {}
-    if args.baseline is not None:
-        for name in commands:
-            if outputs[name] != outputs[f"baseline {name}"]:
-                raise SystemExit(f"{name}: this checkout and the baseline give different answers")
-    answer = json.loads(outputs["diff HEAD"])
-    impact = json.loads(outputs["impact"])
-    seconds = {name: [d["seconds"] for d in runs] for name, runs in rounds.items()}
-    ratios = {
-        f"{prefix}{name}": summary(
-            [t / c for t, c in zip(seconds[f"{prefix}{name}"], seconds[f"{prefix}check"], strict=True)]
+        breakdown = (
+            {"no": phases(repo, args.runs, None), "a warm": phases(repo, args.runs, caches / "warm")}
+            if args.phases
+            else {}
         )
-        for prefix in envs
-        for name in commands
-        if name != "check"
+    for name in commands:
+        variants = [f"{name} ({cache})" for cache in CACHES] if name != "check" else []
+        if args.baseline is not None:
+            variants.append(f"baseline {name}")
+        for variant in variants[1:] if name != "check" else variants:
+            reference = variants[0] if name != "check" else name
+            if outputs[variant] != outputs[reference]:
+                raise SystemExit(f"{variant} and {reference} give different answers")
+    answer = json.loads(outputs["diff HEAD (cold)"])
+    impact = json.loads(outputs["impact (cold)"])
+    seconds = {name: [d["seconds"] for d in runs] for name, runs in rounds.items()}
+    yardstick = {name: "baseline check" if name.startswith("baseline ") else "check" for name in seconds}
+    ratios = {
+        name: summary([t / c for t, c in zip(seconds[name], seconds[yardstick[name]], strict=True)])
+        for name in seconds
+        if not name.endswith("check")
     }
     out = {
         "bench": "diff",
@@ -189,6 +218,7 @@ def main(argv: list[str] | None = None) -> None:
         "cpus": os.cpu_count(),
         "baseline": str(args.baseline) if args.baseline else None,
         "same_answers_as_baseline": args.baseline is not None,
+        "same_answers_cold_and_warm": True,
         "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
         "seconds": {name: summary(values) for name, values in seconds.items()},
         "maxrss_mib": {
@@ -196,12 +226,13 @@ def main(argv: list[str] | None = None) -> None:
         },
         "ratio_vs_check": ratios,
         "targets": {
-            name: {
+            f"{name} ({cache})": {
                 "limit": limit,
-                "ratio_median": ratios[name]["median"],
-                "met": ratios[name]["median"] < limit,
+                "ratio_median": ratios[f"{name} ({cache})"]["median"],
+                "met": ratios[f"{name} ({cache})"]["median"] < limit,
             }
             for name, limit in TARGETS.items()
+            for cache in CACHES
         },
         "all_seconds": seconds,
         "phases_in_process": breakdown,
@@ -211,19 +242,20 @@ def main(argv: list[str] | None = None) -> None:
         f"org: {out['pairs']} pairs, {out['files']} files; {rel} changed: {s['changed']} pairs differ; "
         f"impact: used by {out['impact_used_by']} pairs"
     )
-    print(f"{'process':22} {'median s':>9} {'min s':>8} {'x check med':>12} {'x check min':>12} {'MiB':>7}")
+    print(f"{'process':24} {'median s':>9} {'min s':>8} {'x check med':>12} {'x check min':>12} {'MiB':>7}")
     for name in seconds:
         ratio = ratios.get(name)
         factors = f"{ratio['median']:12.2f} {ratio['min']:12.2f}" if ratio else f"{1:12.2f} {1:12.2f}"
         print(
-            f"{name:22} {out['seconds'][name]['median']:9.3f} {out['seconds'][name]['min']:8.3f} {factors} "
+            f"{name:24} {out['seconds'][name]['median']:9.3f} {out['seconds'][name]['min']:8.3f} {factors} "
             f"{out['maxrss_mib'][name]['median']:7.0f}"
         )
-    if breakdown:
-        steps = ", ".join(f"{name} {value['median']:.2f} s" for name, value in breakdown.items())
-        print(f"diff --against HEAD in process, median: {steps}")
+    for cache, steps in breakdown.items():
+        text = ", ".join(f"{name} {value['median']:.2f} s" for name, value in steps.items())
+        print(f"diff --against HEAD in process, {cache} cache, median: {text}")
     if args.baseline is not None:
         print("same answers as the baseline: yes (byte-for-byte JSON output of all four commands)")
+    print("same answers cold and warm: yes (byte-for-byte JSON output)")
     for name, target in out["targets"].items():
         met = "met" if target["met"] else "MISSED"
         print(f"target {name} < {target['limit']:.0%} of check: {met} ({target['ratio_median']:.0%})")

@@ -14,7 +14,15 @@ from typing import Any, Literal
 
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import FieldChange, diff_outputs, same
-from template_engine.diffing.pairs import Outcome, Pair, compose_pair, dependencies, pairs, sources
+from template_engine.diffing.pairs import (
+    Outcome,
+    Pair,
+    compose_pair,
+    dependencies,
+    documents,
+    pairs,
+    same_document,
+)
 from template_engine.errors import Problem
 from template_engine.org import Org
 
@@ -90,7 +98,7 @@ class _Side:
     def __init__(self, org: Org) -> None:
         self.org = org
         self.pairs = {pair.id: pair for pair in pairs(org)}
-        self.sources = sources(org)
+        self.documents = documents(org)
         self._deps: dict[str, tuple[str, ...]] = {}
 
     def deps(self, pair: Pair) -> tuple[str, ...]:
@@ -128,7 +136,9 @@ def diff_orgs(
     def file_same(name: str) -> bool:
         found = unchanged_files.get(name)
         if found is None:
-            found = unchanged_files[name] = before.sources.get(name) == after.sources.get(name)
+            found = unchanged_files[name] = same_document(
+                before.documents.get(name), after.documents.get(name)
+            )
         return found
 
     old_cache: MergeCache = {}

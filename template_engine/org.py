@@ -18,6 +18,7 @@ from template_engine.models.documents import (
     EnvironmentAsset,
     LayerDocument,
     ScopeType,
+    TemplateAssets,
     TemplateDocument,
 )
 from template_engine.paths import Path
@@ -51,6 +52,11 @@ class Defaults:
     source: Source
     doc: LayerDocument
 
+    @property
+    def file(self) -> str:
+        """The file the document was read from (``source.file``)."""
+        return self.source.file
+
 
 @dataclass(frozen=True, slots=True)
 class Template:
@@ -59,6 +65,29 @@ class Template:
     source: Source
     doc: TemplateDocument
 
+    @property
+    def file(self) -> str:
+        """The file the document was read from (``source.file``)."""
+        return self.source.file
+
+    def asset_refs(self) -> tuple[tuple[AssetKind, str], ...]:
+        """The assets the template names, as ``(kind, name)``: its own (environment, compute, data sources
+        in order), then its master's."""
+        master = self.doc.master
+        return _asset_refs(self.doc.assets) + _asset_refs(master.assets if master is not None else None)
+
+
+def _asset_refs(assets: TemplateAssets | None) -> tuple[tuple[AssetKind, str], ...]:
+    if assets is None:
+        return ()
+    refs: list[tuple[AssetKind, str]] = []
+    if assets.environment:
+        refs.append(("environment", assets.environment))
+    if assets.compute:
+        refs.append(("compute", assets.compute))
+    refs += [("datasource", ref.name) for ref in assets.datasources or ()]
+    return tuple(refs)
+
 
 @dataclass(frozen=True, slots=True)
 class Asset:
@@ -66,6 +95,11 @@ class Asset:
     name: str
     source: Source
     doc: EnvironmentAsset | ComputeAsset | DatasourceAsset
+
+    @property
+    def file(self) -> str:
+        """The file the document was read from (``source.file``)."""
+        return self.source.file
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,18 @@
 """``template-engine diff`` and ``template-engine impact``: what a change to a templates folder does.
 
 Exit status: 0 when no pair differs, 1 when some pair does (so CI can gate on it), 2 on an error.
+
+Both keep what they learn about valid files in a cache between runs (``loader/facts.py``), so that a later
+run parses only the files of the pairs it composes; ``--no-cache`` turns it off, and the folder is
+``$TEMPLATE_ENGINE_CACHE_DIR``, else ``$XDG_CACHE_HOME/template-engine``, else ``~/.cache/template-engine``.
+The answers are the same with or without it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -17,6 +24,7 @@ from template_engine.errors import Problem, TemplateEngineError
 if TYPE_CHECKING:  # the comparison, git and the loader are imported when a command runs, not at start
     from template_engine.diff import OrgDiff, PairDiff
     from template_engine.gitrev import Version
+    from template_engine.loader.facts import FactCache
     from template_engine.loader.sources import Source
     from template_engine.org import Org
 
@@ -39,6 +47,14 @@ def _options(func: F) -> F:
         help="Output format (json and yaml with sorted keys).",
     )(func)
     func = vars_option(func)
+    func = click.option(
+        "--cache/--no-cache",
+        default=True,
+        show_default=True,
+        help="Remember which files are valid between runs (content-addressed; the answers are the same) "
+        "and read only the files of the pairs that are compared. The folder: $TEMPLATE_ENGINE_CACHE_DIR, "
+        "else $XDG_CACHE_HOME/template-engine, else ~/.cache/template-engine.",
+    )(func)
     return click.option(
         "--root",
         type=click.Path(file_okay=False, path_type=Path),
@@ -48,14 +64,30 @@ def _options(func: F) -> F:
     )(func)
 
 
-def _load(source: Source | None, where: str | None = None) -> Org:
+def cache_folder(environ: Mapping[str, str]) -> Path:
+    """Where the fact cache lives: ``TEMPLATE_ENGINE_CACHE_DIR``, else ``XDG_CACHE_HOME/template-engine``,
+    else ``~/.cache/template-engine``."""
+    chosen = environ.get("TEMPLATE_ENGINE_CACHE_DIR")
+    if chosen:
+        return Path(chosen)
+    base = environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "template-engine"
+
+
+def _facts(use: bool) -> FactCache | None:
+    from template_engine.loader.facts import FactCache
+
+    return FactCache(cache_folder(os.environ)) if use else None
+
+
+def _load(source: Source | None, where: str | None = None, facts: FactCache | None = None) -> Org:
     from template_engine.loader.tree import load_org
     from template_engine.org import Org
 
     if source is None:  # the revision has no such folder: every pair of the other side is new
         return Org()
     try:
-        return load_org(source)
+        return load_org(source, facts)
     except TemplateEngineError as exc:
         _fail(exc, where)
 
@@ -145,7 +177,7 @@ def _version(root: Path, against: str) -> Version:
     help="What to compare with: another templates folder, or a git revision of the repository that holds "
     "--root (HEAD~1, origin/main, a commit); a name that is an existing folder is taken as the folder.",
 )
-def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool) -> None:
     """Every (project, template) pair whose effective spec differs from --against, field by field.
 
     Lists the changed fields by path with old and new values and the layer that now sets each, and the
@@ -157,11 +189,12 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str) -> N
 
     root = resolve_root(root)
     values = parse_vars(variables)
-    new = _load(FolderSource(root))
+    facts = _facts(cache)
+    new = _load(FolderSource(root), None, facts)
     version = _version(root, against)
     if not version.exists:
         click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
-    old = _load(version.source if version.exists else None, _version_name(version))
+    old = _load(version.source if version.exists else None, _version_name(version), facts)
     _report(diff_orgs(old, new, values), output, {"root": str(root), "against": against})
 
 
@@ -184,7 +217,9 @@ def _inside(file: Path, root: Path) -> str:
     metavar="FOLDER|REV",
     help="The version FILE changed from: a git revision of the repository that holds --root, or a folder.",
 )
-def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], output: str) -> None:
+def impact(
+    file: Path, root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool
+) -> None:
     """Every pair that a change to FILE (a defaults, policy, asset or template file) affects, and how.
 
     Compares --against with the same folder where only FILE is replaced by the working tree's FILE (or
@@ -204,8 +239,9 @@ def impact(file: Path, root: Path, against: str, variables: tuple[str, ...], out
     if changed.kind(rel) != "file" and version.source.kind(rel) != "file":
         _fail(TemplateEngineError([Problem(f"{rel} exists neither in {root} nor in {against}")]))
     name = _version_name(version)
-    old = _load(version.source if version.exists else None, name)
-    new = _load(changed, f"{name} with the working tree's {rel}")
+    facts = _facts(cache)
+    old = _load(version.source if version.exists else None, name, facts)
+    new = _load(changed, f"{name} with the working tree's {rel}", facts)
     result = diff_orgs(old, new, values, file=rel)
     users = len(result.users)
     title = f"{rel} against {against}: used by {users} pair{'s' * (users != 1)}"

@@ -9,24 +9,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path as FsPath
+from typing import TYPE_CHECKING
 
 import click
 
 from template_engine.cli.options import dump_json, fail, parse_vars, root_option, vars_option
-from template_engine.diff import OrgDiff, diff_orgs
 from template_engine.errors import InputError, Problem, TemplateEngineError
-from template_engine.gitrev import open_version
 from template_engine.loader.tree import load_org, resolve_root
-from template_engine.org import Org
 from template_engine.views.schema import SCHEMA_KINDS, json_schema
-from template_engine.views.site import build_site, write_site
-from template_engine.views.starter import starter_files
+
+if TYPE_CHECKING:  # what only report and init need is imported when they run, not at every command's start
+    from template_engine.diff import OrgDiff
+    from template_engine.org import Org
 
 __all__ = ["init", "report", "schema"]
 
 
 def _against(root: FsPath, against: str, new: Org, variables: dict[str, str]) -> OrgDiff:
     """``new`` compared with ``root`` at ``against`` (a folder or a git revision), as ``diff`` does."""
+    from template_engine.diff import diff_orgs
+    from template_engine.gitrev import open_version
+    from template_engine.org import Org
+
     try:
         version = open_version(root, against)
         if not version.exists:
@@ -59,6 +63,8 @@ def report(root: FsPath, out: FsPath, against: str | None, variables: tuple[str,
 
     The site is written into a new folder next to --out and put in place only when complete.
     """
+    from template_engine.views.site import build_site, write_site
+
     root = resolve_root(root)
     values = parse_vars(variables)
     try:
@@ -95,6 +101,8 @@ def schema(kind: str | None) -> None:
 @click.argument("directory", type=click.Path(file_okay=False, path_type=FsPath))
 def init(directory: FsPath) -> None:
     """Write a minimal org into DIRECTORY (new or empty): one department, project, template and policy."""
+    from template_engine.views.starter import starter_files
+
     exists = directory.exists() or directory.is_symlink()
     if exists and (not directory.is_dir() or any(directory.iterdir())):
         problem = Problem(f"{str(directory)!r} is not an empty folder", (), None, "a new or empty folder")

@@ -14,15 +14,17 @@ from typing import Any
 
 from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.models.documents import AssetKind, TemplateAssets
-from template_engine.org import Org, Source, Template, View
+from template_engine.org import Asset, Defaults, Org, Template, View
 
 #: Characters kept as they are in a pair id segment; anything else is percent-encoded (project names are
 #: free text in org.yaml, and a pair id becomes a file path).
 _SAFE = re.compile(r"[A-Za-z0-9._-]")
+_ALL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def _segment(name: str) -> str:
+    if name not in (".", "..") and _ALL_SAFE.fullmatch(name):
+        return name  # nothing to encode (most names): the same text as below, without a match per character
     text = "".join(c if _SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
     return text.replace(".", "%2E") if text in (".", "..") else text
 
@@ -118,27 +120,13 @@ def compose_pair(
 # -- what a pair depends on ---------------------------------------------------------------------------------
 
 
-def _asset_refs(assets: TemplateAssets | None) -> list[tuple[AssetKind, str]]:
-    if assets is None:
-        return []
-    refs: list[tuple[AssetKind, str]] = []
-    if assets.environment:
-        refs.append(("environment", assets.environment))
-    if assets.compute:
-        refs.append(("compute", assets.compute))
-    refs += [("datasource", ref.name) for ref in assets.datasources or ()]
-    return refs
-
-
 def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     """The files (relative to the templates folder) whose content decides what ``pair`` composes to.
 
     A referenced asset the org does not have counts as ``?<kind>/<name>``, so that adding it later shows up
     as a different set of dependencies.
     """
-    deps = [
-        entry.source.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None
-    ]
+    deps = [entry.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None]
     for scope in pair.view.chain():  # the view's policies, and the data sources they impose
         policy = org.policies.get(scope)
         if policy is None:
@@ -146,27 +134,43 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
         deps.append(policy.file)
         for imposed in policy.imposed:
             asset = org.assets.get("datasource", {}).get(imposed.name)
-            deps.append(asset.source.file if asset is not None else f"?datasource/{imposed.name}")
+            deps.append(asset.file if asset is not None else f"?datasource/{imposed.name}")
     template = pair.template
-    deps.append(template.source.file)
-    master = template.doc.master
-    for kind, name in _asset_refs(template.doc.assets) + _asset_refs(master.assets if master else None):
+    deps.append(template.file)
+    for kind, name in template.asset_refs():
         asset = org.assets.get(kind, {}).get(name)
-        deps.append(asset.source.file if asset is not None else f"?{kind}/{name}")
+        deps.append(asset.file if asset is not None else f"?{kind}/{name}")
     return tuple(deps)
 
 
-def sources(org: Org) -> dict[str, Source]:
-    """Every document the org was built from, by file."""
-    found: dict[str, Source] = {}
+#: A document of an org: a scope's defaults, a template, an asset, or a policy.
+Document = Defaults | Template | Asset | Any
+
+
+def documents(org: Org) -> dict[str, Document]:
+    """Every document the org was built from, by file (nothing is read: see :func:`same_document`)."""
+    found: dict[str, Document] = {}
     for entry in org.defaults.values():
-        found[entry.source.file] = entry.source
+        found[entry.file] = entry
     for by_name in org.templates.values():
         for template in by_name.values():
-            found[template.source.file] = template.source
+            found[template.file] = template
     for by_kind in org.assets.values():
         for asset in by_kind.values():
-            found[asset.source.file] = asset.source
+            found[asset.file] = asset
     for policy in org.policies.values():
         found[policy.file] = policy
     return found
+
+
+def same_document(old: Document | None, new: Document | None) -> bool:
+    """Whether two versions of a file make the same document: the same text read at the same place (the
+    loader then gives both versions one object, read or not), or equal documents as read (the same data
+    with the same lines).  ``None``, no such document, is the same only as itself."""
+    if old is new:
+        return True
+    if old is None or new is None:
+        return False
+    if isinstance(old, Defaults | Template | Asset) and isinstance(new, Defaults | Template | Asset):
+        return bool(old.source == new.source)
+    return bool(old == new)

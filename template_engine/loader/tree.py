@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Mapping
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
@@ -54,6 +54,7 @@ from template_engine.org import (
 )
 
 if TYPE_CHECKING:  # policy files are read by the policy modules, imported when an org has one
+    from template_engine.loader.facts import FactCache
     from template_engine.policy.document import PolicyDocument
 
 
@@ -96,6 +97,8 @@ def _parse_source(text: str, rel: str) -> tuple[Source | None, list[Problem]]:
     return Source(rel, data, loaded.lines), []
 
 
+Doc = TypeVar("Doc", LayerDocument, TemplateDocument)
+
 #: What a loader makes of one file: the document, or ``None`` and its problems.
 Made = tuple[Any, list[Problem]]
 #: A loader from a file's text: ``(text, rel, scope or kind)`` -> what it makes.
@@ -118,7 +121,12 @@ class _Reuse:
 
 
 def _with_text(
-    files: sources.Source, rel: str, arg: Any, build: FromText, memo: tuple[Memo, Memo] | None
+    files: sources.Source,
+    rel: str,
+    arg: Any,
+    build: FromText,
+    memo: tuple[Memo, Memo] | None,
+    facts: FactCache | None = None,
 ) -> Made:
     text, problems = _read_text(files, rel)
     if text is None:
@@ -129,9 +137,41 @@ def _with_text(
     key = (build.__name__, rel, arg, text)
     found = previous.get(key)
     if found is None:
-        found = build(text, rel, arg)
+        found = build(text, rel, arg) if facts is None else _known(facts, text, rel, arg, build)
     current[key] = found
     return found
+
+
+def _known(facts: FactCache, text: str, rel: str, arg: Any, build: FromText) -> Made:
+    """What ``build`` makes of ``text``: a stand-in read on first use when ``facts`` knows it to be valid,
+    else the document itself (then ``facts`` learns whether it is valid)."""
+    from template_engine.loader.deferred import DeferredAsset, DeferredDefaults, DeferredTemplate
+
+    key = facts.key(build.__name__, rel, arg, text)
+    refs = facts.valid(key)
+    if refs is None:
+        made, problems = build(text, rel, arg)
+        if made is not None:
+            facts.remember(key, made.asset_refs() if isinstance(made, Template) else ())
+        return made, problems
+
+    def read() -> Made:
+        return build(text, rel, arg)
+
+    stem = _stem(rel)
+    if build is _template_from:
+        kinds = tuple((cast(AssetKind, kind), name) for kind, name in refs)
+        return DeferredTemplate(stem, arg, rel, kinds, read), []
+    if build is _asset_from:
+        return DeferredAsset(arg, stem, rel, read), []
+    return DeferredDefaults(arg, rel, read), []
+
+
+def _stem(rel: str) -> str:
+    """``PurePosixPath(rel).stem`` without building a path (it is asked for every file)."""
+    name = rel.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[Problem]:
@@ -147,6 +187,19 @@ def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[
     ]
 
 
+def _without_specs(doc: Doc) -> Doc:
+    """A validated defaults or template document without its validated spec trees (``spec`` and
+    ``master.spec`` set to ``None``); everything else of it stays.
+
+    The trees are checked, then dropped: composing reads a spec as written (``Source.data``), never the
+    validated copy, which was the larger part of a loaded org's memory (docs/decisions.md).
+    """
+    master = doc.master
+    if master is not None and master.spec is not None:
+        return doc.model_copy(update={"spec": None, "master": master.model_copy(update={"spec": None})})
+    return doc.model_copy(update={"spec": None}) if doc.spec is not None else doc
+
+
 def document_rules(doc: object, data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
     """The rules a defaults, template or asset document that fits its schema (``doc``) must also follow;
     ``file`` and ``lines`` locate them (no name-versus-file check: a document may come from no file)."""
@@ -159,9 +212,13 @@ def document_rules(doc: object, data: Mapping[str, Any], file: str, lines: Lines
 
 
 def load_defaults(
-    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
+    files: sources.Source,
+    rel: str,
+    scope: Scope,
+    memo: tuple[Memo, Memo] | None = None,
+    facts: FactCache | None = None,
 ) -> tuple[Defaults | None, list[Problem]]:
-    return _with_text(files, rel, scope, _defaults_from, memo)
+    return _with_text(files, rel, scope, _defaults_from, memo, facts)
 
 
 def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
@@ -172,13 +229,17 @@ def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, 
     if doc is None:
         return None, problems
     problems = document_rules(doc, source.data, rel, source.lines)
-    return (None if problems else Defaults(scope, source, doc)), problems
+    return (None if problems else Defaults(scope, source, _without_specs(doc))), problems
 
 
 def load_template(
-    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
+    files: sources.Source,
+    rel: str,
+    scope: Scope,
+    memo: tuple[Memo, Memo] | None = None,
+    facts: FactCache | None = None,
 ) -> tuple[Template | None, list[Problem]]:
-    return _with_text(files, rel, scope, _template_from, memo)
+    return _with_text(files, rel, scope, _template_from, memo, facts)
 
 
 def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
@@ -188,10 +249,10 @@ def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, 
     doc, problems = validate(TemplateDocument, source.data, rel, source.lines)
     if doc is None:
         return None, problems
-    stem = FsPath(rel).stem
+    stem = _stem(rel)
     problems = _name_matches_file(source, doc.meta.name, stem, "template")
     problems += document_rules(doc, source.data, rel, source.lines)
-    return (None if problems else Template(stem, scope, source, doc)), problems
+    return (None if problems else Template(stem, scope, source, _without_specs(doc))), problems
 
 
 def load_policy(
@@ -210,9 +271,13 @@ def _policy_from(text: str, rel: str, scope: Scope) -> tuple[PolicyDocument | No
 
 
 def load_asset(
-    files: sources.Source, rel: str, kind: AssetKind, memo: tuple[Memo, Memo] | None = None
+    files: sources.Source,
+    rel: str,
+    kind: AssetKind,
+    memo: tuple[Memo, Memo] | None = None,
+    facts: FactCache | None = None,
 ) -> tuple[Asset | None, list[Problem]]:
-    return _with_text(files, rel, kind, _asset_from, memo)
+    return _with_text(files, rel, kind, _asset_from, memo, facts)
 
 
 def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:
@@ -222,7 +287,7 @@ def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, lis
     doc, problems = validate(ASSET_MODELS[kind], source.data, rel, source.lines)
     if doc is None:
         return None, problems
-    stem = FsPath(rel).stem
+    stem = _stem(rel)
     problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
     problems += document_rules(doc, source.data, rel, source.lines)
     return (None if problems else Asset(kind, stem, source, doc)), problems
@@ -285,11 +350,16 @@ def resolve_root(root: FsPath) -> FsPath:
     return root
 
 
-def load_org(where: sources.SourceOrPath) -> Org:
+def load_org(where: sources.SourceOrPath, facts: FactCache | None = None) -> Org:
     """Read the whole templates folder of ``where`` (a source, or the path of a folder).
 
     Raises :class:`InputError` only when the folder or ``org.yaml`` is unusable; problems of other files are
     recorded in ``Org.broken``.
+
+    With ``facts`` (:mod:`template_engine.loader.facts`), a defaults, template or asset file that the cache
+    knows to be valid, with this very text, is not parsed: the org holds a stand-in that reads it when its
+    document is first asked for (:mod:`template_engine.loader.deferred`); what was learnt is written to the
+    cache before returning.  Every answer is the same with or without it.
 
     The garbage collector is paused while the files are read (the documents are trees: no cycle to find,
     and a collection every few hundred new objects made reading cost grow faster than the org); then what
@@ -300,14 +370,17 @@ def load_org(where: sources.SourceOrPath) -> Org:
     gc.disable()
     gc.unfreeze()
     try:
-        return _load_org(where)
+        org = _load_org(where, facts)
+        if facts is not None:
+            facts.flush()
+        return org
     finally:
         gc.freeze()
         if enabled:
             gc.enable()
 
 
-def _load_org(where: sources.SourceOrPath) -> Org:
+def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
     files = sources.as_source(where)
     if files.kind("") != "folder":
         raise InputError(
@@ -335,13 +408,13 @@ def _load_org(where: sources.SourceOrPath) -> Org:
 
     memo: tuple[Memo, Memo] = (_Reuse.last, {})
     for scope, rel in layout.defaults.items():
-        entry, problems = load_defaults(files, rel, scope, memo)
+        entry, problems = load_defaults(files, rel, scope, memo, facts)
         note(rel, problems, defaults_ref(scope))
         if entry is not None:
             defaults[scope] = entry
     for scope, by_stem in layout.templates.items():
         for stem, trel in by_stem.items():
-            template, problems = load_template(files, trel, scope, memo)
+            template, problems = load_template(files, trel, scope, memo, facts)
             note(trel, problems, template_ref(scope, stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
@@ -349,7 +422,7 @@ def _load_org(where: sources.SourceOrPath) -> Org:
     assets: dict[AssetKind, dict[str, Asset]] = {}
     for kind, by_stem in layout.assets.items():
         for stem, arel in by_stem.items():
-            asset, problems = load_asset(files, arel, kind, memo)
+            asset, problems = load_asset(files, arel, kind, memo, facts)
             note(arel, problems, asset_ref(kind, stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset

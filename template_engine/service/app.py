@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -11,14 +13,18 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
+from sqlalchemy import Engine
 
 from template_engine.service import errors
-from template_engine.service.auth import Authenticator
+from template_engine.service.answers import AnswerCache, RevisionFeed
+from template_engine.service.auth import DEV_APPLICATION, DEV_TOKENS, Authenticator
 from template_engine.service.bodies import BODY_MODELS
+from template_engine.service.cache import Answers
 from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
-from template_engine.service.settings import Settings
-from template_engine.service.storage.database import create_db_engine, migrate
+from template_engine.service.settings import WORKER_SETTINGS, Settings
+from template_engine.service.storage.database import Revisions, create_db_engine, migrate
+from template_engine.service.tokens import Signer
 
 _log = logging.getLogger("template_engine.service")
 
@@ -56,22 +62,46 @@ def authenticator_for(settings: Settings) -> Authenticator:
     if settings.auth_file is not None:
         return Authenticator.from_file(settings.auth_file)
     if settings.dev_tokens:
-        return Authenticator.development()
+        if settings.dev_signing_key is None:
+            return Authenticator.development()
+        client_id, secret, principal = DEV_APPLICATION
+        return Authenticator(
+            [(hashlib.sha256(token.encode()).digest(), who) for _, token, who in DEV_TOKENS],
+            {client_id: (hashlib.sha256(secret.encode()).digest(), principal)},
+            Signer(settings.dev_signing_key),
+        )
     raise ConfigError(
         "no auth file: give --auth-file (or TEMPLATE_ENGINE_AUTH_FILE), or --dev for the development tokens"
     )
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """A ready application: the schema is created or migrated, and ``settings.seed`` imported into an empty
-    database, before this returns."""
+def prepare(settings: Settings) -> None:
+    """What ``serve --workers N`` does once, before its workers start: the auth file is read (so a bad one
+    stops it there), the schema created or migrated and ``settings.seed`` imported into an empty database."""
+    _authenticator(settings)
+    engine = create_db_engine(settings.database_url)
+    try:
+        _migrate_and_seed(engine, settings)
+    finally:
+        engine.dispose()
+
+
+def app_from_workers() -> FastAPI:
+    """The application of one ``serve --workers N`` worker (uvicorn's factory), from the settings its parent
+    left in the environment."""
+    return create_app(Settings.from_workers(os.environ[WORKER_SETTINGS]))
+
+
+def _authenticator(settings: Settings) -> Authenticator:
     from template_engine.service.auth import AuthFileError
 
     try:
-        authenticator = authenticator_for(settings)
+        return authenticator_for(settings)
     except AuthFileError as exc:
         raise ConfigError(str(exc)) from None
-    engine = create_db_engine(settings.database_url)
+
+
+def _migrate_and_seed(engine: Engine, settings: Settings) -> None:
     migrate(engine)
     if settings.seed is not None:
         from template_engine.service.importer import seed_if_empty
@@ -85,10 +115,23 @@ def create_app(settings: Settings) -> FastAPI:
         else:
             _log.info("seeded the database from %s", settings.seed)
 
+
+def create_app(settings: Settings) -> FastAPI:
+    """A ready application: the schema is created or migrated, and ``settings.seed`` imported into an empty
+    database, before this returns."""
+    authenticator = _authenticator(settings)
+    engine = create_db_engine(settings.database_url)
+    _migrate_and_seed(engine, settings)
+    revisions = Revisions(engine)
+    feed = RevisionFeed(revisions.read)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        feed.open()
         await _warm_up(app)
         yield
+        feed.close()
+        revisions.dispose()
         engine.dispose()
 
     app = FastAPI(
@@ -106,6 +149,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.methods = errors.Methods(
         [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
     )
+    if settings.cache_bytes > 0:  # innermost of the three: Guard answers its failures, Head strips its bodies
+        app.state.answers = Answers(max_bytes=settings.cache_bytes)
+        app.add_middleware(AnswerCache, answers=app.state.answers, feed=feed, authenticator=authenticator)
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
     app.add_middleware(errors.Head, methods=app.state.methods)  # outermost: no answer to HEAD has a body
 

@@ -8,11 +8,12 @@ when the ``service`` extra is missing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from template_engine.service.importer import Folder
+    from template_engine.service.settings import Settings
 
 EXIT_ERROR = 2
 _EXTRA = "install the service extra: pip install '.[service]' from a checkout (or template-engine[service])"
@@ -27,6 +29,8 @@ _EXTRA = "install the service extra: pip install '.[service]' from a checkout (o
 
 #: How long a SIGTERM waits for requests in flight (each is bounded; see docs/decisions.md).
 GRACEFUL_SHUTDOWN_SECONDS = 5
+#: How long ``serve --workers N`` waits for a worker to answer its supervisor before restarting it.
+WORKER_HEALTHCHECK_SECONDS = 60
 
 
 def _fail(message: str) -> NoReturn:
@@ -153,6 +157,13 @@ _URL_HELP = "SQLAlchemy URL: sqlite:///FILE (default sqlite:///template-engine.d
     show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes sharing the port (each with its own cache; see docs/http-api.md).",
+)
 def serve(
     host: str,
     port: int,
@@ -161,23 +172,97 @@ def serve(
     dev: bool,
     seed: Path | None,
     log_level: str,
+    workers: int,
 ) -> None:
     """Run the template service (HTTP API shaped like Run:ai's) until interrupted."""
     _require_service(*_driver_for(database_url))
     import uvicorn
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-    from template_engine.errors import TemplateEngineError
-    from template_engine.service.app import ConfigError, create_app
     from template_engine.service.settings import Settings
-    from template_engine.service.storage.database import SchemaError
 
     settings = Settings.from_env(database_url=database_url, auth_file=auth_file, dev_tokens=dev, seed=seed)
     if seed is not None:  # a broken seed is refused before a database is created or its schema changed
         _read_folder(seed, f"cannot seed from {str(seed)!r}")
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "server_header": False,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
+    }
+    who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
+    if workers == 1:
+        app = _started(settings, seed, lambda: _app(settings))
+        click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
+        uvicorn.run(app, **options)
+        return
+    import os
+    import secrets
+
+    from template_engine.service.app import prepare
+    from template_engine.service.settings import WORKER_SETTINGS
+
+    _started(settings, seed, lambda: prepare(settings))  # migrated and seeded once, before any worker
+    if settings.dev_tokens:  # one key for all workers: a token one of them issued is valid at the others
+        settings = dataclasses.replace(settings, dev_signing_key=secrets.token_bytes(32))
+    os.environ[WORKER_SETTINGS] = settings.for_workers()
+    click.echo(
+        f"template-engine: database {_shown(settings.database_url)}; {who}; {workers} worker processes",
+        err=True,
+    )
+    _run_workers(workers, options)
+
+
+def _run_workers(workers: int, options: dict[str, Any]) -> None:
+    """uvicorn's supervisor of ``workers`` processes on one listening socket, as ``uvicorn.run`` starts it,
+    with ``TCP_NODELAY`` on that socket: uvicorn creates it without the TCP protocol number, so asyncio does
+    not set ``TCP_NODELAY`` on the connections the workers accept, and an answer written in two parts
+    (headers, then body) then waits for the client's delayed ACK, 40 ms on Linux.  Linux gives accepted
+    connections the listening socket's option."""
+    import socket
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(
+        "template_engine.service.app:app_from_workers",
+        factory=True,
+        workers=workers,
+        # A worker answers the supervisor's pings once it has imported the service; on a loaded machine that
+        # takes longer than uvicorn's 5 seconds, and a worker still starting would be killed and restarted.
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+        **options,
+    )
+    sock = config.bind_socket()
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    finally:
+        sock.close()
+
+
+def _app(settings: Settings) -> Any:
+    from template_engine.service.app import create_app
+
+    return create_app(settings)
+
+
+T = TypeVar("T")
+
+
+def _started(settings: Settings, seed: Path | None, start: Callable[[], T]) -> T:
+    """``start()`` (which opens, migrates and seeds the database), or exit with what stopped it; an SQLite
+    file it created is removed then."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from template_engine.errors import TemplateEngineError
+    from template_engine.service.app import ConfigError
+    from template_engine.service.storage.database import SchemaError
+
     with _removed_on_failure(settings.database_url):
         try:
-            app = create_app(settings)
+            return start()
         except (ConfigError, SchemaError) as exc:
             _fail(str(exc))
         except TemplateEngineError as exc:
@@ -188,16 +273,6 @@ def serve(
             _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
         except SQLAlchemyError as exc:
             _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
-    who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
-    click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        server_header=False,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-    )
 
 
 @click.group()

@@ -27,7 +27,7 @@ from template_engine.models.documents import (
 from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.paths import format_path
 from template_engine.policy.document import PolicyDocument
-from template_engine.service.cache import CACHE
+from template_engine.service.cache import CACHE, CURRENT_READING, STATS
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.policy_store import policy_file, stored_policy
 from template_engine.service.schemas import TENANT_ID
@@ -106,10 +106,34 @@ def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> 
     template, problems = template_of(row, own)
     if template is None:
         return problems
+    STATS.add("compositions")
     try:
         return compose(org_for(ctx, view, template), template, view.view())
     except TemplateEngineError as exc:
         return list(exc.problems)
+
+
+Composed = tuple[Composition | list[Problem], dict[str, Any]]
+
+
+def composed(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composed:
+    """The composition of a stored template seen from ``view`` and its response body, shared by every request
+    of this process that read the same org revision (a list, its other pages and filters, single reads).
+
+    Outside such a request (no revision read first) it is composed afresh.  The body is shared: callers copy
+    it before adding to it.
+    """
+
+    def build() -> Composed:
+        outcome = compose_row(ctx, row, own, view)
+        return outcome, template_body(row, own, view, outcome)
+
+    reading = CURRENT_READING.get()
+    if reading is None:
+        return build()
+    key = (reading.revision, row.id, row.audit.version, own.key, view.key)
+    found: Composed = reading.compositions.get(key, build)
+    return found
 
 
 def compose_submission(

@@ -25,6 +25,7 @@ from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
 from template_engine.service.composer import (
     compose_row,
+    composed,
     template_body,
     template_meta,
 )
@@ -217,7 +218,7 @@ def _entries(
             continue
         entry: dict[str, Any] = {"meta": template_meta(row, own, own), "_row": (row, own)}
         if compose_all or needs_composition(filters, None):
-            entry = template_body(row, own, own, compose_row(ctx, row, own, own)) | {"_row": (row, own)}
+            entry = composed(ctx, row, own, own)[1] | {"_row": (row, own)}
         if all(f(entry) for f in filters):
             entries.append(entry)
     return entries
@@ -267,7 +268,7 @@ class _Comply:
                     f"({target.project.id}): it belongs to another {own.type}",
                 }
             ]
-        outcome = compose_row(ctx, row, own, target)
+        outcome = composed(ctx, row, own, target)[0]
         if isinstance(outcome, list):
             return [{"field": format_path(p.path) or None, "details": p.message} for p in outcome]
         same = outcome.master_same_as_worker
@@ -312,7 +313,7 @@ def _list(
         for entry in page:
             row, own = entry.pop("_row")
             if "runnable" not in entry:
-                entry = template_body(row, own, own, compose_row(ctx, row, own, own))
+                entry = dict(composed(ctx, row, own, own)[1])  # a copy: the composed body is shared
             issues = compliance.issues(ctx, row, own)
             if issues is not None:
                 entry["complianceIssues"] = issues
@@ -418,7 +419,7 @@ def _get(template_id: uuid.UUID, principal: Principal, store: Store, project_id:
         row, own = _load(ctx, template_id)
         ctx.access.require_read(own.ref)
         view = view_from_query(ctx, own, project_id)
-        body = template_body(row, own, view, compose_row(ctx, row, own, view))
+        body = composed(ctx, row, own, view)[1]
     return json_response(body, version=row.audit.version)
 
 

@@ -5,10 +5,15 @@ SQLite (the default, one file) runs in WAL mode with foreign keys on; a write tr
 PostgreSQL (several service processes on one database) serialises writers of one row with
 ``SELECT ... FOR UPDATE`` (see the repository) and the start-up migration with an advisory lock, so replicas
 starting together do not race to create the schema.
+
+Every write transaction adds one to the org revision (``org_revision``) in the same transaction, just before
+it commits: a reader that sees a revision sees every write up to it, in whichever process it was made, which
+is what makes the service's response cache exact (:class:`Revisions`, :mod:`..answers`).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -19,7 +24,13 @@ from sqlalchemy import Connection, Engine, create_engine, event, insert, select,
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, schema_info
+from template_engine.service.storage.tables import (
+    SCHEMA_VERSION,
+    metadata,
+    org_revision,
+    runtime,
+    schema_info,
+)
 
 DEFAULT_DATABASE_URL = "sqlite:///template-engine.db"
 
@@ -34,9 +45,20 @@ def _policies(_connection: Connection) -> None:
     """Version 2 adds the ``policies`` table, which ``create_all`` (run first) has just created."""
 
 
+def _revision(_connection: Connection) -> None:
+    """Version 3 adds ``org_revision``, which :func:`_ensure_revision` (run first) has just created.  The
+    version goes up with it so that an older service, which would write without moving the revision (and so
+    leave the caches of newer replicas stale), refuses the database instead of sharing it."""
+
+
 #: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1`` (after ``create_all`` has added
 #: the tables that version ``n`` did not have).
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies, 2: _revision}
+
+#: What a reader of the org revision gets: the row's epoch and its counter.
+Revision = tuple[str, int]
+
+_READ_REVISION = "SELECT epoch, revision FROM org_revision WHERE id = 1"
 
 
 class SchemaError(Exception):
@@ -96,6 +118,66 @@ def transaction(engine: Engine, write: bool, consistent: bool = False) -> Iterat
         connection.execution_options(**options)
         with connection.begin():
             yield connection
+            if write:
+                _bump(connection)
+
+
+def _bump(connection: Connection) -> None:
+    """One more revision, in the transaction that wrote (its row lock queues concurrent committers for the
+    instant between this statement and their commit)."""
+    connection.execute(
+        update(org_revision).where(org_revision.c.id == 1).values(revision=org_revision.c.revision + 1)
+    )
+
+
+def _ensure_revision(connection: Connection) -> None:
+    runtime.create_all(connection, checkfirst=True)
+    if connection.execute(select(org_revision.c.id).where(org_revision.c.id == 1)).first() is None:
+        connection.execute(insert(org_revision).values(id=1, epoch=str(uuid.uuid4()), revision=0))
+
+
+def read_revision(connection: Connection) -> Revision:
+    """The org revision as ``connection`` sees it now."""
+    row = connection.exec_driver_sql(_READ_REVISION).one()
+    return str(row[0]), int(row[1])
+
+
+class Revisions:
+    """Reads the org revision with one statement and no transaction around it (one round trip on PostgreSQL).
+
+    It has its own autocommit connection (one thread reads: :class:`..answers.RevisionFeed`), so a read never
+    waits for a connection the request handlers hold; an in-memory SQLite database (one per engine) is read
+    through the service's own engine.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        url = engine.url
+        self._own: Engine | None = None
+        if engine.dialect.name == "postgresql":
+            self._own = create_engine(
+                url,
+                isolation_level="AUTOCOMMIT",
+                pool_size=1,
+                max_overflow=1,
+                pool_reset_on_return=None,
+                connect_args={"connect_timeout": 5},
+            )
+        elif url.database and url.database != ":memory:" and not url.database.startswith("file:"):
+            self._own = create_engine(
+                url,
+                isolation_level="AUTOCOMMIT",
+                connect_args={"timeout": 30, "check_same_thread": False},
+                pool_reset_on_return=None,
+            )
+        self._engine = self._own or engine
+
+    def read(self) -> Revision:
+        with self._engine.connect() as connection:
+            return read_revision(connection)
+
+    def dispose(self) -> None:
+        if self._own is not None:
+            self._own.dispose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +224,7 @@ def migrate(engine: Engine) -> int:
     with transaction(engine, write=True) as connection:
         if connection.dialect.name == "postgresql":
             connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+        _ensure_revision(connection)
         metadata.create_all(connection, checkfirst=True)
         found = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
         if found is None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -29,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 #: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -186,6 +187,23 @@ Index(
 Index("ix_templates_department", templates.c.department_id)
 Index("ix_templates_project", templates.c.project_id)
 Index("ix_template_assets_asset", template_assets.c.asset_id)
+
+
+#: The tables of the running service, not of the org: kept apart from :data:`metadata` so that an export,
+#: an import and a comparison of two databases never see them, and dropping the org's tables keeps them.
+runtime = MetaData()
+
+#: One row (``id`` 1): the revision of everything stored.  Every write transaction adds one to ``revision``
+#: before it commits (:func:`..database.transaction`), so a process that reads the row knows whether anything
+#: changed since it last composed an answer (its response cache is keyed by it).  ``epoch`` is drawn when the
+#: row is created: a database re-created from scratch never repeats an ``(epoch, revision)`` pair.
+org_revision = Table(
+    "org_revision",
+    runtime,
+    Column("id", Integer, primary_key=True),
+    Column("epoch", String(36), nullable=False),
+    Column("revision", BigInteger, nullable=False),
+)
 
 
 def now() -> datetime:
