@@ -4,6 +4,10 @@ Every value a page shows is user content (a template's values, file names, messa
 environment escapes everything it prints; the templates never mark a value safe, put one in a ``href``,
 ``style`` or script, or load anything from elsewhere.  Links are made by the caller (:mod:`site`) from pair
 ids, which are percent-encoded names.
+
+The service's browser UI renders the same templates: :func:`make_environment` adds its own folder in front,
+and ``explain.html.j2`` then extends the ``layout`` it is given (the service's page frame, with its
+stylesheet and script served from its own path) instead of the self-contained ``base.html.j2``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import jinja2
 
 from template_engine.views.model import IndexView, PageView
 
-__all__ = ["environment", "render_index", "render_page"]
+__all__ = ["TEMPLATES", "environment", "make_environment", "render_index", "render_page"]
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -23,8 +27,13 @@ TEMPLATES = Path(__file__).with_name("templates")
 @cache
 def environment() -> jinja2.Environment:
     """The views' Jinja2 environment: autoescape on for every template, undefined names are errors."""
+    return make_environment()
+
+
+def make_environment(*folders: Path) -> jinja2.Environment:
+    """An environment that finds templates in ``folders`` first, then the views' own (same settings)."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader([*folders, TEMPLATES]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -13,7 +13,7 @@ Items excluded by a layer and fields an issue names but no layer set get nodes o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,11 +39,13 @@ __all__ = [
     "NodeView",
     "Overridden",
     "PageView",
+    "PlaceName",
     "Provenance",
     "ReplicaView",
     "diff_view",
     "explain_page",
     "failed_page",
+    "file_place",
     "index_row",
     "layer_kind",
     "seen_from",
@@ -51,6 +53,15 @@ __all__ = [
 
 #: The longest value written inline; the hover text and the tree keep the rest behind an ellipsis.
 MAX_VALUE = 400
+
+#: How a page names the place a value is written.  Offline that is ``file:line``; the service names the
+#: stored document and its version instead (a database row has no file and no lines).
+PlaceName = Callable[[Location], str]
+
+
+def file_place(location: Location) -> str:
+    """``departments/research/defaults.yaml:12``: the place of a value read from a templates folder."""
+    return location.place()
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +133,13 @@ class Provenance:
     layer: str
     file: str | None = None
     line: int | None = None
+    #: The place as a :data:`PlaceName` other than :func:`file_place` named it (the service's documents).
+    named: str | None = None
 
     @property
     def place(self) -> str:
+        if self.named is not None:
+            return self.named
         if self.file is None:
             return ""
         return f"{self.file}:{self.line}" if self.line is not None else self.file
@@ -139,11 +154,12 @@ class Provenance:
         return f"{self.layer}, {self.place}" if self.place else self.layer
 
     @staticmethod
-    def of(location: Location | None) -> Provenance | None:
+    def of(location: Location | None, name: PlaceName = file_place) -> Provenance | None:
         if location is None:
             return None
         layer = location.layer or "unknown layer"
-        return Provenance(layer_kind(location.layer), layer, location.file, location.line)
+        named = None if name is file_place else name(location)
+        return Provenance(layer_kind(location.layer), layer, location.file, location.line, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,12 +427,16 @@ def _written(result: MergeResult) -> dict[Path, list[tuple[int, Any]]]:
 
 
 def _below(
-    result: MergeResult, written: Mapping[Path, list[tuple[int, Any]]], path: Path, layer: int
+    result: MergeResult,
+    written: Mapping[Path, list[tuple[int, Any]]],
+    path: Path,
+    layer: int,
+    name: PlaceName = file_place,
 ) -> list[Overridden]:
     out = []
     for index, value in written.get(path, ()):
         if index < layer:
-            origin = Provenance.of(result.layers[index].location(_raw(result, index, path)))
+            origin = Provenance.of(result.layers[index].location(_raw(result, index, path)), name)
             assert origin is not None
             out.append(Overridden(_text(value), origin))
     return out
@@ -455,9 +475,16 @@ def _matches(item: Mapping[str, Any], match: Match) -> bool:
 class _Tree:
     """The nodes of one replica and the provenance to hang on them."""
 
-    def __init__(self, replica: str, spec: Mapping[str, Any], result: MergeResult | None) -> None:
+    def __init__(
+        self,
+        replica: str,
+        spec: Mapping[str, Any],
+        result: MergeResult | None,
+        name: PlaceName = file_place,
+    ) -> None:
         self.replica = replica
         self.result = result
+        self.name = name
         self.nodes: list[NodeView] = _build("", (), spec, SPEC_PLAN, False).children
         self.written = _written(result) if result is not None else {}
 
@@ -473,7 +500,7 @@ class _Tree:
     def entry(self, entry: Entry) -> None:
         if entry.action == "excluded":
             node = _find(self.nodes, entry.path)
-            origin = Provenance.of(entry.location)
+            origin = Provenance.of(entry.location, self.name)
             if node is not None and node.shape != "excluded":  # excluded below, then given again
                 node.excluded_before = origin
                 return
@@ -481,7 +508,7 @@ class _Tree:
             node.shape, node.action, node.origin = "excluded", "excluded", origin
             layer = self.origin_layer(entry.path, excluded=True)
             if layer is not None and self.result is not None:
-                node.overridden = _below(self.result, self.written, entry.path, layer)
+                node.overridden = _below(self.result, self.written, entry.path, layer, self.name)
                 if node.overridden:
                     node.value = node.overridden[-1].value
             return
@@ -489,12 +516,12 @@ class _Tree:
         if node is None:  # an ``unset`` entry, or a value pruned from the output
             return
         node.action = entry.action
-        node.origin = Provenance.of(entry.location)
+        node.origin = Provenance.of(entry.location, self.name)
         node.rules = list(entry.rules)
         layer = self.origin_layer(entry.path)
         is_policy = node.origin is not None and node.origin.kind == "policy"
         if node.shape == "value" and layer is not None and self.result is not None and not is_policy:
-            node.overridden = _below(self.result, self.written, entry.path, layer)
+            node.overridden = _below(self.result, self.written, entry.path, layer, self.name)
 
     def issue(self, issue: RunnableIssue) -> NodeView:
         node = _find(self.nodes, issue.field)
@@ -512,8 +539,11 @@ class _Tree:
                 node.id = f"{prefix}{count}"
 
 
-def _issue_view(issue: RunnableIssue, anchor: str | None) -> IssueView:
-    source = issue.source.with_layer() if issue.source is not None else None
+def _issue_view(issue: RunnableIssue, anchor: str | None, name: PlaceName = file_place) -> IssueView:
+    source = None
+    if issue.source is not None:
+        place = name(issue.source)
+        source = f"{place}, {issue.source.layer}" if issue.source.layer else place
     return IssueView(issue.replica, format_path(issue.field), issue.message, issue.rule, source, anchor)
 
 
@@ -539,13 +569,15 @@ def explain_page(
     pair_id: str | None = None,
     diff: PairDiff | None = None,
     against: str | None = None,
+    name: PlaceName = file_place,
 ) -> PageView:
-    """The explain view of one composition; ``diff`` (against ``against``, another version) adds changes."""
+    """The explain view of one composition; ``diff`` (against ``against``, another version) adds changes;
+    ``name`` names the place of each value (the service: a stored document and its version)."""
     entries = explain(composition)
     runnable = composition.runnable
-    trees: dict[str, _Tree] = {"worker": _Tree("worker", composition.combined_spec, composition.worker)}
+    trees: dict[str, _Tree] = {"worker": _Tree("worker", composition.combined_spec, composition.worker, name)}
     if composition.combined_master_spec is not None:
-        trees["master"] = _Tree("master", composition.combined_master_spec, composition.master)
+        trees["master"] = _Tree("master", composition.combined_master_spec, composition.master, name)
     for entry in entries:
         tree = trees.get(entry.replica)
         if tree is not None:
@@ -568,7 +600,7 @@ def explain_page(
         tree.number("w" if replica == "worker" else "m")
     issues = []
     for issue, node in marked:
-        view = _issue_view(issue, node.id if node is not None else None)
+        view = _issue_view(issue, node.id if node is not None else None, name)
         if node is not None:
             node.issues.append(view)
         issues.append(view)

@@ -1,4 +1,5 @@
-"""One module per resource; :data:`ROUTERS` lists them in the order the OpenAPI document shows them."""
+"""One module per resource; :data:`ROUTERS` lists them in the order the OpenAPI document shows them, then
+the browser UI under ``/ui`` (:mod:`template_engine.service.ui`, not in the OpenAPI document)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from template_engine.service.routes import (
     tokens,
     workloads,
 )
+from template_engine.service.ui import router as ui_router
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
@@ -24,4 +26,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     orgunits.router,
     assets.router,
     workloads.router,
+    ui_router,
 )

@@ -4,19 +4,27 @@ Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecS
 ``master: {spec}``).  A scope without defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH clears
 ``fieldsToClear`` then merges, DELETE removes the layer.  Compositions read the defaults on every request, so
 a change shows in the next response of every template it affects.
+
+PUT and PATCH take ``validateOnly=true``: the write is checked and made in its transaction, which is then
+rolled back; the answer is the document it would store and ``affectedTemplates``, every template whose
+effective spec or compliance it would change, field by field (:mod:`..impact`).  The UI's preview is the
+same call (:func:`write_defaults`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.service.auth import Principal
 from template_engine.service.context import Ctx, Placement, Store, parse_id
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
+from template_engine.service.impact import Affected, DefaultsWriteOut, affected, affected_body, stored_org
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -38,6 +46,16 @@ _ROOTS = ("spec", "masterSpecSameAsWorker", "master")
 _DOC: dict[int | str, dict[str, Any]] = {
     200: {"model": DefaultsDocument, "headers": {"ETag": {"schema": {"type": "string"}}}}
 }
+_WRITTEN: dict[int | str, dict[str, Any]] = {
+    200: {"model": DefaultsWriteOut, "headers": {"ETag": {"schema": {"type": "string"}}}}
+}
+ValidateOnly = Annotated[
+    bool | None,
+    Query(
+        description="Check the write and answer the document it would store, with affectedTemplates: every "
+        "template whose effective spec or compliance it would change. Nothing is stored."
+    ),
+]
 
 
 def _scope(ctx: Ctx, kind: str, scope_id: str | None, lock: bool = False) -> Placement:
@@ -54,33 +72,93 @@ def _read(store: Store, principal: Principal, kind: str, scope_id: str | None) -
     return json_response(row.document if row else {}, version=row.audit.version if row else 0)
 
 
+#: A write's change: the stored document (``{}`` when there is none) to the new one.
+Change = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultsWrite:
+    """What a write stored (or, validating only, would store), its version, and with ``validate_only`` the
+    templates it would change and the stored org before it (for their ids and provenance)."""
+
+    document: dict[str, Any]
+    version: int
+    affected: list[Affected] | None = None
+    body: list[dict[str, Any]] | None = None
+    labels: dict[str, str] | None = None
+
+
+class _Rollback(Exception):
+    """Ends a ``validateOnly`` write: its transaction rolls back, its answer is kept."""
+
+    def __init__(self, result: DefaultsWrite) -> None:
+        super().__init__("validateOnly")
+        self.result = result
+
+
+def write_defaults(
+    store: Store,
+    principal: Principal,
+    kind: str,
+    scope_id: str | None,
+    if_match: str | None,
+    change: Change,
+    validate_only: bool = False,
+) -> DefaultsWrite:
+    """Check and store a scope's new defaults; with ``validate_only``, roll back and answer what the write
+    would change instead (the same checks, the same 403, 404, 412 and 400)."""
+    try:
+        with store.write(principal) as ctx:
+            place = _scope(ctx, kind, scope_id)
+            ctx.access.require_write(place.ref)
+            row = ctx.repo.defaults([place.key], lock=True).get(place.key)
+            current = row.audit.version if row else 0
+            check_if_match(if_match, current)
+            document = change(row.document if row else {})
+            check_defaults(document)
+            before = stored_org(ctx) if validate_only else None
+            version = ctx.repo.put_defaults(
+                place.key,
+                document,
+                row.audit.version if row else None,
+                ctx.subject,
+                department_id=place.department.id
+                if place.type == "department" and place.department
+                else None,
+                project_id=place.project.id if place.project else None,
+            )
+            if before is not None:
+                after = stored_org(ctx)
+                found = affected(before, after)
+                labels = {**before.labels, **after.labels}
+                raise _Rollback(DefaultsWrite(document, current, found, affected_body(found, after), labels))
+    except _Rollback as done:
+        return done.result
+    return DefaultsWrite(document, version)
+
+
 def _write(
-    store: Store, principal: Principal, kind: str, scope_id: str | None, if_match: str | None, change: Any
+    store: Store,
+    principal: Principal,
+    kind: str,
+    scope_id: str | None,
+    if_match: str | None,
+    change: Change,
+    validate_only: bool | None = None,
 ) -> JSONResponse:
-    with store.write(principal) as ctx:
-        place = _scope(ctx, kind, scope_id)
-        ctx.access.require_write(place.ref)
-        row = ctx.repo.defaults([place.key], lock=True).get(place.key)
-        check_if_match(if_match, row.audit.version if row else 0)
-        document = change(row.document if row else {})
-        check_defaults(document)
-        version = ctx.repo.put_defaults(
-            place.key,
-            document,
-            row.audit.version if row else None,
-            ctx.subject,
-            department_id=place.department.id if place.type == "department" and place.department else None,
-            project_id=place.project.id if place.project else None,
-        )
-    return json_response(document, version=version)
+    result = write_defaults(store, principal, kind, scope_id, if_match, change, bool(validate_only))
+    body: dict[str, Any] = dict(result.document)
+    if result.body is not None:
+        body["affectedTemplates"] = result.body
+    return json_response(body, version=result.version)
 
 
-def _put(raw: Any) -> Any:
+def _put(raw: Any) -> Change:
     document = strip_nulls(raw if isinstance(raw, dict) else {})
     return lambda _current: document
 
 
-def _patch(raw: Any) -> Any:
+def _patch(raw: Any) -> Change:
     patch = strip_nulls(raw if isinstance(raw, dict) else {})
     paths = patch.pop("fieldsToClear", None) or []
     return lambda current: merge_patch(clear_fields(current, paths, _ROOTS), patch)
@@ -108,20 +186,30 @@ def get_system_defaults(principal: Auth, store: StoreDep) -> JSONResponse:
     return _read(store, principal, "system", None)
 
 
-@router.put("/system", response_model=None, responses={**_DOC, **errors(412)})
+@router.put("/system", response_model=None, responses={**_WRITTEN, **errors(412)})
 def put_system_defaults(
-    body: DefaultsDocument, raw: Raw, principal: Auth, store: StoreDep, if_match: IfMatch = None
+    body: DefaultsDocument,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Replace the system defaults."""
-    return _write(store, principal, "system", None, if_match, _put(raw))
+    return _write(store, principal, "system", None, if_match, _put(raw), validateOnly)
 
 
-@router.patch("/system", response_model=None, responses={**_DOC, **errors(412)})
+@router.patch("/system", response_model=None, responses={**_WRITTEN, **errors(412)})
 def patch_system_defaults(
-    body: DefaultsPatch, raw: Raw, principal: Auth, store: StoreDep, if_match: IfMatch = None
+    body: DefaultsPatch,
+    raw: Raw,
+    principal: Auth,
+    store: StoreDep,
+    if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Clear ``fieldsToClear``, then merge the given fields into the system defaults."""
-    return _write(store, principal, "system", None, if_match, _patch(raw))
+    return _write(store, principal, "system", None, if_match, _patch(raw), validateOnly)
 
 
 @router.delete("/system", status_code=204, response_class=Response, responses=errors(412))
@@ -139,7 +227,7 @@ def get_department_defaults(departmentId: DepartmentId, principal: Auth, store: 
     return _read(store, principal, "department", departmentId)
 
 
-@router.put("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+@router.put("/departments/{departmentId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
 def put_department_defaults(
     departmentId: DepartmentId,
     body: DefaultsDocument,
@@ -147,12 +235,13 @@ def put_department_defaults(
     principal: Auth,
     store: StoreDep,
     if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Replace a department's defaults."""
-    return _write(store, principal, "department", departmentId, if_match, _put(raw))
+    return _write(store, principal, "department", departmentId, if_match, _put(raw), validateOnly)
 
 
-@router.patch("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+@router.patch("/departments/{departmentId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
 def patch_department_defaults(
     departmentId: DepartmentId,
     body: DefaultsPatch,
@@ -160,9 +249,10 @@ def patch_department_defaults(
     principal: Auth,
     store: StoreDep,
     if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Clear ``fieldsToClear``, then merge the given fields into a department's defaults."""
-    return _write(store, principal, "department", departmentId, if_match, _patch(raw))
+    return _write(store, principal, "department", departmentId, if_match, _patch(raw), validateOnly)
 
 
 @router.delete(
@@ -184,7 +274,7 @@ def get_project_defaults(projectId: ProjectId, principal: Auth, store: StoreDep)
     return _read(store, principal, "project", projectId)
 
 
-@router.put("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+@router.put("/projects/{projectId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
 def put_project_defaults(
     projectId: ProjectId,
     body: DefaultsDocument,
@@ -192,12 +282,13 @@ def put_project_defaults(
     principal: Auth,
     store: StoreDep,
     if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Replace a project's defaults."""
-    return _write(store, principal, "project", projectId, if_match, _put(raw))
+    return _write(store, principal, "project", projectId, if_match, _put(raw), validateOnly)
 
 
-@router.patch("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404, 412)})
+@router.patch("/projects/{projectId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
 def patch_project_defaults(
     projectId: ProjectId,
     body: DefaultsPatch,
@@ -205,9 +296,10 @@ def patch_project_defaults(
     principal: Auth,
     store: StoreDep,
     if_match: IfMatch = None,
+    validateOnly: ValidateOnly = None,
 ) -> JSONResponse:
     """Clear ``fieldsToClear``, then merge the given fields into a project's defaults."""
-    return _write(store, principal, "project", projectId, if_match, _patch(raw))
+    return _write(store, principal, "project", projectId, if_match, _patch(raw), validateOnly)
 
 
 @router.delete("/projects/{projectId}", status_code=204, response_class=Response, responses=errors(404, 412))

@@ -3,16 +3,19 @@ project (:mod:`..policy_api` says what a policy is made of here).
 
 ``GET`` and ``DELETE`` name the scope with ``scope`` (``tenant``, ``department``, ``project``) and
 ``departmentId``/``projectId``; ``PUT`` (overwrite) and ``PATCH`` (``reset`` field paths, then merge) name it
-in the body's ``meta``, and take ``validateOnly``: the answer is the policy the write would make, and nothing
-is stored.  Every answer is the scope's ``DistributedPolicyV2``.  Roles are those of the defaults: every role
-reads the policies of the scopes it reads; a scope's admin (a department admin for its department and its
-projects, a project editor for its project, a system admin for all) writes them.
+in the body's ``meta``, and take ``validateOnly``: the answer is the policy the write would make and
+``affectedTemplates``, every template whose effective spec or compliance it would change, field by field
+(:mod:`..impact`), and nothing is stored.  Every answer is the scope's ``DistributedPolicyV2``.  Roles are
+those of the defaults: every role reads the policies of the scopes it reads; a scope's admin (a department
+admin for its department and its projects, a project editor for its project, a system admin for all) writes
+them.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -24,6 +27,7 @@ from template_engine.service.bodies import documented, refuse, schema_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import clear_fields, merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.impact import Affected, PolicyWriteOut, affected, affected_body, stored_org
 from template_engine.service.policy_api import (
     check_policy,
     defaults_document,
@@ -61,17 +65,31 @@ ProjectQuery = Annotated[
 ClusterQuery = Annotated[uuid.UUID | None, Query(description="Not used: this service has no cluster layer.")]
 ApproveQuery = Annotated[bool | None, Query(description="Not used: this service has no cluster layer.")]
 ValidateOnly = Annotated[
-    bool | None, Query(description="Check the write and answer the policy it would make, storing nothing.")
+    bool | None,
+    Query(
+        description="Check the write and answer the policy it would make, with affectedTemplates: every "
+        "template whose effective spec or compliance it would change. Nothing is stored."
+    ),
 ]
 _RESET_ROOTS = ("defaults", "rules", "imposedAssets")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyWrite:
+    """The scope's ``DistributedPolicyV2`` after a write and, validating only, the templates it would change
+    (with the names of the stored documents, for provenance)."""
+
+    body: dict[str, Any]
+    affected: list[Affected] | None = None
+    labels: dict[str, str] | None = None
 
 
 class _Rollback(Exception):
     """Ends a ``validateOnly`` write: its transaction rolls back, its answer is kept."""
 
-    def __init__(self, body: dict[str, Any]) -> None:
+    def __init__(self, result: PolicyWrite) -> None:
         super().__init__("validateOnly")
-        self.body = body
+        self.result = result
 
 
 def _place(
@@ -151,14 +169,22 @@ def _save(
         repo.delete_defaults(place.key, defaults.audit.version)
 
 
-def _write(
+#: A write's change: the scope's stored policy and defaults to the request's ``policy``.
+Change = Callable[[Ctx, PolicyRow | None, DefaultsRow | None], dict[str, Any]]
+
+
+def write_policy(
     store: Store,
     principal: Principal,
-    raw: dict[str, Any],
-    validate_only: bool | None,
-    change: Callable[[Ctx, PolicyRow | None, DefaultsRow | None], dict[str, Any]],
-) -> JSONResponse:
-    meta = raw["meta"]
+    meta: Mapping[str, Any],
+    validate_only: bool,
+    change: Change,
+    version: int | None = None,
+) -> PolicyWrite:
+    """Check and store a scope's policy (``meta`` names the scope as a request's ``meta`` does); with
+    ``validate_only``, roll back and answer what it would make and change.  ``version`` (the UI's stale-edit
+    check): the version of the scope's policy document the change was made on (0: it had none); a 412
+    when it is another."""
     try:
         with store.write(principal) as ctx:
             place = _place(
@@ -167,21 +193,42 @@ def _write(
             ctx.access.require_write(place.ref)
             policy = ctx.repo.policies([place.key], lock=True).get(place.key)
             defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+            current = policy.audit.version if policy else 0
+            if version is not None and version != current:
+                raise ApiError(
+                    412,
+                    f"The policy has changed since it was read (version {current}, not {version}); "
+                    "read it again.",
+                )
             given = change(ctx, policy, defaults)
             document, problems = policy_document(ctx, given)
             problems += check_policy(ctx, place, document)
             layer, more = defaults_document(defaults.document if defaults else {}, given.get("defaults"))
             refuse(problems + more, "The policy is not valid.")
+            before = stored_org(ctx) if validate_only else None
             _save(ctx, place, policy, document, defaults, layer)
             body = policy_body(ctx, place)
-            if validate_only:
-                raise _Rollback(body)
+            if before is not None:
+                after = stored_org(ctx)
+                found = affected(before, after)
+                body["affectedTemplates"] = affected_body(found, after)
+                raise _Rollback(PolicyWrite(body, found, {**before.labels, **after.labels}))
     except _Rollback as done:
-        body = done.body
-    return json_response(body)
+        return done.result
+    return PolicyWrite(body)
 
 
-_WRITE_RESPONSES = {200: {"model": PolicyOut}, **errors(409)}
+def _write(
+    store: Store,
+    principal: Principal,
+    raw: dict[str, Any],
+    validate_only: bool | None,
+    change: Change,
+) -> JSONResponse:
+    return json_response(write_policy(store, principal, raw["meta"], bool(validate_only), change).body)
+
+
+_WRITE_RESPONSES = {200: {"model": PolicyWriteOut}, **errors(409)}
 
 
 @router.get("/distributed", response_model=PolicyOut, responses=errors(404))

@@ -1,0 +1,252 @@
+"""What a pending change to a scope's defaults or policy does: every template whose effective spec or
+compliance would change, field by field.
+
+This is ``template-engine impact`` on the database: :func:`stored_org` reads every stored document into one
+engine :class:`~template_engine.org.Org` (the ``db:`` file names of :mod:`.composer`, and the export's file
+names for policies), and :func:`affected` compares the org before a write with the org after it, in the same
+transaction, with :func:`~template_engine.diff.diff_orgs` (the engine of the CLI's ``impact`` and ``diff``).
+A ``validateOnly`` write and the UI's preview then roll the transaction back, so nothing is stored.
+
+A stored document has no file and no lines: :func:`place_name` names it by what it is and its version
+(``defaults of department research, version 4``), where the CLI names ``file:line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from template_engine.diff import PairDiff, diff_orgs
+from template_engine.diffing.fields import FieldChange
+from template_engine.errors import Location, Problem
+from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
+from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, View, policy_ref
+from template_engine.policy.document import PolicyDocument
+from template_engine.service.context import Ctx
+from template_engine.service.policy_store import OrgUnits, policy_file, stored_policy
+from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
+from template_engine.service.storage.repository import TemplateRow
+
+__all__ = [
+    "Affected",
+    "AffectedTemplateOut",
+    "DefaultsWriteOut",
+    "PolicyWriteOut",
+    "StoredOrg",
+    "affected",
+    "affected_body",
+    "place_name",
+    "stored_org",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOrg:
+    """The whole stored org as the engine reads it, the template rows behind its templates, the scopes'
+    ids, and the name of each stored document (by its ``file``) for provenance."""
+
+    org: Org
+    rows: Mapping[tuple[Scope, str], TemplateRow]
+    units: OrgUnits
+    labels: Mapping[str, str]
+
+    def ids(self, view: View) -> dict[str, Any]:
+        """A view as Run:ai names scopes: ``scopeType`` and the ids of its department and project."""
+        out: dict[str, Any] = {"scopeType": "system"}
+        if view.department is not None:
+            department, _ = self.units.ids.get(Scope("department", view.department), (None, None))
+            out = {"scopeType": "department", "departmentId": str(department)}
+        if view.project is not None:
+            _, project = self.units.ids.get(Scope("project", view.project), (None, None))
+            out = {**out, "scopeType": "project", "projectId": project}
+        return out
+
+
+def _validated(model: type[BaseModel], data: Any) -> BaseModel | tuple[Problem, ...]:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        return tuple(
+            Problem(f"the stored document is no longer valid: {e['msg']}", tuple(e["loc"]))
+            for e in exc.errors(include_url=False)
+        )
+
+
+def _scope_words(scope: Scope) -> str:
+    return "the system" if scope.name is None else str(scope)
+
+
+def stored_org(ctx: Ctx) -> StoredOrg:
+    """Every department, project, defaults document, policy, asset and template of the database as one
+    ``Org``; a stored document the engine no longer accepts is broken, as a broken file of a folder is."""
+    repo = ctx.repo
+    units = OrgUnits.read(repo)
+    broken: dict[str, tuple[Problem, ...]] = {}
+    broken_refs: dict[tuple[str, ...], str] = {}
+    labels: dict[str, str] = {}
+    defaults: dict[Scope, Defaults] = {}
+    for row in repo.all_defaults():
+        scope = units.scopes.get(row.scope_key)
+        if scope is None:  # pragma: no cover - the foreign keys delete a scope's defaults with it
+            continue
+        source = Source(f"db:defaults/{row.scope_key}", row.document, {})
+        labels[source.file] = f"defaults of {_scope_words(scope)}, version {row.audit.version}"
+        doc = _validated(LayerDocument, row.document)
+        if isinstance(doc, tuple):  # as the composer does: the layer is empty, the problems are known
+            broken[source.file] = doc
+            doc = LayerDocument()
+        assert isinstance(doc, LayerDocument)
+        defaults[scope] = Defaults(scope, source, doc)
+    policies: dict[Scope, PolicyDocument] = {}
+    for policy_row in repo.all_policies():
+        scope = units.scopes.get(policy_row.scope_key)
+        if scope is None:  # pragma: no cover
+            continue
+        labels[policy_file(scope)] = f"policy of {_scope_words(scope)}, version {policy_row.audit.version}"
+        read = stored_policy(policy_row, scope)
+        if isinstance(read, list):
+            broken[policy_file(scope)] = tuple(read)
+            broken_refs[policy_ref(scope)] = policy_file(scope)
+        else:
+            policies[scope] = read
+    assets: dict[AssetKind, dict[str, Asset]] = {}
+    for asset_row in repo.assets():
+        kind: AssetKind = asset_row.kind  # type: ignore[assignment]
+        source = Source(f"db:assets/{asset_row.id}", asset_row.document, {})
+        labels[source.file] = f"{kind} asset {asset_row.name}, version {asset_row.audit.version}"
+        asset = _validated(ASSET_MODELS[kind], asset_row.document)
+        if isinstance(asset, tuple):
+            broken[source.file] = asset
+            continue
+        assets.setdefault(kind, {})[asset_row.name] = Asset(kind, asset_row.name, source, asset)  # type: ignore[arg-type]
+    templates: dict[Scope, dict[str, Template]] = {}
+    rows: dict[tuple[Scope, str], TemplateRow] = {}
+    for template_row in repo.templates():
+        scope = units.scopes.get(template_row.scope_key)
+        if scope is None:  # pragma: no cover
+            continue
+        source = Source(f"db:templates/{template_row.id}", template_row.document, {})
+        labels[source.file] = f"template {template_row.name}, version {template_row.audit.version}"
+        template = _validated(TemplateDocument, template_row.document)
+        if isinstance(template, tuple):
+            broken[source.file] = template
+            continue
+        assert isinstance(template, TemplateDocument)
+        templates.setdefault(scope, {})[template_row.name] = Template(
+            template_row.name, scope, source, template
+        )
+        rows[(scope, template_row.name)] = template_row
+    org = Org(dict(units.tree), defaults, templates, assets, broken, broken_refs, (), policies)
+    return StoredOrg(org, rows, units, labels)
+
+
+def place_name(labels: Mapping[str, str]) -> Any:
+    """The :data:`~template_engine.views.model.PlaceName` of a stored org: the document and its version,
+    and the line for a policy (its rules are located in the YAML an export writes for it)."""
+
+    def name(location: Location) -> str:
+        text = labels.get(location.file, location.file)
+        return f"{text}, line {location.line}" if location.line is not None else text
+
+    return name
+
+
+def _relabel(location: Location | None, labels: Mapping[str, str]) -> Location | None:
+    if location is None:
+        return None
+    return Location(place_name(labels)(location), None, None, location.layer)
+
+
+def named_change(change: FieldChange, labels: Mapping[str, str]) -> FieldChange:
+    """A change whose locations name the stored documents (for the UI's sentences)."""
+    return replace(
+        change,
+        set_by=_relabel(change.set_by, labels),
+        excluded_by=_relabel(change.excluded_by, labels),
+        was_set_by=_relabel(change.was_set_by, labels),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Affected:
+    """A template whose effective output would change, seen from one view, and the row it is stored in."""
+
+    diff: PairDiff
+    row: TemplateRow | None
+
+    @property
+    def view(self) -> View:
+        return self.diff.pair.view
+
+
+def affected(before: StoredOrg, after: StoredOrg) -> list[Affected]:
+    """Every (view, template) pair whose effective spec or compliance differs between two versions of the
+    stored org, in the engine's pair order (what ``template-engine impact`` lists for the same change)."""
+    result = diff_orgs(before.org, after.org)
+    out = []
+    for found in result.pairs:
+        key = (found.pair.template.scope, found.pair.template.name)
+        out.append(Affected(found, after.rows.get(key) or before.rows.get(key)))
+    return out
+
+
+def _status(diff: PairDiff, side: str) -> str | None:
+    outcome = diff.old if side == "old" else diff.new
+    return outcome.status() if outcome is not None else None
+
+
+def affected_body(found: list[Affected], stored: StoredOrg) -> list[dict[str, Any]]:
+    """``affectedTemplates`` of a ``validateOnly`` answer (:class:`AffectedTemplateOut`)."""
+    out = []
+    for item in found:
+        template = item.diff.pair.template
+        scope_ids = stored.units.ids.get(template.scope, (None, None))
+        scope_id = scope_ids[1] if template.scope.type == "project" else scope_ids[0]
+        entry: dict[str, Any] = {
+            "id": item.row.id if item.row is not None else None,
+            "name": template.name,
+            "scopeType": template.scope.type,
+            "scopeId": str(scope_id) if scope_id is not None else str(TENANT_ID),
+            "pair": item.diff.id,
+            "view": stored.ids(item.view),
+            "status": item.diff.status,
+            "before": _status(item.diff, "old"),
+            "after": _status(item.diff, "new"),
+            "changes": [change.to_dict() for change in item.diff.changes],
+        }
+        out.append(entry)
+    return out
+
+
+# -- the documented shapes of the addition ------------------------------------------------------------------
+
+
+class AffectedTemplateOut(BaseModel):
+    """A template whose effective spec or compliance a write would change, seen from one scope."""
+
+    id: str | None
+    name: str
+    scopeType: str
+    scopeId: str
+    pair: str
+    view: dict[str, Any]
+    status: str
+    before: str | None
+    after: str | None
+    changes: list[dict[str, Any]]
+
+
+class DefaultsWriteOut(DefaultsDocument):
+    """The defaults a write stores; with ``validateOnly=true``, nothing is stored and ``affectedTemplates``
+    lists every template whose effective spec or compliance the write would change."""
+
+    affectedTemplates: list[AffectedTemplateOut] | None = None
+
+
+class PolicyWriteOut(PolicyOut):
+    """Run:ai's ``DistributedPolicyV2``; with ``validateOnly=true``, also ``affectedTemplates``."""
+
+    affectedTemplates: list[AffectedTemplateOut] | None = None

@@ -1,0 +1,565 @@
+"""The UI's pages under ``/ui``: server-side Jinja2 pages (autoescaped), a stylesheet and a small script.
+
+=========================================  ==========================================================
+page                                       what it shows
+=========================================  ==========================================================
+``GET /ui/sign-in``, ``POST``              paste an API token; ``POST /ui/sign-out`` ends the session
+``GET /ui/``                               the org tree: system, departments, projects (those readable)
+``GET /ui/scope/{key}``                    the templates seen from a scope, runnable and compliance state
+``GET /ui/template/{id}?view={key}``       the explain view of a template seen from a scope
+``GET /ui/scope/{key}/policy``             the effective policy of a scope
+``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` or ``policy`` document in a form;
+``POST`` (``action=preview`` or ``save``)  preview lists every affected template, save stores it
+=========================================  ==========================================================
+
+``{key}`` is a scope as the database keys it: ``system``, ``department:ID``, ``project:ID``.  Every page
+enforces the API's role rules through the same :class:`~template_engine.service.context.Store` and
+:class:`~template_engine.service.auth.Access`; the preview is the API's ``validateOnly`` write
+(:func:`~template_engine.service.routes.defaults.write_defaults`,
+:func:`~template_engine.service.routes.policies.write_policy`), and save the same write, kept.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlsplit
+
+import jinja2
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from template_engine.diffing.pairs import pair_id
+from template_engine.errors import InputError, Problem, TemplateEngineError
+from template_engine.loader.yaml_safe import load_yaml
+from template_engine.paths import format_path
+from template_engine.service.auth import Principal
+from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.documents import strip_nulls
+from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.impact import place_name, stored_org
+from template_engine.service.policy_api import request_form
+from template_engine.service.routes.common import template_scope
+from template_engine.service.routes.defaults import write_defaults
+from template_engine.service.routes.policies import write_policy
+from template_engine.service.storage.repository import DefaultsRow, PolicyRow, Unstorable
+from template_engine.service.ui import pages, session
+from template_engine.service.yamltext import dump_yaml
+from template_engine.views.html import TEMPLATES as VIEW_TEMPLATES
+from template_engine.views.html import make_environment
+from template_engine.views.model import PageView, explain_page, failed_page, seen_from
+
+__all__ = ["router"]
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+router = APIRouter(prefix="/ui", include_in_schema=False)
+DOCUMENTS = ("defaults", "policy")
+#: The files served under ``/ui/static/``: name -> (the files joined, media type).
+_STATIC: dict[str, tuple[tuple[Path, ...], str]] = {
+    "style.css": ((VIEW_TEMPLATES / "style.css", STATIC / "ui.css"), "text/css; charset=utf-8"),
+    "ui.js": ((STATIC / "ui.js",), "text/javascript; charset=utf-8"),
+}
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The views' environment with the UI's templates in front (autoescape on, strict undefined)."""
+    return make_environment(HERE / "templates")
+
+
+@cache
+def _static(name: str) -> bytes:
+    files, _ = _STATIC[name]
+    return b"\n".join(path.read_bytes() for path in files)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """The signed-in caller: the principal, the session's token and the CSRF token of its forms."""
+
+    principal: Principal
+    token: str
+
+    @property
+    def csrf(self) -> str:
+        return session.csrf_token(self.token)
+
+
+class _SignIn(Exception):
+    """No session (or one whose token no longer works): the answer is the sign-in page."""
+
+
+def _render(request: Request, name: str, me: Session | None, status: int = 200, **context: Any) -> Response:
+    html = (
+        environment()
+        .get_template(name)
+        .render(
+            ui=session.ui_path(request),
+            layout="layout.html.j2",
+            me=me.principal if me is not None else None,
+            csrf=me.csrf if me is not None else None,
+            **context,
+        )
+    )
+    return session.protect(HTMLResponse(html, status_code=status))
+
+
+def _redirect(request: Request, path: str) -> Response:
+    return session.protect(RedirectResponse(session.ui_path(request) + path, status_code=303))
+
+
+def _here(request: Request) -> str:
+    """The current page as a ``next`` for the sign-in page: a path of the UI and its query."""
+    path = request.url.path
+    return path + (f"?{request.url.query}" if request.url.query else "")
+
+
+def _safe_next(request: Request, given: str | None) -> str:
+    """Where to go after signing in: a page of the UI (never another site, never a scheme)."""
+    base = session.ui_path(request)
+    if not given or "\\" in given or any(ord(c) < 32 for c in given):
+        return base + "/"
+    parts = urlsplit(given)
+    if parts.scheme or parts.netloc or not (parts.path == base or parts.path.startswith(base + "/")):
+        return base + "/"
+    if parts.path.startswith("//"):
+        return base + "/"
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _session(request: Request) -> Session:
+    found = session.principal_of(request)
+    if found is None:
+        raise _SignIn
+    return Session(*found)
+
+
+def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
+    if exc.status == 401:
+        raise _SignIn
+    return _render(
+        request, "error.html.j2", me, exc.status, code=exc.status, message=exc.message, problems=_lines(exc)
+    )
+
+
+def _lines(exc: ApiError | TemplateEngineError) -> list[str]:
+    """A refusal's problems as lines (``field: message (expected ...)``)."""
+    out = []
+    for problem in exc.problems:
+        path = problem.path[1:] if problem.path[:1] == ("policy",) else problem.path
+        line = f"{format_path(path)}: {problem.message}" if path else problem.message
+        if problem.expected:
+            line += f" (expected {problem.expected})"
+        out.append(line)
+    return out
+
+
+def _page(request: Request, build: Callable[[Session], Response]) -> Response:
+    """Run a page for the signed-in caller: the sign-in page without a session, an error page (with the
+    API's status) for a refusal."""
+    me: Session | None = None
+    try:
+        me = _session(request)
+        try:
+            return build(me)
+        except ApiError as exc:
+            return _error(request, me, exc)
+        except TemplateEngineError as exc:
+            message = "It cannot be composed."
+            return _render(request, "error.html.j2", me, 400, code=400, message=message, problems=_lines(exc))
+    except _SignIn:
+        target = quote(_here(request), safe="/:?=&")
+        return _redirect(request, f"/sign-in?next={target}")
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+Form = Annotated[dict[str, str] | None, Depends(session.form)]
+
+
+def _refused(request: Request, me: Session | None, why: str) -> Response:
+    return _render(request, "error.html.j2", me, 403, code=403, message=why, problems=[])
+
+
+def _checked_post(request: Request, fields: Mapping[str, str] | None, me: Session) -> Response | None:
+    """The refusal (403) of a state-changing request that is not the UI's own: a foreign origin, or no form
+    with the session's CSRF token; ``None`` when it may go on."""
+    if not session.same_origin(request):
+        return _refused(request, me, "Refused: the request comes from another site (Origin or Referer).")
+    if fields is None or not session.csrf_ok(fields.get("csrf"), me.token):
+        return _refused(request, me, "Refused: the form's CSRF token is missing or wrong; reload the page.")
+    return None
+
+
+# -- static files, sign-in, sign-out ---------------------------------------------------------------------
+
+
+@router.get("/static/{name}")
+def static(name: str) -> Response:
+    if name not in _STATIC:
+        return session.protect(Response("Not found.", status_code=404, media_type="text/plain"))
+    response = Response(_static(name), media_type=_STATIC[name][1])
+    response.headers["Cache-Control"] = "no-cache"
+    return session.protect(response)
+
+
+def _sign_in_page(request: Request, next_page: str, message: str | None, status: int) -> Response:
+    """The sign-in form with a new double-submit token (in the form and in a cookie)."""
+    nonce = session.new_nonce()
+    response = _render(request, "sign_in.html.j2", None, status, next=next_page, nonce=nonce, message=message)
+    session.set_sign_in_cookie(response, request, nonce)
+    return response
+
+
+@router.get("/sign-in")
+def sign_in_page(request: Request, next: str | None = None) -> Response:
+    return _sign_in_page(request, _safe_next(request, next), None, 200)
+
+
+@router.post("/sign-in")
+def sign_in(request: Request, fields: Form) -> Response:
+    next_page = _safe_next(request, (fields or {}).get("next"))
+    if (
+        not session.same_origin(request)
+        or fields is None
+        or not session.sign_in_ok(request, fields.get("nonce"))
+    ):
+        message = "The sign-in form has expired or comes from another site: sign in again."
+        return _sign_in_page(request, next_page, message, 403)
+    token = fields.get("token", "").strip()
+    authenticator = request.app.state.authenticator
+    if not token or authenticator.authenticate(token) is None:
+        expired = bool(token) and authenticator.expired(token)
+        message = (
+            "That token has expired: ask for a new one (POST /api/v1/token)."
+            if expired
+            else "The service does not know that token."
+        )
+        return _sign_in_page(request, next_page, message, 401)
+    response = session.protect(RedirectResponse(next_page, status_code=303))
+    session.clear_session(response, request, (session.SIGN_IN_COOKIE,))
+    session.set_session(response, request, token)
+    return response
+
+
+@router.post("/sign-out")
+def sign_out(request: Request, fields: Form) -> Response:
+    found = session.principal_of(request)
+    if found is not None:
+        me = Session(*found)
+        refused = _checked_post(request, fields, me)
+        if refused is not None:
+            return refused
+    response = _redirect(request, "/sign-in")
+    session.clear_session(response, request)
+    return response
+
+
+# -- reading pages -------------------------------------------------------------------------------------------
+
+
+@router.get("")
+def root(request: Request) -> Response:
+    return _redirect(request, "/")
+
+
+@router.get("/")
+def org_tree(request: Request) -> Response:
+    def build(me: Session) -> Response:
+        with _store(request).read(me.principal) as ctx:
+            tree = pages.org_tree(ctx)
+        return _render(request, "tree.html.j2", me, tree=tree)
+
+    return _page(request, build)
+
+
+@router.get("/scope/{key}")
+def scope_page(request: Request, key: str) -> Response:
+    def build(me: Session) -> Response:
+        with _store(request).read(me.principal) as ctx:
+            place = pages.placement_of(ctx, key)
+            ctx.access.require_read(place.ref)
+            stored = stored_org(ctx)
+            rows = pages.scope_templates(stored, place)
+            writable = ctx.access.can_write(place.ref)
+        return _render(
+            request,
+            "scope.html.j2",
+            me,
+            key=place.key,
+            scope=pages.scope_label(place),
+            scope_type=place.type,
+            rows=rows,
+            writable=writable,
+        )
+
+    return _page(request, build)
+
+
+def _template_page(ctx: Ctx, template_id: str, view_key: str | None) -> tuple[PageView, str]:
+    try:
+        ident = str(uuid.UUID(template_id))
+    except ValueError:
+        raise ApiError(404, f"No such template: {template_id!r}.") from None
+    row = ctx.repo.template(ident)
+    if row is None:
+        raise ApiError(404, f"No such template: {template_id!r}.")
+    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
+    ctx.access.require_read(own.ref)
+    view = pages.placement_of(ctx, view_key) if view_key else own
+    if not own.contains(view):
+        raise ApiError(
+            404,
+            f"Template {row.name!r} is not seen from {pages.scope_label(view)}: it belongs to another scope.",
+        )
+    ctx.access.require_read(view.ref)
+    stored = stored_org(ctx)
+    template = stored.org.templates.get(own.scope(), {}).get(row.name)
+    if template is None:
+        problems = stored.org.broken.get(f"db:templates/{row.id}", ())
+        page = PageView(
+            row.name,
+            str(own.scope()),
+            seen_from(view.view()),
+            None,
+            False,
+            False,
+            (),
+            (),
+            (),
+            tuple(p.one_line() for p in problems) or ("the stored template cannot be read",),
+        )
+        return page, view.key
+    pid = pair_id(view.view(), template)
+    outcome = pages.compose_template(stored, template, view.view())
+    if isinstance(outcome, list):
+        return failed_page(template, view.view(), outcome, pair_id=pid), view.key
+    return explain_page(outcome, pair_id=pid, name=place_name(stored.labels)), view.key
+
+
+@router.get("/template/{template_id}")
+def template_page(request: Request, template_id: str, view: str | None = None) -> Response:
+    def build(me: Session) -> Response:
+        with _store(request).read(me.principal) as ctx:
+            page, key = _template_page(ctx, template_id, view)
+        back = f"{session.ui_path(request)}/scope/{quote(key, safe=':')}"
+        label = f"All templates seen from {page.seen_from}"
+        return _render(request, "explain.html.j2", me, page=page, index_href=back, index_label=label)
+
+    return _page(request, build)
+
+
+@router.get("/scope/{key}/policy")
+def policy_page(request: Request, key: str) -> Response:
+    def build(me: Session) -> Response:
+        with _store(request).read(me.principal) as ctx:
+            place = pages.placement_of(ctx, key)
+            ctx.access.require_read(place.ref)
+            stored = stored_org(ctx)
+            view = pages.policy_view(stored, place)
+            writable = ctx.access.can_write(place.ref)
+        return _render(
+            request,
+            "policy.html.j2",
+            me,
+            key=place.key,
+            scope=pages.scope_label(place),
+            policy=view,
+            writable=writable,
+        )
+
+    return _page(request, build)
+
+
+# -- a pending change: preview and save ----------------------------------------------------------------------
+
+
+def _current(ctx: Ctx, place: Placement, document: str) -> tuple[str, int]:
+    """The scope's document as the form shows it (YAML) and its version (0: none yet)."""
+    if document == "defaults":
+        row: DefaultsRow | None = ctx.repo.defaults([place.key]).get(place.key)
+        return (dump_yaml(row.document) if row and row.document else ""), (row.audit.version if row else 0)
+    policy: PolicyRow | None = ctx.repo.policies([place.key]).get(place.key)
+    if policy is None:
+        return "", 0
+    return (policy.text if policy.text is not None else dump_yaml(policy.document)), policy.audit.version
+
+
+def _editable(ctx: Ctx, key: str, document: str) -> Placement:
+    if document not in DOCUMENTS:
+        raise ApiError(404, f"No such document: {document!r} (defaults or policy).")
+    place = pages.placement_of(ctx, key)
+    ctx.access.require_write(place.ref)
+    return place
+
+
+def _change_page(
+    request: Request,
+    me: Session,
+    place: Placement,
+    document: str,
+    text: str,
+    version: int,
+    status: int = 200,
+    **extra: Any,
+) -> Response:
+    context: dict[str, Any] = {
+        "key": place.key,
+        "scope": pages.scope_label(place),
+        "document": document,
+        "text": text,
+        "version": version,
+        "results": None,
+        "problems": [],
+        "stale": None,
+        "saved": None,
+    }
+    context.update(extra)
+    return _render(request, "change.html.j2", me, status, **context)
+
+
+@router.get("/scope/{key}/edit/{document}")
+def change_form(request: Request, key: str, document: str, saved: int | None = None) -> Response:
+    def build(me: Session) -> Response:
+        with _store(request).read(me.principal) as ctx:
+            place = _editable(ctx, key, document)
+            text, version = _current(ctx, place, document)
+        return _change_page(request, me, place, document, text, version, saved=saved)
+
+    return _page(request, build)
+
+
+def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """The form's text as a document (YAML or JSON), or the lines that say why it is not one."""
+    try:
+        data = load_yaml(text, f"the {document} document").data
+    except InputError as exc:
+        return None, [p.one_line() for p in exc.problems]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return None, [f"the {document} document must be a mapping (YAML or a JSON object)"]
+    return data, []
+
+
+def _policy_change(data: Mapping[str, Any]) -> Callable[[Ctx, PolicyRow | None, DefaultsRow | None], Any]:
+    """The request form of a ``policy.yaml`` document (imposed assets by name): its rules and imposed data
+    sources (ids), and the scope's defaults as they are."""
+
+    def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
+        problems = [
+            Problem(f"unknown field {name!r} of a policy document", (name,), None, "rules or imposedAssets")
+            for name in data
+            if name not in ("rules", "imposedAssets")
+        ]
+        given: dict[str, Any] = {}
+        if "rules" in data:
+            given["rules"] = data["rules"]
+        imposed = data.get("imposedAssets")
+        if isinstance(imposed, Mapping):
+            ids: dict[str, Any] = {}
+            for replica, names in imposed.items():
+                if not isinstance(names, list):
+                    ids[replica] = names
+                    continue
+                wanted = [("datasource", n) for n in names if isinstance(n, str)]
+                found = ctx.repo.assets_named(wanted)
+                ids[replica] = []
+                for index, name in enumerate(names):
+                    row = found.get(("datasource", name)) if isinstance(name, str) else None
+                    if row is None:
+                        problems.append(
+                            Problem(
+                                f"unknown data source asset {name!r}",
+                                ("imposedAssets", replica, index),
+                                None,
+                                "the name of a data source asset",
+                            )
+                        )
+                    else:
+                        ids[replica].append(row.id)
+            given["imposedAssets"] = ids
+        elif imposed is not None:
+            given["imposedAssets"] = imposed
+        if problems:
+            raise bad_request(problems, "The policy is not valid.")
+        current = request_form(ctx, policy, defaults)
+        if "defaults" in current:
+            given["defaults"] = current["defaults"]
+        return strip_nulls(given)  # type: ignore[no-any-return]
+
+    return change
+
+
+def _meta(place: Placement) -> dict[str, Any]:
+    if place.type == "project" and place.project is not None:
+        return {"scope": "project", "projectId": str(place.project.id)}
+    if place.type == "department" and place.department is not None:
+        return {"scope": "department", "departmentId": str(place.department.id)}
+    return {"scope": "tenant"}
+
+
+@router.post("/scope/{key}/edit/{document}")
+def change_submit(request: Request, key: str, document: str, fields: Form) -> Response:
+    def build(me: Session) -> Response:
+        refused = _checked_post(request, fields, me)
+        if refused is not None:
+            return refused
+        assert fields is not None
+        with _store(request).read(me.principal) as ctx:
+            place = _editable(ctx, key, document)
+        action = fields.get("action")
+        text = fields.get("text", "").replace("\r\n", "\n")
+        version_text = fields.get("version", "")
+        if action not in ("preview", "save") or not version_text.isdigit() or len(version_text) > 18:
+            raise ApiError(400, "The form needs action (preview or save) and the version it was read at.")
+        version = int(version_text)
+
+        def again(status: int, **extra: Any) -> Response:
+            return _change_page(request, me, place, document, text, version, status, **extra)
+
+        data, problems = _parse(text, document)
+        if data is None:
+            return again(400, problems=problems)
+        preview = action == "preview"
+        try:
+            if document == "defaults":
+                scope_id = str(place.id) if place.id is not None else None
+                written = write_defaults(
+                    _store(request),
+                    me.principal,
+                    place.type,
+                    scope_id,
+                    f'"{version}"',
+                    lambda _current: strip_nulls(data),
+                    preview,
+                )
+                found, bodies, labels = written.affected, written.body, written.labels
+            else:
+                policy = write_policy(
+                    _store(request), me.principal, _meta(place), preview, _policy_change(data), version
+                )
+                found, labels = policy.affected, policy.labels
+                bodies = policy.body.get("affectedTemplates")
+        except ApiError as exc:
+            if exc.status == 400:
+                return again(400, problems=_lines(exc))
+            if exc.status == 412:
+                return again(412, stale=exc.message)
+            raise
+        except Unstorable as exc:
+            return again(400, problems=[f"{format_path(exc.path)}: cannot be stored: {exc.reason}"])
+        if not preview:
+            return _redirect(request, f"/scope/{quote(place.key, safe=':')}/edit/{document}?saved=1")
+        results = pages.affected_views(found or [], bodies or [], labels or {})
+        return again(200, results=results)
+
+    return _page(request, build)

@@ -1,0 +1,611 @@
+"""The browser UI under ``/ui``: sessions, the API's role rules on every page, escaping of hostile values,
+CSRF, and the pending-change preview against the engine of ``template-engine impact``.
+
+Every test signs in through the sign-in form, as a browser does (the session cookie travels only to
+``http://localhost``, the development exception to ``Secure``).  The preview is compared with
+:func:`~template_engine.diff.diff_orgs` on the example folder the service was seeded from, with the changed
+document written in place of the folder's file (what ``template-engine impact FILE`` compares).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import ADMIN, APPLIED, RESEARCH, TEMPLATES, VIEWER, VISION, bearer
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from markupsafe import escape
+
+from template_engine import load_org
+from template_engine.diff import diff_orgs
+
+BASE = "http://localhost"
+HOSTILE = (
+    "</script><script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "javascript:alert(1)",
+    "</textarea><script>alert(2)</script>",
+)
+RAW = ("<script>alert(1)</script>", "<img src=x", "</script><script>", "</textarea><script>")
+
+
+class Browser:
+    """A client with a cookie jar, signed in (or not) through the sign-in form."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+
+    def sign_in(self, token: str) -> Any:
+        page = self.client.get("/ui/sign-in")
+        nonce = _field(page.text, "nonce")
+        return self.client.post(
+            "/ui/sign-in", data={"nonce": nonce, "token": token, "next": "/ui/"}, follow_redirects=False
+        )
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return self.client.get(url, **kwargs)
+
+    def form(self, url: str) -> dict[str, str]:
+        """The change form of ``url``: its CSRF token, version and text."""
+        page = self.client.get(url)
+        assert page.status_code == 200, page.text
+        return {
+            "csrf": _field(page.text, "csrf"),
+            "version": _field(page.text, "version"),
+            "text": html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", page.text, re.S)[1]),  # type: ignore[index]
+        }
+
+    def post(self, url: str, data: dict[str, str], **headers: str) -> Any:
+        return self.client.post(url, data=data, headers=headers, follow_redirects=False)
+
+
+def _field(text: str, name: str) -> str:
+    found = re.search(rf'name="{name}" value="([^"]*)"', text)
+    assert found is not None, f"no {name} field"
+    return html.unescape(found[1])
+
+
+@pytest.fixture
+def browser_for(app: FastAPI) -> Iterator[Any]:
+    opened: list[TestClient] = []
+
+    def make(token: str | None = ADMIN, base_url: str = BASE) -> Browser:
+        client = TestClient(app, base_url=base_url)
+        client.__enter__()
+        opened.append(client)
+        browser = Browser(client)
+        if token is not None:
+            assert browser.sign_in(token).status_code == 303
+        return browser
+
+    yield make
+    for client in opened:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def api(app: FastAPI) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        client.headers.update(bearer(ADMIN))
+        yield client
+
+
+class Org:
+    """Ids of the example org, read over the API."""
+
+    def __init__(self, api: TestClient) -> None:
+        self.departments = {
+            d["name"]: d["id"] for d in api.get("/api/v1/org-unit/departments").json()["departments"]
+        }
+        self.projects = {p["name"]: p["id"] for p in api.get("/api/v1/org-unit/projects").json()["projects"]}
+        entries = api.get("/api/v1/workload-templates/distributed", params={"limit": 500}).json()["entries"]
+        self.templates = {(e["meta"]["scopeType"], e["meta"]["name"]): e["meta"]["id"] for e in entries}
+
+    def key(self, kind: str, name: str | None = None) -> str:
+        if kind == "system":
+            return "system"
+        ident = self.departments[name] if kind == "department" else self.projects[name]
+        return f"{kind}:{ident}"
+
+
+@pytest.fixture
+def org(api: TestClient) -> Org:
+    return Org(api)
+
+
+def _defaults_url(key: str) -> str:
+    kind, _, ident = key.partition(":")
+    return "/api/v1/defaults/system" if kind == "system" else f"/api/v1/defaults/{kind}s/{ident}"
+
+
+def _pages(org: Org) -> list[str]:
+    vision, research = org.key("project", "vision"), org.key("department", "research")
+    template = org.templates[("system", "mpi-horovod")]
+    return [
+        "/ui/",
+        f"/ui/scope/{vision}",
+        f"/ui/scope/{research}",
+        "/ui/scope/system",
+        f"/ui/template/{template}?view={vision}",
+        f"/ui/scope/{vision}/policy",
+        f"/ui/scope/{vision}/edit/defaults",
+        f"/ui/scope/{research}/edit/policy",
+    ]
+
+
+# -- sessions ------------------------------------------------------------------------------------------------
+
+
+def test_every_page_sends_a_visitor_without_a_session_to_sign_in(browser_for: Any, org: Org) -> None:
+    browser = browser_for(None)
+    for url in _pages(org):
+        response = browser.get(url, follow_redirects=False)
+        assert response.status_code == 303, url
+        location = response.headers["location"]
+        assert location.startswith("/ui/sign-in?next=/ui/"), (url, location)
+    # After signing in, the sign-in form takes the browser back to where it was going.
+    page = browser.get(f"/ui/sign-in?next=/ui/scope/{org.key('project', 'vision')}")
+    assert _field(page.text, "next") == f"/ui/scope/{org.key('project', 'vision')}"
+    for elsewhere in (
+        "https://evil.example/",
+        "//evil.example/ui/",
+        "/api/v1/defaults/system",
+        "javascript:x",
+    ):
+        assert _field(browser.get("/ui/sign-in", params={"next": elsewhere}).text, "next") == "/ui/"
+
+
+def test_the_session_cookie_is_http_only_strict_and_scoped_to_the_ui(browser_for: Any) -> None:
+    browser = browser_for(None)
+    response = browser.sign_in(VISION)
+    assert response.status_code == 303
+    cookies = response.headers.get_list("set-cookie")
+    session = next(c for c in cookies if c.startswith("te_session=") and "Max-Age=0" not in c)
+    attributes = {part.strip().split("=")[0].lower() for part in session.split(";")[1:]}
+    assert {"httponly", "path", "samesite"} <= attributes and "secure" not in attributes  # localhost: dev
+    assert "Path=/ui" in session and "SameSite=strict" in session
+    assert VISION not in session  # the token is encoded, never in the clear
+    signed_in = browser.get("/ui/")
+    assert signed_in.status_code == 200 and 'data-role="project-editor"' in signed_in.text
+
+
+def test_the_session_cookie_is_secure_anywhere_but_on_the_loopback(browser_for: Any) -> None:
+    browser = browser_for(None, base_url="https://templates.example")
+    response = browser.sign_in(ADMIN)
+    assert response.status_code == 303
+    session = next(c for c in response.headers.get_list("set-cookie") if c.startswith("te_session="))
+    assert "Secure" in session and "HttpOnly" in session
+
+
+def test_an_unknown_token_gets_no_session(browser_for: Any) -> None:
+    browser = browser_for(None)
+    response = browser.sign_in("not-a-token")
+    assert response.status_code == 401 and 'id="sign-in-error"' in response.text
+    assert not any(c.startswith("te_session=") for c in response.headers.get_list("set-cookie"))
+    assert browser.get("/ui/", follow_redirects=False).status_code == 303
+
+
+def test_an_application_token_signs_in_and_its_expiry_ends_the_session(sqlite_url: str) -> None:
+    from template_engine.service.app import create_app
+    from template_engine.service.auth import DEV_APPLICATION
+    from template_engine.service.settings import Settings
+
+    client_id, secret, _ = DEV_APPLICATION
+    app = create_app(Settings(database_url=sqlite_url, dev_tokens=True))
+    with TestClient(app, base_url=BASE) as client:
+        login = client.post(
+            "/api/v1/token", json={"grantType": "client_credentials", "AppId": client_id, "AppSecret": secret}
+        )
+        assert login.status_code == 200, login.json()
+        token = login.json()["accessToken"]
+        browser = Browser(client)
+        assert browser.sign_in(token).status_code == 303
+        page = browser.get("/ui/")
+        assert page.status_code == 200 and f"Signed in as {client_id}" in page.text
+        forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+        assert Browser(TestClient(app, base_url=BASE)).sign_in(forged).status_code == 401
+
+
+def test_sign_in_from_another_site_or_without_the_form_token_is_refused(browser_for: Any) -> None:
+    browser = browser_for(None)
+    nonce = _field(browser.get("/ui/sign-in").text, "nonce")
+    forged = browser.post(
+        "/ui/sign-in", {"nonce": nonce, "token": ADMIN, "next": "/ui/"}, Origin="https://evil.example"
+    )
+    assert forged.status_code == 403
+    no_nonce = browser.post("/ui/sign-in", {"token": ADMIN, "next": "/ui/"})
+    assert no_nonce.status_code == 403
+    for response in (forged, no_nonce):
+        assert not any(c.startswith("te_session=") for c in response.headers.get_list("set-cookie"))
+    assert browser.get("/ui/", follow_redirects=False).status_code == 303
+
+
+def test_sign_out_needs_the_csrf_token_and_ends_the_session(browser_for: Any) -> None:
+    browser = browser_for(ADMIN)
+    csrf = _field(browser.get("/ui/").text, "csrf")
+    assert browser.post("/ui/sign-out", {}).status_code == 403
+    assert browser.get("/ui/").status_code == 200  # still signed in
+    out = browser.post("/ui/sign-out", {"csrf": csrf})
+    assert out.status_code == 303 and out.headers["location"] == "/ui/sign-in"
+    assert browser.get("/ui/", follow_redirects=False).status_code == 303
+
+
+def test_every_answer_carries_a_strict_content_security_policy(browser_for: Any, org: Org) -> None:
+    browser = browser_for(ADMIN)
+    for url in [*_pages(org), "/ui/sign-in", "/ui/static/style.css", "/ui/static/ui.js"]:
+        response = browser.get(url)
+        assert response.status_code == 200, url
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "same-origin"
+        if url.startswith("/ui/static"):
+            continue
+        assert "<script>" not in response.text and " on" + "load=" not in response.text
+        assert re.findall(r"<script[^>]*>", response.text) == ['<script src="/ui/static/ui.js" defer>']
+        assert "<style" not in response.text and "style=" not in response.text
+    assert browser.get("/ui/static/other.js").status_code == 404
+
+
+# -- the API's role rules ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", [ADMIN, RESEARCH, APPLIED, VISION, VIEWER])
+def test_each_page_is_open_exactly_when_the_api_would_answer(
+    token: str, browser_for: Any, app: FastAPI, org: Org
+) -> None:
+    """Reading a scope's pages follows GET of its defaults; its edit forms follow a validateOnly write."""
+    browser = browser_for(token)
+    scopes = ["system"] + [org.key("department", n) for n in org.departments]
+    scopes += [org.key("project", n) for n in org.projects]
+    with TestClient(app) as client:
+        client.headers.update(bearer(token))
+        for key in scopes:
+            url = _defaults_url(key)
+            reads = client.get(url).status_code
+            writes = client.put(url, json={}, params={"validateOnly": True}).status_code
+            assert reads in (200, 403) and writes in (200, 403), key
+            for page in (f"/ui/scope/{key}", f"/ui/scope/{key}/policy"):
+                assert browser.get(page).status_code == reads, (token, page)
+            for document in ("defaults", "policy"):
+                assert browser.get(f"/ui/scope/{key}/edit/{document}").status_code == writes, (token, key)
+    tree = browser.get("/ui/").text
+    shown = set(re.findall(r'data-scope="([^"]+)"', tree))
+    assert shown == {k for k in scopes if browser.get(f"/ui/scope/{k}").status_code == 200}
+
+
+def test_a_project_editor_cannot_see_another_projects_templates(browser_for: Any, org: Org) -> None:
+    browser = browser_for(VISION)
+    nlp = org.key("project", "nlp")
+    own = org.templates[("project", "vit-finetune")]
+    other = next(
+        i for (scope, name), i in org.templates.items() if scope == "project" and name != "vit-finetune"
+    )
+    assert browser.get(f"/ui/template/{own}?view={org.key('project', 'vision')}").status_code == 200
+    assert browser.get(f"/ui/template/{other}").status_code == 403
+    assert browser.get(f"/ui/scope/{nlp}").status_code == 403
+    assert (
+        browser.get(f"/ui/template/{org.templates[('system', 'mpi-horovod')]}?view={nlp}").status_code == 403
+    )
+
+
+def test_a_viewer_cannot_preview_or_save(browser_for: Any, api: TestClient, org: Org) -> None:
+    admin = browser_for(ADMIN)
+    key = org.key("department", "research")
+    form = admin.form(f"/ui/scope/{key}/edit/defaults")
+    viewer = browser_for(VIEWER)
+    csrf = _field(viewer.get("/ui/").text, "csrf")
+    before = api.get(_defaults_url(key)).headers["etag"]
+    for action in ("preview", "save"):
+        response = viewer.post(f"/ui/scope/{key}/edit/defaults", {**form, "csrf": csrf, "action": action})
+        assert response.status_code == 403
+    assert api.get(_defaults_url(key)).headers["etag"] == before
+
+
+# -- hostile values ------------------------------------------------------------------------------------------
+
+
+def _assert_escaped(text: str, where: str) -> None:
+    for raw in RAW:
+        assert raw not in text, f"{where}: {raw!r} unescaped"
+    hrefs = re.findall(r'(?:href|src|action)="([^"]*)"', text)
+    assert all(not h.lower().lstrip().startswith(("javascript:", "data:")) for h in hrefs), where
+    assert all(h.startswith(("/ui/", "#")) for h in hrefs), (where, hrefs)
+
+
+def test_hostile_values_are_text_in_every_page(browser_for: Any, api: TestClient, org: Org) -> None:
+    vision = org.key("project", "vision")
+    research = org.key("department", "research")
+    worst = " ".join(HOSTILE)
+    created = api.post(
+        "/api/v1/workload-templates/distributed",
+        json={
+            "meta": {
+                "name": "hostile",
+                "scopeType": "project",
+                "scopeId": str(org.projects["vision"]),
+                "description": worst,
+            },
+            "spec": {
+                "image": "python:3.11",
+                "distributedFramework": "PyTorch",
+                "environmentVariables": [{"name": f"V{i}", "value": v} for i, v in enumerate(HOSTILE)],
+                "labels": [{"name": "note", "value": HOSTILE[1]}],
+                "nodePools": [HOSTILE[0]],
+            },
+        },
+    )
+    assert created.status_code == 202, created.json()
+    template = created.json()["meta"]["id"]
+    department = api.put(
+        f"/api/v1/org-unit/departments/{org.departments['research']}",
+        json={"name": "research", "description": worst[:250]},
+    )
+    assert department.status_code == 200, department.json()
+    browser = browser_for(ADMIN)
+    pages = {
+        "tree": browser.get("/ui/"),
+        "scope": browser.get(f"/ui/scope/{vision}"),
+        "explain": browser.get(f"/ui/template/{template}?view={vision}"),
+        "policy": browser.get(f"/ui/scope/{vision}/policy"),
+    }
+    for name, response in pages.items():
+        assert response.status_code == 200, name
+        _assert_escaped(response.text, name)
+    assert str(escape(HOSTILE[0])) in pages["explain"].text
+    assert str(escape(HOSTILE[1])) in pages["scope"].text
+    # A hostile value in a pending change, in the preview and in its problems.
+    form = browser.form(f"/ui/scope/{research}/edit/defaults")
+    changed = yaml.safe_load(form["text"])
+    changed["spec"]["environmentVariables"].append({"name": "EVIL", "value": worst})
+    preview = browser.post(
+        f"/ui/scope/{research}/edit/defaults",
+        {**form, "text": yaml.safe_dump(changed), "action": "preview"},
+    )
+    assert preview.status_code == 200 and 'id="preview-results"' in preview.text
+    _assert_escaped(preview.text, "preview")
+    broken = browser.post(
+        f"/ui/scope/{research}/edit/defaults",
+        {**form, "text": yaml.safe_dump({"spec": {worst: 1}}), "action": "preview"},
+    )
+    assert broken.status_code == 400 and 'id="problems"' in broken.text
+    _assert_escaped(broken.text, "problems")
+    not_yaml = browser.post(
+        f"/ui/scope/{research}/edit/defaults", {**form, "text": "{" + worst, "action": "preview"}
+    )
+    assert not_yaml.status_code == 400
+    _assert_escaped(not_yaml.text, "yaml problems")
+    # Stored, then shown in the editor (a textarea) and in the merged defaults of the effective policy.
+    stored = api.put(_defaults_url(research), json=changed)
+    assert stored.status_code == 200, stored.json()
+    for url in (f"/ui/scope/{research}/edit/defaults", f"/ui/scope/{research}/policy"):
+        shown = browser.get(url)
+        assert shown.status_code == 200 and str(escape(HOSTILE[3])) in shown.text, url
+        _assert_escaped(shown.text, url)
+    assert yaml.safe_load(browser.form(f"/ui/scope/{research}/edit/defaults")["text"]) == changed
+    missing = browser.get(f"/ui/scope/{html.escape(HOSTILE[1])}")
+    assert missing.status_code == 404
+    _assert_escaped(missing.text, "404")
+
+
+# -- CSRF ----------------------------------------------------------------------------------------------------
+
+
+def test_a_change_without_the_csrf_token_or_from_another_site_stores_nothing(
+    browser_for: Any, api: TestClient, org: Org
+) -> None:
+    key = org.key("department", "research")
+    url = f"/ui/scope/{key}/edit/defaults"
+    browser = browser_for(ADMIN)
+    form = browser.form(url)
+    before = api.get(_defaults_url(key))
+    text = form["text"].replace("value: WARN", "value: INFO")
+    attempts = [
+        browser.post(url, {"version": form["version"], "text": text, "action": "save"}),
+        browser.post(url, {**form, "csrf": "0" * 64, "text": text, "action": "save"}),
+        browser.post(url, {**form, "text": text, "action": "save"}, Origin="https://evil.example"),
+        browser.post(url, {**form, "text": text, "action": "save"}, Origin="null"),
+        browser.post(url, {**form, "text": text, "action": "save"}, Referer="https://evil.example/x"),
+    ]
+    assert [a.status_code for a in attempts] == [403] * len(attempts)
+    other = browser_for(RESEARCH)  # another session's token does not fit this one
+    attempts.append(other.post(url, {**form, "text": text, "action": "save"}))
+    assert attempts[-1].status_code == 403
+    after = api.get(_defaults_url(key))
+    assert after.headers["etag"] == before.headers["etag"] and after.json() == before.json()
+    same_site = browser.post(url, {**form, "text": text, "action": "save"}, Origin=BASE)
+    assert same_site.status_code == 303
+    assert api.get(_defaults_url(key)).json()["spec"]["environmentVariables"][-1]["value"] == "INFO"
+
+
+def test_a_get_never_changes_anything(browser_for: Any, api: TestClient, org: Org) -> None:
+    key = org.key("department", "research")
+    before = api.get(_defaults_url(key)).headers["etag"]
+    browser = browser_for(ADMIN)
+    response = browser.get(f"/ui/scope/{key}/edit/defaults", params={"action": "save", "text": "{}"})
+    assert response.status_code == 200
+    assert api.get(_defaults_url(key)).headers["etag"] == before
+
+
+# -- the pending change: preview, save, stale ----------------------------------------------------------------
+
+
+def _impact(tmp_path: Path, rel: str, text: str) -> dict[str, set[str]]:
+    """What ``template-engine impact REL`` lists when REL becomes ``text``: pair id -> changed fields."""
+    changed = tmp_path / "changed"
+    shutil.copytree(TEMPLATES, changed)
+    (changed / rel).write_text(text)
+    result = diff_orgs(load_org(TEMPLATES), load_org(changed))
+    assert not result.broken
+    return {d.id: {c.field for c in d.changes} for d in result.pairs}
+
+
+def _preview_pairs(text: str) -> dict[str, set[str]]:
+    items = re.findall(
+        r'<li data-template-id="[^"]*" data-template="[^"]*" data-pair="([^"]+)"(.*?)</li>', text, re.S
+    )
+    return {pair: set(re.findall(r'<tr data-field="([^"]+)"', body)) for pair, body in items}
+
+
+def test_the_defaults_preview_lists_what_impact_lists_and_stores_nothing(
+    tmp_path: Path, browser_for: Any, api: TestClient, org: Org
+) -> None:
+    key = org.key("department", "research")
+    url = f"/ui/scope/{key}/edit/defaults"
+    browser = browser_for(ADMIN)
+    form = browser.form(url)
+    document = yaml.safe_load((TEMPLATES / "departments/research/defaults.yaml").read_text())
+    assert yaml.safe_load(form["text"]) == document  # the form shows the stored document
+    document["spec"]["environmentVariables"][2]["value"] = "INFO"
+    document["spec"]["preemptibility"] = "non-preemptible"
+    document["spec"]["labels"].append({"name": "team", "value": "research"})
+    text = yaml.safe_dump(document, sort_keys=False)
+    before = api.get(_defaults_url(key))
+    preview = browser.post(url, {**form, "text": text, "action": "preview"})
+    assert preview.status_code == 200, preview.text
+    expected = _impact(tmp_path, "departments/research/defaults.yaml", text)
+    assert expected, "the change must affect some pair"
+    assert _preview_pairs(preview.text) == expected
+    ids = set(re.findall(r'data-template-id="([^"]+)"', preview.text))
+    assert ids <= set(org.templates.values()) and ids
+    after = api.get(_defaults_url(key))
+    assert after.headers["etag"] == before.headers["etag"] and after.json() == before.json()
+    # The API's validateOnly answers the same templates and changes, and stores nothing either.
+    dry = api.put(_defaults_url(key), json=document, params={"validateOnly": True})
+    assert dry.status_code == 200 and dry.headers["etag"] == before.headers["etag"]
+    affected = dry.json()["affectedTemplates"]
+    assert {a["pair"]: {c["field"] for c in a["changes"]} for a in affected} == expected
+    assert {a["id"] for a in affected} == ids
+    assert api.get(_defaults_url(key)).json() == before.json()
+
+
+def test_the_policy_preview_lists_what_impact_lists(
+    tmp_path: Path, browser_for: Any, api: TestClient, org: Org
+) -> None:
+    key = org.key("department", "research")
+    url = f"/ui/scope/{key}/edit/policy"
+    browser = browser_for(RESEARCH)
+    form = browser.form(url)
+    rel = "departments/research/policy.yaml"
+    assert form["text"] == (TEMPLATES / rel).read_text()  # the imported text, comments and all
+    rule = "    preemptibility:\n      options:\n      - value: non-preemptible\n"
+    text = form["text"].replace("rules:\n  worker:\n", "rules:\n  worker:\n" + rule, 1)
+    document = yaml.safe_load(text)
+    assert document["rules"]["worker"]["preemptibility"]  # the rule went under rules.worker
+    policy = api.get("/api/v2/policy/distributed", params={"scope": "department", "departmentId": key[11:]})
+    preview = browser.post(url, {**form, "text": text, "action": "preview"})
+    assert preview.status_code == 200, preview.text
+    expected = _impact(tmp_path, rel, text)
+    assert any("runnable" in field for fields in expected.values() for field in fields)  # compliance
+    assert _preview_pairs(preview.text) == expected
+    unchanged = api.get(
+        "/api/v2/policy/distributed", params={"scope": "department", "departmentId": key[11:]}
+    )
+    assert unchanged.json() == policy.json()
+    meta = {"scope": "department", "departmentId": key[11:]}
+    given = {"rules": document["rules"], "imposedAssets": policy.json()["policy"]["imposedAssets"]}
+    if "defaults" in policy.json()["policy"]:
+        given["defaults"] = policy.json()["policy"]["defaults"]
+    dry = api.put(
+        "/api/v2/policy/distributed", json={"meta": meta, "policy": given}, params={"validateOnly": True}
+    )
+    assert dry.status_code == 200, dry.json()
+    assert {
+        a["pair"]: {c["field"] for c in a["changes"]} for a in dry.json()["affectedTemplates"]
+    } == expected
+    saved = browser.post(url, {**form, "text": text, "action": "save"})
+    assert saved.status_code == 303
+    stored = api.get("/api/v2/policy/distributed", params={"scope": "department", "departmentId": key[11:]})
+    assert stored.json()["policy"]["rules"]["worker"]["preemptibility"] == {
+        "options": [{"value": "non-preemptible"}]
+    }
+
+
+def test_save_stores_and_a_stale_version_is_refused(browser_for: Any, api: TestClient, org: Org) -> None:
+    key = org.key("project", "vision")
+    url = f"/ui/scope/{key}/edit/defaults"
+    editor = browser_for(VISION)
+    form = editor.form(url)
+    version = int(form["version"])
+    document = yaml.safe_load(form["text"]) or {}
+    document.setdefault("spec", {})["priorityClass"] = "high"
+    saved = editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "save"})
+    assert saved.status_code == 303 and saved.headers["location"] == f"{url}?saved=1"
+    stored = api.get(_defaults_url(key))
+    assert stored.json() == document and stored.headers["etag"] == f'"{version + 1}"'
+    confirmed = editor.get(saved.headers["location"])
+    assert 'id="saved"' in confirmed.text and _field(confirmed.text, "version") == str(version + 1)
+    # The same form again: it was read at the old version, so saving it is refused and stores nothing.
+    document["spec"]["priorityClass"] = "low"
+    stale = editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "save"})
+    assert stale.status_code == 412 and 'id="stale"' in stale.text
+    assert api.get(_defaults_url(key)).json()["spec"]["priorityClass"] == "high"
+    # A preview of a stale form is refused the same way (it would not show what a save does).
+    assert (
+        editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "preview"}).status_code == 412
+    )
+
+
+def test_an_invalid_document_is_refused_with_its_problems(
+    browser_for: Any, api: TestClient, org: Org
+) -> None:
+    key = org.key("project", "vision")
+    url = f"/ui/scope/{key}/edit/defaults"
+    browser = browser_for(ADMIN)
+    form = browser.form(url)
+    before = api.get(_defaults_url(key)).headers["etag"]
+    for text in ("spec: [1, 2]", "spec:\n  numWorkers: many\n", "- a list", "spec: {a: 1, a: 2}"):
+        response = browser.post(url, {**form, "text": text, "action": "save"})
+        assert response.status_code == 400 and 'id="problems"' in response.text, text
+    assert api.get(_defaults_url(key)).headers["etag"] == before
+
+
+def test_the_explain_view_names_the_stored_documents_and_marks_issues(browser_for: Any, org: Org) -> None:
+    browser = browser_for(ADMIN)
+    vision = org.key("project", "vision")
+    page = browser.get(f"/ui/template/{org.templates[('system', 'mpi-horovod')]}?view={vision}")
+    assert page.status_code == 200
+    text = page.text
+    assert "pair <code>projects/vision/mpi-horovod</code>" in text
+    assert 'data-layer="system"' in text and 'data-layer="department"' in text
+    assert 'data-issue="locked"' in text  # the imposed data source the template changed
+    assert "defaults of department research, version 1" in text
+    assert "policy of department research, version 1, line" in text
+    assert "db:" not in text  # documents are named, never by their internal file names
+    # A defaultFrom value names its rule, and the legend labels every layer in text.
+    assert 'data-layer="policy"' in text and "defaultFrom rule of the department research policy" in text
+    assert '<span class="badge">defaultFrom</span>' in text and 'id="legend-h"' in text
+    assert "All templates seen from project vision (department research)" in text
+    assert f'href="/ui/scope/{vision}"' in text
+    outside = browser.get(
+        f"/ui/template/{org.templates[('project', 'vit-finetune')]}?view={org.key('project', 'nlp')}"
+    )
+    assert outside.status_code == 404
+
+
+def test_the_api_validate_only_answers_affected_templates_at_every_scope(api: TestClient, org: Org) -> None:
+    for index, key in enumerate(("system", org.key("department", "applied"), org.key("project", "vision"))):
+        url = _defaults_url(key)
+        before = api.get(url)
+        label = f"ui-test-{index}"
+        labels = [*(before.json().get("spec") or {}).get("labels", []), {"name": label, "value": "x"}]
+        change = {"spec": {"labels": labels}}
+        patched = api.patch(url, json=change, params={"validateOnly": "true"})
+        assert patched.status_code == 200, patched.json()
+        body = patched.json()
+        assert body["spec"]["labels"][-1]["name"] == label and body["affectedTemplates"], key
+        for entry in body["affectedTemplates"]:
+            assert entry["status"] == "changed", entry
+            assert f"combinedSpec.labels[name={label}]" in {c["field"] for c in entry["changes"]}, entry
+            assert entry["id"] in org.templates.values()
+        after = api.get(url)
+        assert after.json() == before.json() and after.headers["etag"] == before.headers["etag"]
+        written = api.patch(url, json=change)
+        assert written.status_code == 200 and "affectedTemplates" not in written.json()
