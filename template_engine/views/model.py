@@ -71,17 +71,20 @@ class LayerKind:
     key: str
     label: str
     description: str
+    #: Where a templates folder keeps this layer (the static report shows it; the service's documents are
+    #: database rows, so its pages leave it out).
+    where: str = ""
 
 
 #: The kinds of layer in precedence order (lowest first), then the values no layer wrote.
 KINDS: tuple[LayerKind, ...] = (
-    LayerKind("system", "system", "system defaults (system/defaults.yaml)"),
-    LayerKind("department", "department", "department defaults (departments/D/defaults.yaml)"),
-    LayerKind("project", "project", "project defaults (projects/P/defaults.yaml)"),
-    LayerKind("imposed", "imposed", "data source asset imposed by a policy (imposedAssets)"),
-    LayerKind("environment", "environment", "environment asset (assets/environments/)"),
-    LayerKind("compute", "compute", "compute asset (assets/computes/)"),
-    LayerKind("datasource", "data source", "data source asset (assets/datasources/)"),
+    LayerKind("system", "system", "system defaults", "system/defaults.yaml"),
+    LayerKind("department", "department", "department defaults", "departments/D/defaults.yaml"),
+    LayerKind("project", "project", "project defaults", "projects/P/defaults.yaml"),
+    LayerKind("imposed", "imposed", "data source asset imposed by a policy", "imposedAssets"),
+    LayerKind("environment", "environment", "environment asset", "assets/environments/"),
+    LayerKind("compute", "compute", "compute asset", "assets/computes/"),
+    LayerKind("datasource", "data source", "data source asset", "assets/datasources/"),
     LayerKind("template", "template", "the template's own spec, master or containerPath override"),
     LayerKind("submission", "submission", "a workload submission (service only)"),
     LayerKind("policy", "defaultFrom", "set by a policy's defaultFrom rule"),
