@@ -6,6 +6,9 @@ Test modules use these through fixtures only, never ``from conftest import ...``
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -45,6 +48,10 @@ spec:
   distributedFramework: PyTorch
   numWorkers: 2
 """
+
+#: The PostgreSQL server the pytest-xdist workers share: written by ``postgres_server``
+#: (tests/service/conftest.py) in the folder that holds every worker's temporary folder.
+POSTGRES_STATE = "postgres-server.json"
 
 WriteTree = Callable[[Mapping[str, Any]], Path]
 Preview = Callable[..., Composition]
@@ -106,3 +113,40 @@ def example_root() -> Path:
 def shared_dir() -> Path:
     assert (SHARED / "seeds").is_dir(), f"the vendored seed pages are missing from {SHARED}"
     return SHARED
+
+
+# -- running in parallel (pytest-xdist, ``-n auto`` in pyproject.toml) ---------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """One process for ``--snapshot-update`` and ``--collect-only``.
+
+    Under xdist, syrupy's controller deletes unused snapshots through its extension re-imported by name, which
+    loses the snapshots folder :func:`template_engine.snapshots.extension.extension_for` binds: the files go,
+    their emptied folders stay.  ``--collect-only`` starts no workers, and syrupy would then warn (an error
+    here) that no worker reported its snapshots.
+    """
+    distributed = getattr(config.option, "numprocesses", None)
+    if distributed and (config.option.collectonly or getattr(config.option, "update_snapshots", False)):
+        config.option.numprocesses = 0
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The xdist controller stops the PostgreSQL server its workers shared, once every worker has finished."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not session.config.pluginmanager.has_plugin("dsession"):
+        return
+    state = session.config._tmp_path_factory.getbasetemp() / POSTGRES_STATE  # type: ignore[attr-defined]
+    if state.is_file():
+        data = json.loads(state.read_text())["data"]
+        script = REPO / ".ci" / "postgres.sh"
+        subprocess.run(["bash", str(script), "stop", data], capture_output=True, timeout=120, check=False)
+        state.unlink()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _facts_cache_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``diff`` and ``impact`` keep a facts cache (``loader/facts.py``) in the user's cache folder; the suite's
+    runs of them, in process and in subprocesses, keep theirs in a folder of this session instead, so a test
+    run leaves nothing in ``~/.cache`` and never reads what an earlier run left there."""
+    os.environ["TEMPLATE_ENGINE_CACHE_DIR"] = str(tmp_path_factory.mktemp("facts-cache"))

@@ -4,6 +4,7 @@ accept, with editor headers that point at the schemas."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -53,8 +54,14 @@ def validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+@functools.cache
+def _validator_of(schema_json: str) -> jsonschema.Draft202012Validator:
+    """:func:`validator` once per distinct schema (checking it against the meta-schema is the slow part)."""
+    return validator(json.loads(schema_json))
+
+
 def errors(schema: dict[str, Any], data: Any) -> list[str]:
-    return [error.message for error in validator(schema).iter_errors(data)]
+    return [error.message for error in _validator_of(json.dumps(schema)).iter_errors(data)]
 
 
 def test_schema_without_kind_lists_the_kinds() -> None:

@@ -104,8 +104,15 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A fresh repository holding the templates folder ORG (and no snapshots yet)."""
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A fresh repository holding the templates folder ORG (and no snapshots yet).
+
+    When this suite runs under pytest-xdist, the inner runs must not look like xdist workers: syrupy reads
+    ``PYTEST_XDIST_WORKER`` from the environment and, in a worker, leaves the unused-snapshot report (and
+    ``--snapshot-update``'s removals) to a controller that an inner run does not have.
+    """
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makefile(".ini", pytest=INI)
     write(pytester.path, ORG)
     return pytester

@@ -13,6 +13,7 @@ without ``--seed``, as a restarted service would open it.  Tests that start on a
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import itertools
 import json
@@ -99,13 +100,13 @@ def auth_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """The URL of a PostgreSQL server: ``TEST_DATABASE_URL``, or a throwaway cluster started here."""
-    given = os.environ.get("TEST_DATABASE_URL")
-    if given:
-        yield given
-        return
+#: Under pytest-xdist, the PostgreSQL server the workers share: ``{"url": ..., "data": ...}`` in the folder
+#: that holds every worker's temporary folder. The controller stops it when the run ends (tests/conftest.py).
+POSTGRES_STATE = "postgres-server.json"
+
+
+def _start_postgres() -> tuple[str, str]:
+    """Start a throwaway cluster with ``.ci/postgres.sh``: its URL and data folder; FAIL when impossible."""
     script = REPO / ".ci" / "postgres.sh"
     run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=600, check=False)
     exports = dict(
@@ -119,11 +120,41 @@ def postgres_server() -> Iterator[str]:
             "the PostgreSQL storage tests need a server: set TEST_DATABASE_URL, or install the postgresql "
             f"package so that .ci/postgres.sh can start one.\n{run.stderr[-2000:]}"
         )
-    data = shlex.split(exports.get("TEST_PGDATA", "''"))[0]
-    try:
-        yield url
-    finally:
-        subprocess.run(["bash", str(script), "stop", data], capture_output=True, timeout=120, check=False)
+    return url, shlex.split(exports.get("TEST_PGDATA", "''"))[0]
+
+
+def _stop_postgres(data: str) -> None:
+    script = REPO / ".ci" / "postgres.sh"
+    subprocess.run(["bash", str(script), "stop", data], capture_output=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a PostgreSQL server: ``TEST_DATABASE_URL``, or a throwaway cluster started here.
+
+    Under pytest-xdist the workers share one cluster: the first worker that needs it starts it (the others
+    wait on a lock, then read its URL) and the controller stops it when the run ends.  Each test's database
+    has a name unique to its process (:func:`postgres_url`).
+    """
+    given = os.environ.get("TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        url, data = _start_postgres()
+        try:
+            yield url
+        finally:
+            _stop_postgres(data)
+        return
+    shared = tmp_path_factory.getbasetemp().parent
+    state = shared / POSTGRES_STATE
+    with (shared / f"{POSTGRES_STATE}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not state.is_file():
+            url, data = _start_postgres()
+            state.write_text(json.dumps({"url": url, "data": data}))
+    yield json.loads(state.read_text())["url"]
 
 
 _counter = itertools.count()
