@@ -146,7 +146,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _facts_cache_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """``diff`` and ``impact`` keep a facts cache (``loader/facts.py``) in the user's cache folder; the suite's
-    runs of them, in process and in subprocesses, keep theirs in a folder of this session instead, so a test
-    run leaves nothing in ``~/.cache`` and never reads what an earlier run left there."""
+    """``diff`` and ``impact`` keep a facts cache (``loader/facts.py``) in the user's cache folder; the
+    suite's runs of them, in process and in subprocesses, keep theirs in a folder of this session instead,
+    so a test run leaves nothing in ``~/.cache`` and never reads what an earlier run left there."""
     os.environ["TEMPLATE_ENGINE_CACHE_DIR"] = str(tmp_path_factory.mktemp("facts-cache"))
