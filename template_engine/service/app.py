@@ -29,6 +29,7 @@ from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import WORKER_SETTINGS, Settings
 from template_engine.service.storage.database import Revisions, create_db_engine, migrate
 from template_engine.service.tokens import Signer
+from template_engine.service.ui.session import Guarded
 
 _log = logging.getLogger("template_engine.service")
 
@@ -157,6 +158,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.answers = Answers(max_bytes=settings.cache_bytes)
         app.add_middleware(AnswerCache, answers=app.state.answers, feed=feed, authenticator=authenticator)
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
+    app.add_middleware(Guarded)  # the UI's security headers on every answer under /ui, errors included
     app.add_middleware(errors.Head, methods=app.state.methods)  # outermost: no answer to HEAD has a body
 
     def openapi() -> dict[str, Any]:

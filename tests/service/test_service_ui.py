@@ -609,3 +609,47 @@ def test_the_api_validate_only_answers_affected_templates_at_every_scope(api: Te
         assert after.json() == before.json() and after.headers["etag"] == before.headers["etag"]
         written = api.patch(url, json=change)
         assert written.status_code == 200 and "affectedTemplates" not in written.json()
+
+
+def test_a_preview_composes_after_its_transaction_released_the_write_lock(
+    api: TestClient, app: FastAPI, org: Org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The expensive part of a validateOnly write (composing every affected template before and after) runs
+    once the rolled-back transaction has ended, so another writer is never kept waiting by a preview: a write
+    made from inside that composition succeeds at once (with the lock still held, SQLite's BEGIN IMMEDIATE
+    would wait out its busy timeout and fail)."""
+    import template_engine.service.routes.defaults as defaults_routes
+    from template_engine.service.auth import Principal
+
+    real = defaults_routes.affected
+    writes: list[int] = []
+
+    def affected_with_a_concurrent_write(before: Any, after: Any) -> Any:
+        with app.state.store.write(Principal("probe", "system-admin")) as ctx:
+            writes.append(ctx.repo.put_defaults("system", {"spec": {"numWorkers": 3}}, 1, "probe"))
+        return real(before, after)
+
+    monkeypatch.setattr(defaults_routes, "affected", affected_with_a_concurrent_write)
+    url = _defaults_url(org.key("department", "research"))
+    dry = api.patch(
+        url, json={"spec": {"labels": [{"name": "probe", "value": "x"}]}}, params={"validateOnly": 1}
+    )
+    assert dry.status_code == 200, dry.json()
+    assert writes == [2] and dry.json()["affectedTemplates"]
+    assert api.get("/api/v1/defaults/system").json()["spec"]["numWorkers"] == 3  # the probe's write was kept
+
+
+def test_every_answer_under_the_ui_carries_the_security_headers_errors_included(browser_for: Any) -> None:
+    browser = browser_for(ADMIN)
+    answers = {
+        "unknown page": browser.get("/ui/nope"),
+        "unknown method": browser.client.put("/ui/"),
+        "body too large": browser.client.post(
+            "/ui/sign-out", content=b"x" * (2 * 1024 * 1024), headers={"content-type": "text/plain"}
+        ),
+    }
+    for what, answer in answers.items():
+        assert answer.status_code >= 400, what
+        csp = answer.headers.get("content-security-policy", "")
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, (what, dict(answer.headers))
+        assert answer.headers.get("x-content-type-options") == "nosniff", what

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -24,7 +25,14 @@ from fastapi.responses import JSONResponse, Response
 from template_engine.service.auth import Principal
 from template_engine.service.context import Ctx, Placement, Store, parse_id
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
-from template_engine.service.impact import Affected, DefaultsWriteOut, affected, affected_body, stored_org
+from template_engine.service.impact import (
+    Affected,
+    DefaultsWriteOut,
+    StoredOrg,
+    affected,
+    affected_body,
+    stored_org,
+)
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -89,11 +97,21 @@ class DefaultsWrite:
 
 
 class _Rollback(Exception):
-    """Ends a ``validateOnly`` write: its transaction rolls back, its answer is kept."""
+    """Ends a ``validateOnly`` write: its transaction rolls back (releasing the write lock), and its answer is
+    worked out afterwards from the two stored orgs read inside it, so composing every affected template
+    never holds the database's write lock."""
 
-    def __init__(self, result: DefaultsWrite) -> None:
+    def __init__(self, result: Callable[[], DefaultsWrite]) -> None:
         super().__init__("validateOnly")
         self.result = result
+
+
+def _would_change(
+    document: dict[str, Any], current: int, before: StoredOrg, after: StoredOrg
+) -> DefaultsWrite:
+    found = affected(before, after)
+    labels = {**before.labels, **after.labels}
+    return DefaultsWrite(document, current, found, affected_body(found, after), labels)
 
 
 def write_defaults(
@@ -129,11 +147,9 @@ def write_defaults(
             )
             if before is not None:
                 after = stored_org(ctx)
-                found = affected(before, after)
-                labels = {**before.labels, **after.labels}
-                raise _Rollback(DefaultsWrite(document, current, found, affected_body(found, after), labels))
+                raise _Rollback(partial(_would_change, document, current, before, after))
     except _Rollback as done:
-        return done.result
+        return done.result()  # after the rollback: composing holds no lock
     return DefaultsWrite(document, version)
 
 

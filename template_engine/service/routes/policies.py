@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -27,7 +28,14 @@ from template_engine.service.bodies import documented, refuse, schema_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import clear_fields, merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.impact import Affected, PolicyWriteOut, affected, affected_body, stored_org
+from template_engine.service.impact import (
+    Affected,
+    PolicyWriteOut,
+    StoredOrg,
+    affected,
+    affected_body,
+    stored_org,
+)
 from template_engine.service.policy_api import (
     check_policy,
     defaults_document,
@@ -85,11 +93,20 @@ class PolicyWrite:
 
 
 class _Rollback(Exception):
-    """Ends a ``validateOnly`` write: its transaction rolls back, its answer is kept."""
+    """Ends a ``validateOnly`` write: its transaction rolls back (releasing the write lock), and its answer is
+    worked out afterwards from the two stored orgs read inside it, so composing every affected template
+    never holds the database's write lock."""
 
-    def __init__(self, result: PolicyWrite) -> None:
+    def __init__(self, result: Callable[[], PolicyWrite]) -> None:
         super().__init__("validateOnly")
         self.result = result
+
+
+def _would_change(body: dict[str, Any], before: StoredOrg, after: StoredOrg) -> PolicyWrite:
+    found = affected(before, after)
+    return PolicyWrite(
+        {**body, "affectedTemplates": affected_body(found, after)}, found, {**before.labels, **after.labels}
+    )
 
 
 def _place(
@@ -210,11 +227,9 @@ def write_policy(
             body = policy_body(ctx, place)
             if before is not None:
                 after = stored_org(ctx)
-                found = affected(before, after)
-                body["affectedTemplates"] = affected_body(found, after)
-                raise _Rollback(PolicyWrite(body, found, {**before.labels, **after.labels}))
+                raise _Rollback(partial(_would_change, body, before, after))
     except _Rollback as done:
-        return done.result
+        return done.result()  # after the rollback: composing holds no lock
     return PolicyWrite(body)
 
 

@@ -28,12 +28,15 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Request
 from fastapi.responses import Response
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.service.auth import Authenticator, Principal
 
 __all__ = [
     "SESSION_COOKIE",
     "SIGN_IN_COOKIE",
+    "Guarded",
     "clear_session",
     "csrf_token",
     "form",
@@ -200,3 +203,28 @@ async def form(request: Request) -> dict[str, str] | None:
     except (UnicodeDecodeError, ValueError):
         return None
     return {name: values[0] for name, values in fields.items() if values}
+
+
+class Guarded:
+    """ASGI middleware: every answer under ``/ui`` carries :data:`HEADERS`, the errors the service answers
+    before or outside the UI's routes included (a body too large, a path or method the UI does not have)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        root = (scope.get("root_path", "") or "").rstrip("/")
+        if not (path == f"{root}/ui" or path.startswith(f"{root}/ui/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    if name not in headers:
+                        headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, guarded)
