@@ -198,10 +198,27 @@ def _status(diff: PairDiff, side: str) -> str | None:
     return outcome.status() if outcome is not None else None
 
 
+#: The most field changes one answer lists, over all its templates (a 1 MiB document can change 20,000
+#: fields of every template of a scope: the answer lists the templates, and the first changes of each).
+MAX_CHANGES_SHOWN = 2_000
+
+
+def shown_changes(found: list[Affected]) -> list[int]:
+    """How many of each template's changes an answer lists: all of them until :data:`MAX_CHANGES_SHOWN`
+    have been listed, then none (``changesOmitted`` counts the rest)."""
+    left = MAX_CHANGES_SHOWN
+    out = []
+    for item in found:
+        shown = min(left, len(item.diff.changes))
+        out.append(shown)
+        left -= shown
+    return out
+
+
 def affected_body(found: list[Affected], stored: StoredOrg) -> list[dict[str, Any]]:
     """``affectedTemplates`` of a ``validateOnly`` answer (:class:`AffectedTemplateOut`)."""
     out = []
-    for item in found:
+    for item, shown in zip(found, shown_changes(found), strict=True):
         template = item.diff.pair.template
         scope_ids = stored.units.ids.get(template.scope, (None, None))
         scope_id = scope_ids[1] if template.scope.type == "project" else scope_ids[0]
@@ -215,7 +232,8 @@ def affected_body(found: list[Affected], stored: StoredOrg) -> list[dict[str, An
             "status": item.diff.status,
             "before": _status(item.diff, "old"),
             "after": _status(item.diff, "new"),
-            "changes": [change.to_dict() for change in item.diff.changes],
+            "changes": [change.to_dict() for change in item.diff.changes[:shown]],
+            "changesOmitted": len(item.diff.changes) - shown,
         }
         out.append(entry)
     return out
@@ -237,6 +255,7 @@ class AffectedTemplateOut(BaseModel):
     before: str | None
     after: str | None
     changes: list[dict[str, Any]]
+    changesOmitted: int = 0
 
 
 class DefaultsWriteOut(DefaultsDocument):

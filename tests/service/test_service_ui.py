@@ -653,3 +653,36 @@ def test_every_answer_under_the_ui_carries_the_security_headers_errors_included(
         csp = answer.headers.get("content-security-policy", "")
         assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, (what, dict(answer.headers))
         assert answer.headers.get("x-content-type-options") == "nosniff", what
+
+
+def test_a_preview_lists_at_most_a_bounded_number_of_changes_and_counts_the_rest(
+    api: TestClient, browser_for: Any, org: Org
+) -> None:
+    from template_engine.service.impact import MAX_CHANGES_SHOWN
+
+    vision = org.key("project", "vision")
+    many = {"spec": {"labels": [{"name": f"l{i}", "value": "x"} for i in range(MAX_CHANGES_SHOWN + 500)]}}
+    dry = api.put(_defaults_url(vision), json=many, params={"validateOnly": 1})  # what the form does
+    assert dry.status_code == 200, dry.json()
+    entries = dry.json()["affectedTemplates"]
+    listed = sum(len(e["changes"]) for e in entries)
+    omitted = sum(e["changesOmitted"] for e in entries)
+    assert len(entries) > 1 and listed == MAX_CHANGES_SHOWN
+    # Every template gets every new label: what is listed and what is counted add up to all of them.
+    assert listed + omitted >= len(entries) * (MAX_CHANGES_SHOWN + 500)
+    browser = browser_for(ADMIN)
+    url = f"/ui/scope/{vision}/edit/defaults"
+    form = browser.form(url)
+    page = browser.client.post(
+        url,
+        data={
+            "csrf": form["csrf"],
+            "version": form["version"],
+            "text": yaml.safe_dump(many),
+            "action": "preview",
+        },
+        headers={"origin": BASE},
+    )
+    assert page.status_code == 200, page.text[:2000]
+    shown = [int(n) for n in re.findall(r'data-omitted="(\d+)"', page.text)]
+    assert sum(shown) == omitted and page.text.count("<tr data-field=") == MAX_CHANGES_SHOWN

@@ -25,7 +25,13 @@ from template_engine.paths import format_path
 from template_engine.policy.effective import effective
 from template_engine.service.context import Ctx, Placement, parse_id
 from template_engine.service.errors import ApiError
-from template_engine.service.impact import Affected, StoredOrg, named_change, place_name
+from template_engine.service.impact import (
+    Affected,
+    StoredOrg,
+    named_change,
+    place_name,
+    shown_changes,
+)
 from template_engine.service.yamltext import dump_yaml
 from template_engine.views.model import DiffView, diff_view, seen_from
 
@@ -277,6 +283,8 @@ class AffectedView:
     before: str | None
     after: str | None
     diff: DiffView
+    #: Changes not listed (past :data:`~template_engine.service.impact.MAX_CHANGES_SHOWN` in one preview).
+    omitted: int = 0
 
 
 def _view_key(ids: Mapping[str, Any]) -> str:
@@ -294,8 +302,9 @@ def affected_views(
     """The preview's list: each affected template and its changes, the documents named by version;
     ``bodies`` are the same templates as ``affectedTemplates`` gives them (their ids)."""
     out = []
-    for item, body in zip(found, bodies, strict=True):
-        diff = replace(item.diff, changes=tuple(named_change(c, labels) for c in item.diff.changes))
+    for item, body, shown in zip(found, bodies, shown_changes(found), strict=True):
+        listed = item.diff.changes[:shown]
+        diff = replace(item.diff, changes=tuple(named_change(c, labels) for c in listed))
         template = item.diff.pair.template
         out.append(
             AffectedView(
@@ -308,6 +317,7 @@ def affected_views(
                 body.get("before"),
                 body.get("after"),
                 diff_view(diff, "the stored version"),
+                len(item.diff.changes) - shown,
             )
         )
     return out

@@ -41,7 +41,7 @@ from template_engine.service.auth import Principal
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.impact import place_name, stored_org
+from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form
 from template_engine.service.routes.common import template_scope
 from template_engine.service.routes.defaults import write_defaults
@@ -423,6 +423,7 @@ def _change_page(
         "problems": [],
         "stale": None,
         "saved": None,
+        "max_shown": MAX_CHANGES_SHOWN,
     }
     context.update(extra)
     return _render(request, "change.html.j2", me, status, **context)
