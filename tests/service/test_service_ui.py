@@ -686,3 +686,18 @@ def test_a_preview_lists_at_most_a_bounded_number_of_changes_and_counts_the_rest
     assert page.status_code == 200, page.text[:2000]
     shown = [int(n) for n in re.findall(r'data-omitted="(\d+)"', page.text)]
     assert sum(shown) == omitted and page.text.count("<tr data-field=") == MAX_CHANGES_SHOWN
+
+
+def test_a_body_that_is_not_the_ui_form_is_refused_for_what_it_is(browser_for: Any, org: Org) -> None:
+    browser = browser_for(ADMIN)
+    url = f"/ui/scope/{org.key('project', 'vision')}/edit/defaults"
+    form = browser.form(url)
+    fields = {"csrf": form["csrf"], "version": form["version"], "text": form["text"], "action": "preview"}
+    multipart = browser.client.post(url, files={"f": ("a", b"b")}, data=fields, headers={"origin": BASE})
+    too_many = browser.client.post(url, data={**fields, **{f"x{i}": "1" for i in range(20)}})
+    for answer in (multipart, too_many):
+        assert answer.status_code == 403 and "not one of this UI&#39;s forms" in answer.text, answer.text[
+            :500
+        ]
+    fine = browser.client.post(url, data=fields, headers={"origin": BASE})
+    assert fine.status_code == 200 and 'id="preview-' in fine.text

@@ -196,7 +196,14 @@ def _checked_post(request: Request, fields: Mapping[str, str] | None, me: Sessio
     with the session's CSRF token; ``None`` when it may go on."""
     if not session.same_origin(request):
         return _refused(request, me, "Refused: the request comes from another site (Origin or Referer).")
-    if fields is None or not session.csrf_ok(fields.get("csrf"), me.token):
+    if fields is None:
+        return _refused(
+            request,
+            me,
+            "Refused: the body is not one of this UI's forms (application/x-www-form-urlencoded, UTF-8, "
+            f"at most {session.MAX_FIELDS} fields).",
+        )
+    if not session.csrf_ok(fields.get("csrf"), me.token):
         return _refused(request, me, "Refused: the form's CSRF token is missing or wrong; reload the page.")
     return None
 

@@ -55,7 +55,7 @@ SIGN_IN_COOKIE = "te_sign_in"
 _CSRF_CONTEXT = b"template-engine ui csrf v1"
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 #: The most fields a UI form has (a guard on what ``parse_qs`` builds).
-_MAX_FIELDS = 16
+MAX_FIELDS = 16
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -199,7 +199,7 @@ async def form(request: Request) -> dict[str, str] | None:
         return None
     try:
         text = (await request.body()).decode("utf-8")
-        fields = parse_qs(text, keep_blank_values=True, max_num_fields=_MAX_FIELDS, errors="strict")
+        fields = parse_qs(text, keep_blank_values=True, max_num_fields=MAX_FIELDS, errors="strict")
     except (UnicodeDecodeError, ValueError):
         return None
     return {name: values[0] for name, values in fields.items() if values}
