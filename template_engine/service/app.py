@@ -144,6 +144,10 @@ def create_app(settings: Settings) -> FastAPI:
         version=_version(),
         description=DESCRIPTION,
         lifespan=lifespan,
+        # No Swagger UI or ReDoc pages: they run scripts loaded from a CDN, and in the UI's origin any script
+        # can request /ui pages with the signed-in user's cookie. /openapi.json stays (any OpenAPI viewer).
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.store = Store(engine)
     app.state.authenticator = authenticator

@@ -701,3 +701,11 @@ def test_a_body_that_is_not_the_ui_form_is_refused_for_what_it_is(browser_for: A
         ]
     fine = browser.client.post(url, data=fields, headers={"origin": BASE})
     assert fine.status_code == 200 and 'id="preview-' in fine.text
+
+
+def test_no_page_of_the_ui_origin_runs_a_script_from_elsewhere(api: TestClient) -> None:
+    """Swagger UI and ReDoc load their scripts from a CDN; served from the UI's origin, such a script could
+    request /ui pages with the signed-in user's cookie. They are off; the OpenAPI document stays."""
+    for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+        assert api.get(path).status_code == 404, path
+    assert api.get("/openapi.json").json()["info"]["title"] == "template-engine"
