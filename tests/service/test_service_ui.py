@@ -537,11 +537,17 @@ def test_save_stores_and_a_stale_version_is_refused(browser_for: Any, api: TestC
     document = yaml.safe_load(form["text"]) or {}
     document.setdefault("spec", {})["priorityClass"] = "high"
     saved = editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "save"})
-    assert saved.status_code == 303 and saved.headers["location"] == f"{url}?saved=1"
+    assert saved.status_code == 303 and saved.headers["location"] == f"{url}?saved={version + 1}"
     stored = api.get(_defaults_url(key))
     assert stored.json() == document and stored.headers["etag"] == f'"{version + 1}"'
     confirmed = editor.get(saved.headers["location"])
     assert 'id="saved"' in confirmed.text and _field(confirmed.text, "version") == str(version + 1)
+    # A link announcing a save of another version (a crafted ?saved=) confirms nothing.
+    for fake in (version, version + 2, 1_000):
+        assert 'id="saved"' not in editor.get(f"{url}?saved={fake}").text, fake
+    # A version of digits other than ASCII is not a version.
+    unicode_digit = editor.post(url, {**form, "version": "\u0661", "action": "preview"})
+    assert unicode_digit.status_code == 400
     # The same form again: it was read at the old version, so saving it is refused and stores nothing.
     document["spec"]["priorityClass"] = "low"
     stale = editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "save"})
