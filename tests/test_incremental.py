@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -27,7 +29,7 @@ from template_engine.cli.diff_commands import cache_folder
 from template_engine.diff import diff_orgs
 from template_engine.loader import tree
 from template_engine.loader.deferred import DeferredTemplate, StaleFacts
-from template_engine.loader.facts import FILE_NAME, UNRELATED, FactCache, fingerprinted
+from template_engine.loader.facts import FILE_NAME, KEY_NAME, KEY_SIZE, UNRELATED, FactCache, fingerprinted
 from template_engine.loader.sources import MappingSource
 from template_engine.loader.tree import load_org
 from template_engine.org import SYSTEM, Scope
@@ -486,3 +488,164 @@ def test_loaded_documents_keep_the_spec_as_written_only(tmp_path: Path) -> None:
     }
     broken = load_org(MappingSource(bad)).broken
     assert list(broken) == ["projects/vision/templates/vit-finetune.yaml"]  # the spec is still validated
+
+
+# -- trust: rows only this user's own code wrote, and answers that never depend on them ----------------------
+
+posix_only = pytest.mark.skipif(not hasattr(os, "getuid"), reason="file owners and modes are POSIX")
+ASSET = "assets/environments/pytorch.yaml"
+
+
+def _write_orgs(tmp_path: Path) -> tuple[Path, Path]:
+    """The example org (``old``) and the same with the pytorch environment changed (``new``)."""
+    old = tmp_path / "old"
+    new = tmp_path / "new"
+    for root, files in ((old, example_files()), (new, EXAMPLE_CHANGES["asset"][0](example_files()))):
+        for rel, data in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+    return old, new
+
+
+def _run(cache: Path, *args: str) -> tuple[int, str, str]:
+    """The command's exit status, stdout and stderr, as in a process of its own."""
+    tree._Reuse.last = {}  # no documents from the previous command
+    done = CliRunner().invoke(main, [*args, "-o", "json"], env={"TEMPLATE_ENGINE_CACHE_DIR": str(cache)})
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    assert "Traceback" not in done.output
+    return done.exit_code, done.stdout, done.stderr
+
+
+def test_rows_edited_outside_this_code_are_not_believed(tmp_path: Path) -> None:
+    """Finding A: rows made to say that no template names an asset (``sqlite3 ... "update facts set
+    refs='[]'"``) would have made ``impact`` of a changed asset report no pair; their HMAC no longer matches,
+    so the files are read and the answer is the one without the cache."""
+    old, new = _write_orgs(tmp_path)
+    cache = tmp_path / "cache"
+    impact = ("impact", str(new / ASSET), "--root", str(new), "--against", str(old))
+    _run(cache, *impact)  # fills the cache
+    with sqlite3.connect(cache / FILE_NAME) as db:
+        assert db.execute("UPDATE facts SET refs = '[]'").rowcount > 0
+    (new / ASSET).write_text((new / ASSET).read_text().replace("24.05-py3", "24.07-py3"))
+    reference = _run(cache, *impact, "--no-cache")
+    assert reference[0] == 1 and len(json.loads(reference[1])["usedBy"]) == 6
+    assert _run(cache, *impact) == reference
+    diff = ("diff", "--root", str(new), "--against", str(old))
+    assert _run(cache, *diff) == _run(cache, *diff, "--no-cache")
+
+
+def test_rows_under_another_key_are_ignored_then_replaced(tmp_path: Path) -> None:
+    files = example_files()
+    load_org(MappingSource(files), FactCache(tmp_path, fingerprint=FINGERPRINT))
+    secret = tmp_path / KEY_NAME
+    secret.write_bytes(b"k" * KEY_SIZE)  # as if the database came from another cache
+    tree._Reuse.last = {}
+    other = FactCache(tmp_path, fingerprint=FINGERPRINT)
+    load_org(MappingSource(files), other)
+    assert other.hits == 0 and other.ignored > 0
+    tree._Reuse.last = {}
+    again = FactCache(tmp_path, fingerprint=FINGERPRINT)
+    load_org(MappingSource(files), again)
+    assert again.hits == other.ignored and again.ignored == 0  # rewritten under the key in use
+
+
+def _plant_a_lie(cache: Path, new: Path) -> str:
+    """A row, written through the cache itself (so with a valid HMAC), saying that a broken template of
+    ``new`` is valid: what only a bug could write."""
+    rel = "projects/vision/templates/vit-finetune.yaml"
+    (new / rel).write_bytes(BROKEN)
+    facts = FactCache(cache)
+    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), BROKEN.decode()), ())
+    assert facts.flush() == 1
+    return rel
+
+
+def test_a_row_that_turns_out_wrong_gives_the_answer_without_the_cache(tmp_path: Path) -> None:
+    """Finding B: such a row made ``diff`` and ``impact`` die with a StaleFacts traceback and exit status 1;
+    now they answer again believing no row, and drop it."""
+    old, new = _write_orgs(tmp_path)
+    cache = tmp_path / "cache"
+    rel = _plant_a_lie(cache, new)
+    diff = ("diff", "--root", str(new), "--against", str(old))
+    status, out, err = _run(cache, *diff)
+    reference = _run(cache, *diff, "--no-cache")
+    assert (status, out) == reference[:2] and reference[2] == ""
+    assert json.loads(out)["invalidFiles"][0]["file"] == rel
+    assert (
+        err
+        == f"warning: {rel}: the fact cache said valid, but it is not; answered again reading every file\n"
+    )
+    assert _run(cache, *diff) == reference  # the row was dropped: no warning any more
+    _plant_a_lie(cache, new)
+    impact = ("impact", str(new / rel), "--root", str(new), "--against", str(old))
+    status, out, err = _run(cache, *impact)
+    assert (status, out) == _run(cache, *impact, "--no-cache")[:2] and "said valid" in err
+
+
+@pytest.mark.parametrize("command", ["diff", "impact"])
+def test_an_internal_error_exits_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    import template_engine.diff
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("something unexpected")
+
+    monkeypatch.setattr(template_engine.diff, "diff_orgs", broken)
+    old, new = _write_orgs(tmp_path)
+    where = ("--root", str(new), "--against", str(old))
+    status, out, err = _run(
+        tmp_path / "cache", command, *([str(new / ASSET)] if command == "impact" else []), *where
+    )
+    assert (status, out) == (2, "")
+    assert err == (
+        f"error: internal error of template-engine {command}: KeyError: 'something unexpected' "
+        "(a bug: please report it; --no-cache may avoid it)\n"
+    )
+
+
+@posix_only
+@pytest.mark.parametrize("unsafe", ["group-writable folder", "world-writable file", "another owner"])
+def test_a_cache_others_could_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unsafe: str
+) -> None:
+    old, new = _write_orgs(tmp_path)
+    cache = tmp_path / "cache"
+    diff = ("diff", "--root", str(new), "--against", str(old))
+    _run(cache, *diff)  # fills it
+    if unsafe == "group-writable folder":
+        cache.chmod(0o770)
+        expected = (
+            f"warning: fact cache not used: {cache} is writable by its group (mode 770); run 'chmod 700"
+        )
+    elif unsafe == "world-writable file":
+        (cache / FILE_NAME).chmod(0o666)
+        expected = f"warning: fact cache not used: {cache / FILE_NAME} is writable by its group and others"
+    else:
+        monkeypatch.setattr(os, "getuid", lambda: os.stat(cache).st_uid + 1)
+        expected = f"warning: fact cache not used: {cache} belongs to another user"
+    with sqlite3.connect(cache / FILE_NAME) as db:  # rows that would change the answer, were they read
+        db.execute("UPDATE facts SET refs = '[]'")
+    status, out, err = _run(cache, *diff)
+    assert (status, out) == _run(tmp_path / "none", *diff, "--no-cache")[:2]
+    assert err.startswith(expected) and err.count("\n") == 1, err
+    facts = FactCache(cache, fingerprint=FINGERPRINT, warn=lambda message: None)
+    assert facts.valid(b"any") is None and facts.refused is not None and facts.refused in err
+
+
+@posix_only
+def test_the_cache_is_made_private_whatever_the_umask(tmp_path: Path) -> None:
+    old, new = _write_orgs(tmp_path)
+    cache = tmp_path / "deep" / "cache"
+    before = os.umask(0)
+    try:
+        status, _, err = _run(cache, "diff", "--root", str(new), "--against", str(old))
+    finally:
+        os.umask(before)
+    assert (status, err) == (1, "")
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    made = sorted(path.name for path in cache.iterdir())
+    assert {FILE_NAME, KEY_NAME} <= set(made) and all(name.startswith("facts-v2.") for name in made), made
+    for path in cache.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert len((cache / KEY_NAME).read_bytes()) == KEY_SIZE

@@ -1,20 +1,24 @@
 """``template-engine diff`` and ``template-engine impact``: what a change to a templates folder does.
 
-Exit status: 0 when no pair differs, 1 when some pair does (so CI can gate on it), 2 on an error.
+Exit status: 0 when no pair differs, 1 when some pair does (so CI can gate on it), 2 on an error, including
+an error of this program itself (one line on stderr, never a traceback: 1 must mean "differences").
 
 Both keep what they learn about valid files in a cache between runs (``loader/facts.py``), so that a later
 run parses only the files of the pairs it composes; ``--no-cache`` turns it off, and the folder is
 ``$TEMPLATE_ENGINE_CACHE_DIR``, else ``$XDG_CACHE_HOME/template-engine``, else ``~/.cache/template-engine``.
-The answers are the same with or without it.
+The answers are the same with or without it: a folder or file of it that another user owns or may write is
+not used (a warning says why), rows this code did not write are ignored, and when a row turns out wrong
+(:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
@@ -35,6 +39,32 @@ def _fail(error: TemplateEngineError, where: str | None = None) -> NoReturn:
     prefix = f"in {where}: " if where else ""
     click.echo(f"error: {prefix}{error.render()}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def _warning(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def _guarded(func: F) -> F:
+    """The command, where an error it does not expect (a bug) is one line on stderr and exit status 2, never a
+    traceback and exit status 1 (which means "differences found")."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # whatever it is: exit 2
+            detail = " ".join(str(exc).split())[:500]
+            click.echo(
+                f"error: internal error of template-engine {func.__name__}: {type(exc).__name__}: {detail} "
+                "(a bug: please report it; --no-cache may avoid it)",
+                err=True,
+            )
+            sys.exit(EXIT_ERROR)
+
+    return cast(F, run)
 
 
 def _options(func: F) -> F:
@@ -77,7 +107,24 @@ def cache_folder(environ: Mapping[str, str]) -> Path:
 def _facts(use: bool) -> FactCache | None:
     from template_engine.loader.facts import FactCache
 
-    return FactCache(cache_folder(os.environ)) if use else None
+    return FactCache(cache_folder(os.environ), warn=_warning) if use else None
+
+
+def _compare(compare: Callable[[FactCache | None], OrgDiff], facts: FactCache | None) -> OrgDiff:
+    """``compare(facts)``; when a row of the cache turns out wrong (a file it said was valid has problems),
+    ``compare`` again believing no row (which also drops the wrong rows): the answer is the one without it."""
+    from template_engine.loader import tree
+    from template_engine.loader.deferred import StaleFacts
+
+    try:
+        return compare(facts)
+    except StaleFacts as exc:
+        if facts is None:  # pragma: no cover - no stand-in without the cache
+            raise
+        _warning(f"{exc.file}: the fact cache said valid, but it is not; answered again reading every file")
+        tree._Reuse.last = {}  # the stand-ins of the first try must not be reused
+        facts.recheck()
+        return compare(facts)
 
 
 def _load(source: Source | None, where: str | None = None, facts: FactCache | None = None) -> Org:
@@ -177,6 +224,7 @@ def _version(root: Path, against: str) -> Version:
     help="What to compare with: another templates folder, or a git revision of the repository that holds "
     "--root (HEAD~1, origin/main, a commit); a name that is an existing folder is taken as the folder.",
 )
+@_guarded
 def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool) -> None:
     """Every (project, template) pair whose effective spec differs from --against, field by field.
 
@@ -189,13 +237,20 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
 
     root = resolve_root(root)
     values = parse_vars(variables)
-    facts = _facts(cache)
-    new = _load(FolderSource(root), None, facts)
-    version = _version(root, against)
-    if not version.exists:
-        click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
-    old = _load(version.source if version.exists else None, _version_name(version), facts)
-    _report(diff_orgs(old, new, values), output, {"root": str(root), "against": against})
+    versions: list[Version] = []  # opened once, after the working tree is read (a missing --root first)
+
+    def compare(facts: FactCache | None) -> OrgDiff:
+        new = _load(FolderSource(root), None, facts)
+        if not versions:
+            versions.append(_version(root, against))
+            if not versions[0].exists:
+                click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
+        version = versions[0]
+        old = _load(version.source if version.exists else None, _version_name(version), facts)
+        return diff_orgs(old, new, values)
+
+    result = _compare(compare, _facts(cache))
+    _report(result, output, {"root": str(root), "against": against})
 
 
 def _inside(file: Path, root: Path) -> str:
@@ -217,6 +272,7 @@ def _inside(file: Path, root: Path) -> str:
     metavar="FOLDER|REV",
     help="The version FILE changed from: a git revision of the repository that holds --root, or a folder.",
 )
+@_guarded
 def impact(
     file: Path, root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool
 ) -> None:
@@ -239,10 +295,13 @@ def impact(
     if changed.kind(rel) != "file" and version.source.kind(rel) != "file":
         _fail(TemplateEngineError([Problem(f"{rel} exists neither in {root} nor in {against}")]))
     name = _version_name(version)
-    facts = _facts(cache)
-    old = _load(version.source if version.exists else None, name, facts)
-    new = _load(changed, f"{name} with the working tree's {rel}", facts)
-    result = diff_orgs(old, new, values, file=rel)
+
+    def compare(facts: FactCache | None) -> OrgDiff:
+        old = _load(version.source if version.exists else None, name, facts)
+        new = _load(changed, f"{name} with the working tree's {rel}", facts)
+        return diff_orgs(old, new, values, file=rel)
+
+    result = _compare(compare, _facts(cache))
     users = len(result.users)
     title = f"{rel} against {against}: used by {users} pair{'s' * (users != 1)}"
     head = {"root": str(root), "against": against, "file": rel, "usedBy": list(result.users)}

@@ -30,8 +30,19 @@ Build = Callable[[], tuple[Any, list[Any]]]
 
 
 class StaleFacts(RuntimeError):
-    """A file the cache said was valid turned out not to be (only a cache from another version of the code,
-    which its key rules out, could say so)."""
+    """A file the cache said was valid turned out not to be.
+
+    The key and the rows' HMAC rule that out for this user's cache written by this code, so only a bug (or a
+    dependency outside the fingerprint that changed what is valid) could cause it.  The org the stand-in is
+    part of is then wrong (the file belongs in ``Org.broken``), so no answer may be made from it: ``diff``
+    and ``impact`` catch it and answer again believing no row (``FactCache.recheck``), which also drops the
+    wrong row.
+    """
+
+    def __init__(self, file: str, problems: list[Any]) -> None:
+        super().__init__(f"{file}: the fact cache said valid, but it has problems: {problems}")
+        self.file = file
+        self.problems = problems
 
 
 class _Deferred:
@@ -48,7 +59,7 @@ class _Deferred:
             assert self._build is not None
             made, problems = self._build()
             if made is None:
-                raise StaleFacts(f"{self._file}: the fact cache said valid, but it has problems: {problems}")
+                raise StaleFacts(self._file, problems)
             object.__setattr__(self, "_made", made)
             object.__setattr__(self, "_build", None)  # the text is no longer needed
         return made
