@@ -530,7 +530,11 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
         action = fields.get("action")
         text = fields.get("text", "").replace("\r\n", "\n")
         version_text = fields.get("version", "")
-        if action not in ("preview", "save") or not (version_text.isascii() and version_text.isdigit()) or len(version_text) > 18:
+        if (
+            action not in ("preview", "save")
+            or not (version_text.isascii() and version_text.isdigit())
+            or len(version_text) > 18
+        ):
             raise ApiError(400, "The form needs action (preview or save) and the version it was read at.")
         version = int(version_text)
 
@@ -569,8 +573,8 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
         except Unstorable as exc:
             return again(400, problems=[f"{format_path(exc.path)}: cannot be stored: {exc.reason}"])
         if not preview:
-            # The version the save made (it was made from ``version``): the page confirms it only while that is
-            # still the current version, so a link with ?saved= cannot announce a save that did not happen.
+            # The version the save made (from ``version``): the page confirms it only while that is still the
+            # current version, so a link with ?saved= cannot announce a save that did not happen.
             made = version + 1
             return _redirect(request, f"/scope/{quote(place.key, safe=':')}/edit/{document}?saved={made}")
         results = pages.affected_views(found or [], bodies or [], labels or {})
