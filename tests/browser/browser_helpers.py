@@ -7,6 +7,7 @@ module name is unique in the suite.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -89,10 +90,20 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 def cli_json(*args: str, cwd: Path | None = None, ok: tuple[int, ...] = (0, 1)) -> Any:
-    """The JSON a command prints (``-o json`` is added); its exit status must be one of ``ok``."""
-    done = run_cli(*args, "-o", "json", cwd=cwd)
+    """The JSON a command prints (``-o json`` is added); its exit status must be one of ``ok``.
+
+    A command that only reads the example org (``templates/``, which no test changes) runs once per
+    session (per worker): its answer is the same for every test, and each caller gets its own copy."""
+    done = (
+        _run_cached(args) if cwd is None and str(EXAMPLE) in args else run_cli(*args, "-o", "json", cwd=cwd)
+    )
     assert done.returncode in ok, f"template-engine {' '.join(args)}: {done.returncode}\n{done.stderr}"
     return json.loads(done.stdout)
+
+
+@functools.cache
+def _run_cached(args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, "-o", "json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +126,24 @@ class Report:
 
 
 def build_report(root: Path, out: Path, *extra: str, cwd: Path | None = None) -> Report:
-    """Run ``template-engine report --root ROOT --out OUT [EXTRA]``; it must succeed."""
-    done = run_cli("report", "--root", str(root), "--out", str(out), *extra, cwd=cwd)
-    assert done.returncode == 0, f"template-engine report failed ({done.returncode}):\n{done.stderr}"
+    """Run ``template-engine report --root ROOT --out OUT [EXTRA]``; it must succeed.
+
+    Without ``cwd`` the command runs in this process (click's runner: the same command and arguments,
+    without a Python start); with ``cwd`` (a git repository, for ``--against``) as a process of its own.
+    The installed command itself is run by ``tests/test_cli_report.py``."""
+    args = ("report", "--root", str(root), "--out", str(out), *extra)
+    if cwd is None:
+        from click.testing import CliRunner
+
+        from template_engine.cli import main
+
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (
+            f"template-engine report failed ({result.exit_code}):\n{result.output}\n{result.exception!r}"
+        )
+    else:
+        done = run_cli(*args, cwd=cwd)
+        assert done.returncode == 0, f"template-engine report failed ({done.returncode}):\n{done.stderr}"
     return Report(out if out.is_absolute() else (cwd or Path.cwd()) / out)
 
 
@@ -170,6 +196,8 @@ class LiveService:
     seed: Path
     url: str = ""
     tokens: dict[str, str] = field(default_factory=lambda: dict(DEV_TOKENS))
+    #: A role -> the cookies of a browser signed in as it on this service (see ``sign_in`` of the UI tests).
+    sessions: dict[str, list[Any]] = field(default_factory=dict)
     _folder: tempfile.TemporaryDirectory[str] | None = None
     _server: Any = None
     _thread: threading.Thread | None = None

@@ -95,9 +95,31 @@ def make_report(tmp_path: Path) -> MakeReport:
 # -- the service --------------------------------------------------------------------------------------------
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "own_service: the test changes the service's org, so :func:`live_service` starts one for it alone",
+    )
+
+
+@pytest.fixture(scope="module")
+def shared_service() -> Iterator[LiveService]:
+    """The service seeded with the example org that the tests of one module which only read share (xdist's
+    ``--dist loadscope`` keeps a module on one worker, so it is started once per module, not per test)."""
+    with LiveService(EXAMPLE) as service:
+        yield service
+
+
 @pytest.fixture
-def live_service() -> Iterator[LiveService]:
-    """The service seeded with the example org on its own SQLite file, served on a free loopback port for
-    this test only (seeding takes about a second); ``live_service.url``, ``live_service.auth(role)``."""
+def live_service(request: pytest.FixtureRequest) -> Iterator[LiveService]:
+    """The service seeded with the example org on its own SQLite file, served on a free loopback port;
+    ``live_service.url``, ``live_service.auth(role)``.
+
+    A test that only reads gets the module's :func:`shared_service` (seeding takes about a second); a test
+    marked ``own_service``, one that stores something, gets a service for itself alone, so what it changes
+    is never seen by another test, whatever the order."""
+    if request.node.get_closest_marker("own_service") is None:
+        yield request.getfixturevalue("shared_service")
+        return
     with LiveService(EXAMPLE) as service:
         yield service

@@ -1,7 +1,7 @@
 """The browser reaches the service that :func:`live_service` starts, as the service UI's browser tests will.
 
-Each test gets its own service (its own SQLite file seeded with the example org, its own port), so tests that
-change the org run side by side under xdist.
+A test that only reads gets its module's service; one marked ``own_service`` gets its own (its own SQLite
+file seeded with the example org, its own port), so tests that change the org run side by side under xdist.
 """
 
 from __future__ import annotations

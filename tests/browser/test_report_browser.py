@@ -137,10 +137,10 @@ def test_the_error_log_sees_what_the_pages_policy_blocks(
         blocked = any("Content Security Policy" in e and "example.invalid" in e for e in browser_log.errors)
         return blocked, any("thrown by the test" in e for e in browser_log.errors)
 
-    for _ in range(100):  # the load is refused and the error thrown asynchronously: wait for both
+    for _ in range(500):  # the load is refused and the error thrown asynchronously: wait for both
         if all(seen()):
             break
-        page.wait_for_timeout(50)
+        page.wait_for_timeout(10)  # lets Playwright deliver the page's events; at most 5 s in all
     assert seen() == (True, True), browser_log
     browser_log.errors.clear()  # expected here: the page fixture must not fail this test
 

@@ -1,11 +1,14 @@
 """The service's pages under ``/ui`` in a real browser, against a live service seeded with the example org.
 
-Each test starts its own service (its own SQLite file, its own port), signs in by typing a development token,
-and compares what the page shows with what the service's API answers for the same token, or with what the
-engine's CLI (``check``, ``impact``) says of the same org: expectations never come from the page under test.
-A page that loads with a console error, a blocked load or a script error fails the test (the ``page``
-fixture); a test that provokes a refusal on purpose takes exactly those errors out of the log and asserts
-them.
+The tests that only read share one service per module (its own SQLite file, its own port; xdist's ``--dist
+loadscope`` keeps a module on one worker); a test that stores a change is marked ``own_service`` and gets a
+service of its own, so no test sees another's changes, in any order. A test signs in by typing a development
+token the first time a role signs in on a service, with the session cookie that gave after that
+(``test_signing_in_...`` always types). Each test compares what the page shows with what the service's API
+answers for the same token, or with what the engine's CLI (``check``, ``impact``) says of the same org:
+expectations never come from the page under test. A page that loads with a console error, a blocked load or a
+script error fails the test (the ``page`` fixture); a test that provokes a refusal on purpose takes exactly
+those errors out of the log and asserts them.
 """
 
 from __future__ import annotations
@@ -172,13 +175,25 @@ def legend_label(layer: str) -> str:
 
 
 def sign_in(page: Page, service: LiveService, role: str) -> None:
-    """Type the role's development token into the sign-in form; the org tree follows."""
-    page.goto(f"{service.url}/ui/sign-in")
-    page.locator("#token").press_sequentially(service.tokens[role])
-    follow(page, page.locator("#sign-in"))
+    """Sign in as the role; the org tree follows.  The first time on a service, by typing the role's
+    development token into the sign-in form; after that, by giving the browser the session cookie that
+    sign-in set (the session is the token in a cookie, no state in the service: signing out elsewhere
+    does not end it), and opening the page sign-in leads to.  ``test_signing_in_...`` types its tokens."""
+    stored = service.sessions.get(role)
+    if stored is None:
+        page.goto(f"{service.url}/ui/sign-in")
+        page.locator("#token").press_sequentially(service.tokens[role])
+        follow(page, page.locator("#sign-in"))
+    else:
+        page.context.add_cookies(stored)
+        page.goto(f"{service.url}/ui/")
     expect(page.locator("#org-tree")).to_be_visible()
     expected = PRINCIPALS[service.tokens[role]]
     expect(page.locator("#signed-in-as")).to_have_attribute("data-role", expected.role)
+    if stored is None:
+        session = [c for c in page.context.cookies() if c["name"] == "te_session"]
+        assert len(session) == 1, session
+        service.sessions[role] = session
 
 
 def follow(page: Page, target: Locator) -> None:
@@ -273,7 +288,7 @@ def test_every_main_page_loads_with_its_style_and_script_and_no_browser_error(
 ) -> None:
     sign_in(page, live_service, "admin")
     scope_links = page.locator("#org-tree a[data-link]")
-    hrefs = [scope_links.nth(i).get_attribute("href") or "" for i in range(scope_links.count())]
+    hrefs: list[str] = scope_links.evaluate_all("els => els.map(e => e.getAttribute('href') || '')")
     # Every scope has its templates and policy links; the admin may edit every scope.
     assert len(hrefs) == 4 * page.locator("#org-tree li[data-scope]").count() >= 4 * 7
     explain_hrefs: list[str] = []
@@ -287,7 +302,7 @@ def test_every_main_page_loads_with_its_style_and_script_and_no_browser_error(
         assert "/ui/static/ui.js" in scripts, href
         expect(page.locator("#site-nav")).to_be_visible()
         links = page.locator("table#templates tr[data-template] a")
-        explain_hrefs += [links.nth(i).get_attribute("href") or "" for i in range(links.count())]
+        explain_hrefs += links.evaluate_all("els => els.map(e => e.getAttribute('href') || '')")
         assert browser_log.errors == [], href
     assert len(explain_hrefs) >= len(cli_json("check", "--root", str(EXAMPLE))["results"])
     for href in explain_hrefs:
@@ -412,6 +427,7 @@ def bump(api: httpx.Client, url: str, times: int) -> None:
         ok(api.put(url, json=current.json(), headers={"If-Match": current.headers["etag"]}))
 
 
+@pytest.mark.own_service  # it stores a change: a service of its own
 def test_a_values_colour_and_hover_text_name_the_layer_and_the_stored_document_and_version(
     page: Page, live_service: LiveService, api: httpx.Client
 ) -> None:
@@ -559,6 +575,7 @@ def impact_of(tmp_path: Path, rel: str, old: str, new: str) -> list[dict[str, An
     return pairs
 
 
+@pytest.mark.own_service  # it stores a change: a service of its own
 def test_the_preview_lists_exactly_what_impact_lists_stores_nothing_and_save_stores(
     page: Page, live_service: LiveService, api: httpx.Client, tmp_path: Path
 ) -> None:
@@ -615,6 +632,7 @@ def test_the_preview_lists_exactly_what_impact_lists_stores_nothing_and_save_sto
 # -- hostile values -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_service  # it stores a change: a service of its own
 def test_a_hostile_value_renders_as_text_and_runs_nothing(
     page: Page, live_service: LiveService, api: httpx.Client
 ) -> None:
@@ -694,7 +712,8 @@ class _AttackerPage(http.server.BaseHTTPRequestHandler):
 def attacker() -> Iterator[_Attacker]:
     """Another site: a second local HTTP server on its own free port, serving ``page_html`` at ``/``."""
     server = _Attacker(("127.0.0.1", 0), _AttackerPage)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled every 20 ms, not http.server's 0.5 s: shutdown() waits for the next poll.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield server
     server.shutdown()

@@ -715,3 +715,8 @@ def test_no_page_of_the_ui_origin_runs_a_script_from_elsewhere(api: TestClient) 
     for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
         assert api.get(path).status_code == 404, path
     assert api.get("/openapi.json").json()["info"]["title"] == "template-engine"
+
+
+def test_the_icon_browsers_ask_for_by_themselves_is_no_content_not_a_404(api: TestClient) -> None:
+    answer = api.get("/favicon.ico")
+    assert answer.status_code == 204 and answer.content == b""

@@ -63,8 +63,6 @@ DOCUMENTS = ("defaults", "policy")
 _STATIC: dict[str, tuple[tuple[Path, ...], str]] = {
     "style.css": ((VIEW_TEMPLATES / "style.css", STATIC / "ui.css"), "text/css; charset=utf-8"),
     "ui.js": ((STATIC / "ui.js",), "text/javascript; charset=utf-8"),
-    # Declared by every page, so that a browser asks for it instead of the service's /favicon.ico (a 404).
-    "icon.svg": ((STATIC / "icon.svg",), "image/svg+xml"),
 }
 
 
