@@ -13,7 +13,7 @@ A stored document has no file and no lines: :func:`place_name` names it by what 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -269,3 +269,13 @@ class PolicyWriteOut(PolicyOut):
     """Run:ai's ``DistributedPolicyV2``; with ``validateOnly=true``, also ``affectedTemplates``."""
 
     affectedTemplates: list[AffectedTemplateOut] | None = None
+
+
+class DryRun(Exception):
+    """Ends a ``validateOnly`` write: raised inside its transaction, which then rolls back (releasing the
+    write lock); ``answer`` is called after that, so composing every affected template from the two stored
+    orgs read inside the transaction never holds the database's write lock."""
+
+    def __init__(self, answer: Callable[[], Any]) -> None:
+        super().__init__("validateOnly")
+        self.answer = answer

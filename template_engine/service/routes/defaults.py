@@ -28,6 +28,7 @@ from template_engine.service.documents import check_defaults, clear_fields, merg
 from template_engine.service.impact import (
     Affected,
     DefaultsWriteOut,
+    DryRun,
     StoredOrg,
     affected,
     affected_body,
@@ -96,16 +97,6 @@ class DefaultsWrite:
     labels: dict[str, str] | None = None
 
 
-class _Rollback(Exception):
-    """Ends a ``validateOnly`` write: its transaction rolls back (releasing the write lock), and its answer is
-    worked out afterwards from the two stored orgs read inside it, so composing every affected template
-    never holds the database's write lock."""
-
-    def __init__(self, result: Callable[[], DefaultsWrite]) -> None:
-        super().__init__("validateOnly")
-        self.result = result
-
-
 def _would_change(
     document: dict[str, Any], current: int, before: StoredOrg, after: StoredOrg
 ) -> DefaultsWrite:
@@ -147,9 +138,10 @@ def write_defaults(
             )
             if before is not None:
                 after = stored_org(ctx)
-                raise _Rollback(partial(_would_change, document, current, before, after))
-    except _Rollback as done:
-        return done.result()  # after the rollback: composing holds no lock
+                raise DryRun(partial(_would_change, document, current, before, after))
+    except DryRun as done:
+        answer: DefaultsWrite = done.answer()  # after the rollback: composing holds no lock
+        return answer
     return DefaultsWrite(document, version)
 
 

@@ -30,6 +30,7 @@ from template_engine.service.documents import clear_fields, merge_patch, strip_n
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import (
     Affected,
+    DryRun,
     PolicyWriteOut,
     StoredOrg,
     affected,
@@ -90,16 +91,6 @@ class PolicyWrite:
     body: dict[str, Any]
     affected: list[Affected] | None = None
     labels: dict[str, str] | None = None
-
-
-class _Rollback(Exception):
-    """Ends a ``validateOnly`` write: its transaction rolls back (releasing the write lock), and its answer is
-    worked out afterwards from the two stored orgs read inside it, so composing every affected template
-    never holds the database's write lock."""
-
-    def __init__(self, result: Callable[[], PolicyWrite]) -> None:
-        super().__init__("validateOnly")
-        self.result = result
 
 
 def _would_change(body: dict[str, Any], before: StoredOrg, after: StoredOrg) -> PolicyWrite:
@@ -227,9 +218,10 @@ def write_policy(
             body = policy_body(ctx, place)
             if before is not None:
                 after = stored_org(ctx)
-                raise _Rollback(partial(_would_change, body, before, after))
-    except _Rollback as done:
-        return done.result()  # after the rollback: composing holds no lock
+                raise DryRun(partial(_would_change, body, before, after))
+    except DryRun as done:
+        answer: PolicyWrite = done.answer()  # after the rollback: composing holds no lock
+        return answer
     return PolicyWrite(body)
 
 
