@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
@@ -35,6 +34,7 @@ from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import Audit, Repository, unstorable
 from template_engine.service.yamltext import dump_yaml
+from template_engine.staging import exists, sibling
 
 #: The entries of the target folder an export writes (and ``--overwrite`` replaces); nothing else is touched.
 MANAGED = ("org.yaml", "system", "departments", "projects", "assets", META_FOLDER)
@@ -71,7 +71,7 @@ def export_folder(engine: Engine, root: Path, overwrite: bool = False) -> Export
         raise InputError(
             [Problem(f"{str(root)!r} is not a folder", (), None, "a folder to write the export to")]
         )
-    present = [name for name in MANAGED if _exists(target / name)]
+    present = [name for name in MANAGED if exists(target / name)]
     if present and not overwrite:
         raise InputError(
             [
@@ -88,7 +88,7 @@ def export_folder(engine: Engine, root: Path, overwrite: bool = False) -> Export
         raise InputError(problems)
     missing = [folder for folder in target.parents if not folder.exists()]
     try:
-        staged = _sibling(target, "export")
+        staged = sibling(target, "export")
         try:
             _write(staged, files)
             _verify(staged, files)
@@ -324,33 +324,17 @@ def _differences(a: Any, b: Any, path: FieldPath) -> Iterator[FieldPath]:
         yield path
 
 
-def _exists(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
-
-
-def _sibling(target: Path, what: str) -> Path:
-    """A new, empty, hidden folder next to ``target`` (so renames between them never copy)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        path = target.parent / f".{target.name[:64]}.{what}-{secrets.token_hex(6)}"
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
-
-
 def _replace(target: Path, staged: Path) -> None:
     """Put the staged entries in place of the target's managed ones, by renames; undone on failure."""
-    if not _exists(target):
+    if not exists(target):
         staged.rename(target)
         return
-    previous = _sibling(target, "previous")
+    previous = sibling(target, "previous")
     moved_out: list[str] = []
     moved_in: list[str] = []
     try:
         for name in MANAGED:
-            if _exists(target / name):
+            if exists(target / name):
                 (target / name).rename(previous / name)
                 moved_out.append(name)
         for name in sorted(p.name for p in staged.iterdir()):

@@ -7,7 +7,6 @@ puts it in place only when every file is written, so a failed run leaves the pre
 
 from __future__ import annotations
 
-import secrets
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from template_engine.diff import OrgDiff, PairDiff
 from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
 from template_engine.errors import InputError, Problem
 from template_engine.org import Org
+from template_engine.staging import exists, sibling
 from template_engine.views.html import render_index, render_page
 from template_engine.views.model import IndexRow, IndexView, PageView, explain_page, failed_page, index_row
 
@@ -93,22 +93,6 @@ def build_site(
     return Site(files, index)
 
 
-def _exists(path: FsPath) -> bool:
-    return path.exists() or path.is_symlink()
-
-
-def _sibling(target: FsPath, what: str) -> FsPath:
-    """A new, empty, hidden folder next to ``target`` (so that renames between them never copy)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        path = target.parent / f".{target.name[:64]}.{what}-{secrets.token_hex(6)}"
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
-
-
 def _refuse(message: str, expected: str) -> InputError:
     return InputError([Problem(message, (), None, expected)])
 
@@ -119,7 +103,7 @@ def write_site(files: Mapping[str, str], out: FsPath) -> None:
     ``out`` must be new, empty, or a report written before (it holds :data:`MARKER`); anything else is an
     :class:`InputError`, as is a failure to write (then ``out`` is left as it was).
     """
-    if _exists(out):
+    if exists(out):
         if not out.is_dir():
             raise _refuse(
                 f"--out {str(out)!r} is not a folder", "a new or empty folder, or an earlier report"
@@ -131,7 +115,7 @@ def write_site(files: Mapping[str, str], out: FsPath) -> None:
             )
     staged: FsPath | None = None
     try:
-        staged = _sibling(out, "report")
+        staged = sibling(out, "report")
         for rel, text in sorted(files.items()):
             path = staged / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,10 +124,10 @@ def write_site(files: Mapping[str, str], out: FsPath) -> None:
             "Written by `template-engine report`; the next report replaces this whole folder.\n",
             encoding="utf-8",
         )
-        if not _exists(out):
+        if not exists(out):
             staged.rename(out)
             return
-        previous = _sibling(out, "previous")
+        previous = sibling(out, "previous")
         out.rename(previous / "report")
         try:
             staged.rename(out)

@@ -3,74 +3,13 @@
 from __future__ import annotations
 
 import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from conftest import ADMIN, RESEARCH, TEMPLATES, VIEWER, bearer
+from conftest import ADMIN, RESEARCH, TEMPLATES, VIEWER
+from servers import serve
 
 T = "/api/v1/workload-templates/distributed"
-EXE = Path(sys.executable).with_name("template-engine")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class Server:
-    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
-        self.process = process
-        self.url = url
-        self.output = ""
-
-    def client(self, token: str = ADMIN) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers=bearer(token), timeout=30)
-
-
-@contextmanager
-def serve(database_url: str, auth_file: Path, *extra: str) -> Iterator[Server]:
-    port = _free_port()
-    command = [
-        str(EXE),
-        "serve",
-        "--port",
-        str(port),
-        "--database-url",
-        database_url,
-        "--auth-file",
-        str(auth_file),
-    ]
-    process = subprocess.Popen(
-        [*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    server = Server(process, f"http://127.0.0.1:{port}")
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.communicate()[0]
-            try:
-                if httpx.get(f"{server.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not answer /health"
-            time.sleep(0.1)
-        yield server
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            server.output = process.communicate(timeout=30)[0]
-        except subprocess.TimeoutExpired:
-            process.kill()
-            server.output = process.communicate()[0]
 
 
 def test_data_survives_a_restart_of_the_server(tmp_path: Path, auth_file: Path) -> None:
