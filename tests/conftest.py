@@ -132,6 +132,21 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = 0
 
 
+#: The order in which the workers are handed modules (``--dist loadscope --no-loadscope-reorder``): the
+#: browser modules, then the service's (they start browsers, servers and databases: the longest modules of
+#: the run), then the engine's many short ones, which even out the workers' finishing times.  xdist's own
+#: order, most tests first, left the single-test schemathesis module for the end of one worker's run.
+FIRST = ("tests/browser/", "tests/service/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def group(item: pytest.Item) -> int:
+        path = item.nodeid
+        return next((i for i, prefix in enumerate(FIRST) if path.startswith(prefix)), len(FIRST))
+
+    items.sort(key=group)  # stable: within a group, the collection's order
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The xdist controller stops the PostgreSQL server its workers shared, once every worker has finished."""
     if os.environ.get("PYTEST_XDIST_WORKER") or not session.config.pluginmanager.has_plugin("dsession"):

@@ -13,19 +13,21 @@ OpenAPI 3.0's ``nullable`` correctly:
   operation declares it);
 - every status must be one the service's own OpenAPI document declares for the operation.
 
-:func:`install` makes every response of the suite's clients go through it: Starlette's TestClient, httpx
-(live servers), the SDK's REST client and schemathesis' ASGI transport.  It is installed when a module that
-needs it is imported (this one is imported by ``test_sdk.py`` and ``test_openapi_conformance.py``), so a run
-of the whole suite, or of ``tests/service``, checks every response, schemathesis' generated requests
-included; a response that does not conform fails the test that received it.
+:func:`install` makes every response of the suite's clients go through it: Starlette's TestClient and httpx
+(live servers) at once, the SDK's REST client when the SDK is first used (:class:`Lazy`), and schemathesis'
+ASGI transport when its test starts (:func:`install_schemathesis`).  ``tests/service/conftest.py`` installs
+it, so a run of the whole suite, or of ``tests/service``, checks every response, schemathesis' generated
+requests included; a response that does not conform fails the test that received it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import Counter
@@ -41,10 +43,6 @@ import uvicorn
 from fastapi import FastAPI
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
-from runai import models as runai_models
-from runai.api_client import ApiClient
-from runai.configuration import Configuration
-from runai.rest import RESTClientObject
 from starlette import testclient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
@@ -221,7 +219,7 @@ def _model_errors(name: str, body: Any) -> list[str]:
     from pydantic import ValidationError
 
     try:
-        getattr(runai_models, name).model_validate(body)
+        getattr(Lazy("runai.models"), name).model_validate(body)
     except ValidationError as exc:
         return [f"{'.'.join(map(str, e['loc']))}: {e['msg']} ({name})" for e in exc.errors(include_url=False)]
     return []
@@ -271,6 +269,45 @@ def install() -> None:
 
     httpx.HTTPTransport.handle_request = over_http  # type: ignore[method-assign]
 
+    if "runai" in sys.modules:
+        _install_sdk()
+
+
+def install_schemathesis() -> None:
+    """Check every response schemathesis' ASGI transport receives (called by the schemathesis test, so that
+    only the worker that runs it imports schemathesis)."""
+    from schemathesis.transport.asgi import ASGITransport
+
+    if getattr(ASGITransport.send, "checked", False):
+        return
+    check = CONFORMANCE.check
+
+    generated = ASGITransport.send
+
+    def from_schemathesis(self: ASGITransport, case: Any, **kwargs: Any) -> Any:
+        response = generated(self, case, **kwargs)
+        kind = response.headers.get("content-type") or response.headers.get("Content-Type")
+        kind = kind[0] if isinstance(kind, list) and kind else kind
+        url = httpx.URL(str(response.request.url))
+        check(str(response.request.method), url.path, response.status_code, kind, response.content)
+        return response
+
+    from_schemathesis.checked = True  # type: ignore[attr-defined]
+    ASGITransport.send = from_schemathesis  # type: ignore[method-assign]
+
+
+_sdk_installed = False
+
+
+def _install_sdk() -> None:
+    """Check every response the SDK's REST client receives (from the first use of the SDK: :class:`Lazy`)."""
+    global _sdk_installed
+    if _sdk_installed or not _installed:
+        return
+    _sdk_installed = True
+    from runai.rest import RESTClientObject
+
+    check = CONFORMANCE.check
     sdk = RESTClientObject.request
 
     def through_sdk(self: RESTClientObject, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -283,43 +320,50 @@ def install() -> None:
 
     RESTClientObject.request = through_sdk  # type: ignore[method-assign]
 
-    from schemathesis.transport.asgi import ASGITransport
 
-    generated = ASGITransport.send
+class Lazy:
+    """A module of the SDK, imported on first use of one of its names.  runapy's ``__init__`` imports its
+    thousand models (about 2 s), which every xdist worker would pay when it collects ``test_sdk.py``; this way
+    only the worker that runs an SDK test does.  From the first use on, the SDK's responses are checked."""
 
-    def from_schemathesis(self: ASGITransport, case: Any, **kwargs: Any) -> Any:
-        response = generated(self, case, **kwargs)
-        kind = response.headers.get("content-type") or response.headers.get("Content-Type")
-        kind = kind[0] if isinstance(kind, list) and kind else kind
-        url = httpx.URL(str(response.request.url))
-        check(str(response.request.method), url.path, response.status_code, kind, response.content)
-        return response
+    def __init__(self, name: str) -> None:
+        self._name = name
 
-    ASGITransport.send = from_schemathesis  # type: ignore[method-assign]
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self._name)
+        _install_sdk()
+        return getattr(module, attr)
 
 
 # -- the SDK against a live server --------------------------------------------------------------------------
 
 
-class BearerTokenApiClient(ApiClient):  # type: ignore[misc]
-    """runapy 1.224.0's ``ApiClient`` ignores ``Configuration(bearer_token=...)`` and logs in with the client
-    credentials (``None`` then) instead; this one sends the configured token (docs/http-api.md)."""
-
-    def _make_token_request(self) -> str:
-        return str(self.configuration.bearer_token)
+runapy = Lazy("runai")
 
 
-def bearer_client(base_url: str, token: str) -> ApiClient:
-    config = Configuration(bearer_token=token, runai_base_url=base_url, retry_enabled=False)
-    return BearerTokenApiClient(config)
+@cache
+def _bearer_token_api_client() -> type:
+    class BearerTokenApiClient(runapy.ApiClient):  # type: ignore[misc,name-defined]
+        """runapy 1.224.0's ``ApiClient`` ignores ``Configuration(bearer_token=...)`` and logs in with the
+        client credentials (``None`` then) instead; this one sends the configured token (docs/http-api.md)."""
+
+        def _make_token_request(self) -> str:
+            return str(self.configuration.bearer_token)
+
+    return BearerTokenApiClient
 
 
-def login_client(base_url: str, client_id: str, secret: str, **options: Any) -> ApiClient:
+def bearer_client(base_url: str, token: str) -> Any:
+    config = runapy.Configuration(bearer_token=token, runai_base_url=base_url, retry_enabled=False)
+    return _bearer_token_api_client()(config)
+
+
+def login_client(base_url: str, client_id: str, secret: str, **options: Any) -> Any:
     """The SDK's documented login: ``POST /api/v1/token`` with the client credentials, happening here."""
-    config = Configuration(
+    config = runapy.Configuration(
         client_id=client_id, client_secret=secret, runai_base_url=base_url, retry_enabled=False, **options
     )
-    return ApiClient(config)
+    return runapy.ApiClient(config)
 
 
 class LiveServer:
@@ -353,7 +397,7 @@ def serve(app: FastAPI) -> Iterator[LiveServer]:
 def parsed(model: str, data: Any) -> Any:
     """``data`` parsed into the SDK's model ``model`` with ``from_dict``, as the issue asks (a body that does
     not fit raises pydantic's ValidationError)."""
-    found = getattr(runai_models, model).from_dict(data)
+    found = getattr(Lazy("runai.models"), model).from_dict(data)
     assert found is not None, f"an empty body where a {model} belongs"
     return found
 

@@ -15,30 +15,28 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from conftest import CLUSTER, TEMPLATES
-from runai import models as m
-from runai.api import DistributedApi, TokensApi, WorkloadsApi, WorkloadTemplatesApi
-from runai.api_client import ApiClient
-from runai.configuration import Configuration
-from runai.exceptions import (
-    BadRequestException,
-    ConflictException,
-    ForbiddenException,
-    NotFoundException,
-    UnauthorizedException,
-)
-from runai.runai_client import RunaiClient
-from sdk_helpers import LiveServer, bearer_client, install, login_client, parsed, serve
+from sdk_helpers import Lazy, LiveServer, bearer_client, install, login_client, parsed, runapy, serve
+
+if TYPE_CHECKING:
+    from runai.api import DistributedApi, WorkloadsApi, WorkloadTemplatesApi
+    from runai.api_client import ApiClient
+    from runai.runai_client import RunaiClient
 
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
 from template_engine.service.tokens import Signer
 
 install()
+
+# The SDK, imported when a test first uses it (sdk_helpers.Lazy): its models, exceptions and client.
+m = Lazy("runai.models")
+errors = Lazy("runai.exceptions")
+runai_client = Lazy("runai.runai_client")
 
 SIGNING_KEY = "a-signing-key-of-at-least-32-characters"
 CLIENT_ID, SECRET = "ci-pipeline", "a-long-random-application-secret"
@@ -75,7 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def sdk(server: LiveServer) -> RunaiClient:
     """The SDK as its documentation shows it: client credentials, the login done by ``ApiClient``."""
-    return RunaiClient(login_client(server.url, CLIENT_ID, SECRET))
+    return runai_client.RunaiClient(login_client(server.url, CLIENT_ID, SECRET))
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +107,7 @@ def test_the_sdk_logs_in_with_client_credentials(server: LiveServer, sdk: RunaiC
     request = m.TokenRequest(
         grantType=m.TokenRequestGrantTypeEnum.CLIENT_CREDENTIALS, clientID=CLIENT_ID, clientSecret=SECRET
     )
-    granted = parsed("TokenResponse", TokensApi(api).grant_token(request).data)
+    granted = parsed("TokenResponse", runapy.TokensApi(api).grant_token(request).data)
     assert (
         granted.expires_in == 600
         and bytes.fromhex(_payload(granted.access_token)["sub"]).decode() == CLIENT_ID
@@ -130,7 +128,7 @@ def test_tokens_decode_with_the_standard_alphabet() -> None:
 
 
 def test_a_role_bound_application_reaches_its_scope_only(server: LiveServer, org: dict[str, str]) -> None:
-    bot = RunaiClient(login_client(server.url, VISION_BOT, VISION_SECRET))
+    bot = runai_client.RunaiClient(login_client(server.url, VISION_BOT, VISION_SECRET))
     templates = bot.workloads.workload_templates
     request = m.DistributedTemplateCreationRequest(
         meta=m.TemplateCreationMetaFields(
@@ -140,7 +138,7 @@ def test_a_role_bound_application_reaches_its_scope_only(server: LiveServer, org
     )
     created = parsed("DistributedTemplate", templates.create_distributed_template(request).data)
     assert created.meta.created_by == VISION_BOT and created.meta.project_id == int(org["vision"])
-    with pytest.raises(ForbiddenException) as refused:
+    with pytest.raises(errors.ForbiddenException) as refused:
         templates.create_distributed_template(
             m.DistributedTemplateCreationRequest(
                 meta=m.TemplateCreationMetaFields(name="x", scopeType=m.ScopeType.TENANT)
@@ -157,8 +155,8 @@ def test_wrong_credentials_are_refused_with_run_ai_s_400(
     server: LiveServer, client_id: Any, secret: Any
 ) -> None:
     with pytest.raises(ValueError, match="Failed to get access token") as refused:
-        ApiClient(
-            Configuration(
+        runapy.ApiClient(
+            runapy.Configuration(
                 client_id=client_id, client_secret=secret, runai_base_url=server.url, retry_enabled=False
             )
         )
@@ -172,26 +170,34 @@ def test_wrong_credentials_are_refused_with_run_ai_s_400(
 def test_the_stock_bearer_token_configuration_gets_no_token(server: LiveServer) -> None:
     """runapy 1.224.0 logs in with null credentials even when given a bearer token: refused, never minted."""
     with pytest.raises(ValueError, match="'code': 400"):
-        ApiClient(Configuration(bearer_token=ADMIN, runai_base_url=server.url, retry_enabled=False))
+        runapy.ApiClient(
+            runapy.Configuration(bearer_token=ADMIN, runai_base_url=server.url, retry_enabled=False)
+        )
 
 
 def test_plain_bearer_tokens_keep_working(server: LiveServer) -> None:
-    client = RunaiClient(bearer_client(server.url, ADMIN))
+    client = runai_client.RunaiClient(bearer_client(server.url, ADMIN))
     listed = client.workloads.workload_templates.list_distributed_templates(limit=2)
     assert len(parsed("DistributedTemplatesListResponse", listed.data).entries) == 2
-    with pytest.raises(UnauthorizedException) as refused:
-        RunaiClient(bearer_client(server.url, "not-a-token")).workloads.workload_templates.count_templates()
+    with pytest.raises(errors.UnauthorizedException) as refused:
+        runai_client.RunaiClient(
+            bearer_client(server.url, "not-a-token")
+        ).workloads.workload_templates.count_templates()
     assert refused.value.status == 401
 
 
 def test_an_expired_token_is_refused(server: LiveServer) -> None:
     expired = Signer(SIGNING_KEY.encode(), 600).issue(CLIENT_ID, int(time.time()) - 3600)
-    with pytest.raises(UnauthorizedException) as refused:
-        RunaiClient(bearer_client(server.url, expired)).workloads.workload_templates.count_templates()
+    with pytest.raises(errors.UnauthorizedException) as refused:
+        runai_client.RunaiClient(
+            bearer_client(server.url, expired)
+        ).workloads.workload_templates.count_templates()
     assert "expired" in refused.value.data["message"]
     forged = Signer(b"another-key-of-at-least-32-characters!!", 600).issue(CLIENT_ID, int(time.time()))
-    with pytest.raises(UnauthorizedException):
-        RunaiClient(bearer_client(server.url, forged)).workloads.workload_templates.count_templates()
+    with pytest.raises(errors.UnauthorizedException):
+        runai_client.RunaiClient(
+            bearer_client(server.url, forged)
+        ).workloads.workload_templates.count_templates()
 
 
 # -- templates ----------------------------------------------------------------------------------------------
@@ -253,12 +259,12 @@ def test_templates_through_the_sdk(sdk: RunaiClient, org: dict[str, str]) -> Non
     )  # the top scope is answered system
     assert created[m.ScopeType.PROJECT].meta.project_id == int(vision)  # an integer, as Run:ai's schema says
     template_id = created[m.ScopeType.PROJECT].meta.id
-    with pytest.raises(ConflictException) as taken:
+    with pytest.raises(errors.ConflictException) as taken:
         templates.template_name_availability(
             template_name=f"{name}-project", scope_type="project", scope_id=vision
         )
     assert parsed("Error", taken.value.data).code == 409
-    with pytest.raises(BadRequestException) as cluster:
+    with pytest.raises(errors.BadRequestException) as cluster:
         templates.create_distributed_template(
             m.DistributedTemplateCreationRequest(
                 meta=m.TemplateCreationMetaFields(name=name, scopeType=m.ScopeType.CLUSTER)
@@ -330,7 +336,7 @@ def test_templates_through_the_sdk(sdk: RunaiClient, org: dict[str, str]) -> Non
     for template in created.values():
         deleted = templates.delete_distributed_template(template.meta.id)
         assert (deleted.status_code, deleted.data) == (204, None)
-    with pytest.raises(NotFoundException) as gone:
+    with pytest.raises(errors.NotFoundException) as gone:
         templates.get_distributed_template(template_id)
     assert parsed("Error", gone.value.data).code == 404
 
@@ -435,7 +441,7 @@ def test_a_refused_submission_names_every_problem_in_one_400(sdk: RunaiClient, o
         masterSpecSameAsWorker=True,
         masterSpec=m.MasterSpec(image="launcher:1"),
     )
-    with pytest.raises(BadRequestException) as refused:
+    with pytest.raises(errors.BadRequestException) as refused:
         sdk.workloads.distributed.create_distributed(request)
     error = parsed("SubmissionErrorV2", refused.value.data)
     fields = [issue.var_field for issue in error.compliance_issues]

@@ -16,10 +16,26 @@ import pytest
 from conftest import ADMIN, bearer
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
+from sdk_helpers import install_schemathesis
 
-try:
-    import schemathesis
-    from schemathesis import GenerationMode
+#: Examples per operation in each mode (schemathesis' GenerationMode, by its value).
+EXAMPLES = {"positive": 10, "negative": 6}
+
+
+def _schemathesis() -> Any:
+    """Schemathesis, imported by the test that uses it (about 0.5 s that the other xdist worker need not pay
+    collecting this module), its ASGI transport's responses checked against Run:ai's schemas."""
+    try:
+        import schemathesis
+    except ImportError:  # pragma: no cover - a missing test dependency must not pass silently
+        pytest.fail(
+            "schemathesis is missing: it belongs to the test extra (schemathesis>=4.32)", pytrace=False
+        )
+    install_schemathesis()
+    return schemathesis
+
+
+def _checks() -> list[Any]:
     from schemathesis.checks import not_a_server_error
     from schemathesis.specs.openapi.checks import (
         content_type_conformance,
@@ -27,24 +43,21 @@ try:
         response_schema_conformance,
         status_code_conformance,
     )
-except ImportError:  # pragma: no cover - a missing test dependency must not pass silently
-    pytest.fail("schemathesis is missing: it belongs to the test extra (schemathesis>=4.32)", pytrace=False)
 
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-]
-EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 6}
+    return [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_headers_conformance,
+        response_schema_conformance,
+    ]
 
 
-def _runner(operation: Any, mode: GenerationMode, runs: dict[str, int], failures: list[str]) -> Any:
+def _runner(operation: Any, mode: Any, runs: dict[str, int], failures: list[str], checks: list[Any]) -> Any:
     label = f"{mode.value} {operation.label}"
 
     @settings(
-        max_examples=EXAMPLES[mode],
+        max_examples=EXAMPLES[mode.value],
         deadline=None,
         database=None,
         derandomize=True,
@@ -55,7 +68,7 @@ def _runner(operation: Any, mode: GenerationMode, runs: dict[str, int], failures
     def run(case: Any) -> None:
         runs[label] = runs.get(label, 0) + 1
         try:
-            case.call_and_validate(headers=bearer(ADMIN), checks=CHECKS)
+            case.call_and_validate(headers=bearer(ADMIN), checks=checks)
         except AssertionError as exc:  # schemathesis' FailureGroup: keep going, report all at the end
             failures.append(f"{label}: {exc}")
 
@@ -63,17 +76,19 @@ def _runner(operation: Any, mode: GenerationMode, runs: dict[str, int], failures
 
 
 def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
+    schemathesis = _schemathesis()
+    checks = _checks()
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 45
     failures: list[str] = []
     runs: dict[str, int] = {}
-    for mode in EXAMPLES:
+    for mode in map(schemathesis.GenerationMode, EXAMPLES):
         for operation in operations:
             try:
-                _runner(operation, mode, runs, failures)()
+                _runner(operation, mode, runs, failures, checks)()
             except Unsatisfiable:  # nothing in this operation can be made invalid (GET /health)
-                assert mode is GenerationMode.NEGATIVE
+                assert mode is schemathesis.GenerationMode.NEGATIVE
     assert not failures, "\n\n".join(failures[:10])
     ran = {label.split(" ", 1)[1] for label in runs if label.startswith("positive")}
     assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
