@@ -1,18 +1,22 @@
 """Another version of a templates folder: a folder as it is, or the folder as a git revision has it.
 
-The only module that runs git.  A revision is read with one ``git ls-tree`` and one ``git cat-file --batch``
-(exact blobs: no ``export-ignore`` or ``export-subst`` rewriting as ``git archive`` would do) into a
-:class:`GitRevisionSource` held in memory; nothing is written to disk.
+The only module that runs git.  A revision is listed with one ``git ls-tree`` (every file's path and blob
+id) into a :class:`GitRevisionSource`; a file's bytes are read with ``git cat-file --batch`` when the loader
+first asks for them, with the next files of the listing in the same request (exact blobs: no
+``export-ignore`` or ``export-subst`` rewriting as ``git archive`` would do).  Nothing is written to disk.
+The loader knows a file it has seen by its blob id, so a revision's unchanged files need not be read at all
+(``impact``, ``diff`` with the fact cache).
 """
 
 from __future__ import annotations
 
+import errno
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.loader.sources import FolderSource, MappingSource, Source
+from template_engine.loader.sources import Entry, FolderSource, Kind, Source, Unreadable, index_folders
 
 _REVISION = "a commit, branch or tag such as HEAD~1 or origin/main"
 
@@ -52,16 +56,82 @@ class Version:
         return self.source.kind("") == "folder"
 
 
-class GitRevisionSource(MappingSource):
-    """A templates folder as a commit has it: its files, read once from their blobs.
+#: How many blobs the first ``git cat-file --batch`` of a revision reads: the one asked for and the next ones
+#: of the listing not read yet.  Each later request reads twice as many as the one before, so a command that
+#: reads every file (a first ``diff``) asks git a handful of times, one that reads a department's files
+#: (``impact`` with the fact cache) once or twice, and none reads much more than it uses.
+READ_AHEAD = 256
+#: The most blobs one request reads.
+READ_AHEAD_MAX = 16_384
+
+
+class GitRevisionSource:
+    """A templates folder as a commit has it: the listing of its files (path and blob id), their bytes read
+    from git when first asked for (:data:`READ_AHEAD` at first, then twice as many each time).
 
     As in git, a folder exists when it holds a file.  Symbolic links (mode 120000) and submodules are not
-    documents: they are left out, with the folders that hold nothing else.
+    documents: they are left out, with the folders that hold nothing else.  A blob git cannot give is an
+    :class:`~template_engine.loader.sources.Unreadable` file, as an unreadable file on disk is.
     """
 
-    def __init__(self, files: dict[str, bytes], label: str, commit: str) -> None:
-        super().__init__(files, label)
+    def __init__(self, ids: dict[str, str], label: str, commit: str, top: Path) -> None:
+        self._label = label
         self.commit = commit
+        self._top = top
+        self._ids = ids
+        self._folders = index_folders(ids)
+        self._order = list(ids)
+        self._position = {path: index for index, path in enumerate(self._order)}
+        self._seen: set[str] = set()  # read from git at least once: read again only when asked for
+        self._bytes: dict[str, bytes | Unreadable] = {}
+        #: How many blobs were read from git, and in how many requests (for tests: what was read).
+        self.blobs_read = 0
+        self.requests = 0
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def kind(self, path: str) -> Kind | None:
+        if path in self._ids:
+            return "file"
+        return "folder" if path in self._folders else None
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        listed = self._folders.get(path)
+        if listed is None:
+            return Unreadable.code(errno.ENOTDIR if path in self._ids else errno.ENOENT)
+        return [Entry(name, kind) for name, kind in listed.items()]
+
+    def identity(self, path: str) -> str | None:
+        return self._ids.get(path)
+
+    def read(self, path: str) -> bytes | Unreadable:
+        if path not in self._ids:
+            return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
+        if path not in self._bytes:
+            self._fetch(path)
+        return self._bytes.pop(path)  # read once per load: the loader keeps what it made of it
+
+    def _fetch(self, path: str) -> None:
+        start = self._position[path]
+        wanted = [path]
+        size = min(READ_AHEAD << min(self.requests, 16), READ_AHEAD_MAX)
+        for other in self._order[start + 1 :]:
+            if len(wanted) >= size:
+                break
+            if other not in self._seen:
+                wanted.append(other)
+        self._seen.update(wanted)
+        self.requests += 1
+        try:
+            found = _cat_blobs(self._top, [self._ids[name] for name in wanted])
+        except GitError as exc:
+            reason = Unreadable(exc.problems[0].message)
+            self._bytes.update(dict.fromkeys(wanted, reason))
+            return
+        self.blobs_read += len(wanted)
+        self._bytes.update(zip(wanted, found, strict=True))
 
 
 def _existing(path: Path) -> Path:
@@ -103,11 +173,12 @@ def _commit(top: Path, revision: str) -> str:
         ) from None
 
 
-def _blobs(top: Path, commit: str, prefix: str) -> dict[str, bytes]:
-    """The blobs under ``prefix`` at ``commit``, by their path relative to ``prefix``."""
+def _listing(top: Path, commit: str, prefix: str) -> dict[str, str]:
+    """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> their blob id, in the
+    listing's order (by path)."""
     spec = [f":(literal){prefix}"] if prefix else []
     listing = _git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *spec)
-    wanted: list[tuple[str, str]] = []
+    ids: dict[str, str] = {}
     for entry in listing.split(b"\0"):
         if not entry:
             continue
@@ -115,32 +186,47 @@ def _blobs(top: Path, commit: str, prefix: str) -> dict[str, bytes]:
         mode, kind, sha = meta.decode().split()
         if kind != "blob" or mode == "120000":  # submodules and symbolic links are not documents
             continue
-        path = PurePosixPath(raw_name.decode("utf-8", errors="surrogateescape"))
-        rel = path.relative_to(prefix) if prefix else path
-        if ".." in rel.parts or not rel.parts:
+        path = raw_name.decode("utf-8", errors="surrogateescape")
+        rel = path[len(prefix) + 1 :] if prefix else path  # ls-tree lists only what is under prefix/
+        if not rel or ".." in rel.split("/"):
             continue
-        wanted.append((sha, rel.as_posix()))
-    if not wanted:
-        return {}
-    batch = _git(top, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha, _ in wanted).encode())
-    files: dict[str, bytes] = {}
+        ids[rel] = sha
+    return ids
+
+
+def _cat_blobs(top: Path, shas: list[str]) -> list[bytes | Unreadable]:
+    """The bytes of the blobs ``shas`` (one ``git cat-file --batch``); a blob git lacks is unreadable."""
+    batch = _git(top, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in shas).encode())
+    try:
+        return _split_batch(batch, shas)
+    except (ValueError, IndexError):
+        raise _error("git cat-file gave an answer that cannot be read") from None
+
+
+def _split_batch(batch: bytes, shas: list[str]) -> list[bytes | Unreadable]:
+    found: list[bytes | Unreadable] = []
     pos = 0
-    for sha, name in wanted:
+    for sha in shas:
         header_end = batch.index(b"\n", pos)
-        got, _, size = batch[pos:header_end].decode().split()
-        if got != sha:
-            raise _error(f"git cat-file returned {got} where {sha} was expected")
+        header = batch[pos:header_end].decode().split()
+        if header[0] != sha:
+            raise _error(f"git cat-file returned {header[0]} where {sha} was expected")
+        if len(header) != 3:  # "<sha> missing"
+            found.append(Unreadable(f"git has no blob {sha}"))
+            pos = header_end + 1
+            continue
         start = header_end + 1
-        files[name] = batch[start : start + int(size)]
-        pos = start + int(size) + 1
-    return files
+        size = int(header[2])
+        found.append(batch[start : start + size])
+        pos = start + size + 1
+    return found
 
 
 def read_revision(root: Path, revision: str) -> GitRevisionSource:
     """The folder ``root`` as ``revision`` of the git repository that holds it has it (perhaps not at all)."""
     top, prefix = _repository(root)
     commit = _commit(top, revision)
-    return GitRevisionSource(_blobs(top, commit, prefix), str(root), commit)
+    return GitRevisionSource(_listing(top, commit, prefix), str(root), commit, top)
 
 
 def open_version(root: Path, against: str) -> Version:

@@ -24,13 +24,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from template_engine import gitrev
 from template_engine.cli import main
 from template_engine.cli.diff_commands import cache_folder
 from template_engine.diff import diff_orgs
 from template_engine.loader import tree
 from template_engine.loader.deferred import DeferredTemplate, StaleFacts
 from template_engine.loader.facts import FILE_NAME, KEY_NAME, KEY_SIZE, UNRELATED, FactCache, fingerprinted
-from template_engine.loader.sources import MappingSource
+from template_engine.loader.sources import FolderSource, MappingSource, OverlaySource, blob_id
 from template_engine.loader.tree import load_org
 from template_engine.org import SYSTEM, Scope
 
@@ -270,6 +271,55 @@ def test_a_warm_impact_reads_no_file_that_no_affected_pair_needs(
     )
 
 
+def test_a_warm_impact_against_a_revision_reads_from_git_only_the_files_it_parses(
+    tmp_path: Path, generated: dict[str, bytes], parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A revision's files are known by their blob ids (``git ls-tree``), so with a filled cache ``impact``
+    reads no blob but those of the files it parses: the pairs' the changed file affects."""
+    root = tmp_path / "repo" / "templates"
+    for rel, data in generated.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "org"]):
+        subprocess.run(["git", *args], cwd=root.parent, env=env, check=True, capture_output=True)
+    rel = "projects/d01-p01/templates/t00.yaml"
+    (root / rel).write_bytes(add_label(generated, rel)[rel])
+    monkeypatch.setattr(gitrev, "READ_AHEAD", 1)  # every blob read is one the loader asked for
+    monkeypatch.setattr(gitrev, "READ_AHEAD_MAX", 1)
+
+    def impact(facts: FactCache) -> tuple[dict[str, Any], int]:
+        tree._Reuse.last = {}
+        base = gitrev.read_revision(root, "HEAD")
+        before = load_org(base, facts)
+        after = load_org(OverlaySource(base, rel, FolderSource(root)), facts)
+        result = diff_orgs(before, after, file=rel)
+        return {"pairs": [d.to_dict() for d in result.pairs], "usedBy": list(result.users)}, base.blobs_read
+
+    cold, cold_reads = impact(FactCache(tmp_path / "cache", fingerprint=FINGERPRINT))
+    assert cold_reads == len(generated) + 1  # every file once for both loads, org.yaml once per load
+    monkeypatch.setattr(gitrev, "READ_AHEAD", 2)
+    monkeypatch.setattr(gitrev, "READ_AHEAD_MAX", 16)
+    ahead, ahead_reads = impact(FactCache(tmp_path / "other-cache", fingerprint=FINGERPRINT))
+    assert ahead == cold and ahead_reads == cold_reads  # what is read ahead is never read twice
+    monkeypatch.setattr(gitrev, "READ_AHEAD", 1)
+    monkeypatch.setattr(gitrev, "READ_AHEAD_MAX", 1)
+    parsed.clear()
+    warm, warm_reads = impact(FactCache(tmp_path / "cache", fingerprint=FINGERPRINT))
+    assert warm == cold and warm["usedBy"] == ["projects/d01-p01/t00"]
+    needed = [
+        "org.yaml",
+        "system/defaults.yaml",
+        "departments/d01/defaults.yaml",
+        "projects/d01-p01/defaults.yaml",
+    ]
+    assert sorted(set(parsed)) == sorted([*needed, rel])
+    assert (
+        warm_reads == len(needed) + 2
+    )  # the old t00.yaml (the new one is the working tree's); org.yaml per load
+
+
 def test_stand_ins_are_read_once_and_equal_what_they_stand_for(tmp_path: Path, parsed: list[str]) -> None:
     files = example_files()
     load_org(MappingSource(files), FactCache(tmp_path, fingerprint=FINGERPRINT))
@@ -300,7 +350,7 @@ def test_facts_that_lie_are_detected_not_believed(tmp_path: Path) -> None:
     files = {**example_files(), "projects/vision/templates/vit-finetune.yaml": BROKEN}
     facts = FactCache(tmp_path, fingerprint=FINGERPRINT)
     rel = "projects/vision/templates/vit-finetune.yaml"
-    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), BROKEN.decode()), ())
+    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), blob_id(BROKEN)), ())
     facts.flush()
     org = load_org(MappingSource(files), FactCache(tmp_path, fingerprint=FINGERPRINT))
     with pytest.raises(StaleFacts, match="vit-finetune"):
@@ -312,14 +362,15 @@ def test_facts_that_lie_are_detected_not_believed(tmp_path: Path) -> None:
 
 def test_a_key_changes_with_every_input(tmp_path: Path) -> None:
     facts = FactCache(tmp_path, fingerprint=FINGERPRINT)
-    key = facts.key("_template_from", "system/templates/a.yaml", SYSTEM, "meta: {}\n")
+    blob = blob_id(b"meta: {}\n")
+    key = facts.key("_template_from", "system/templates/a.yaml", SYSTEM, blob)
     others = {
-        facts.key("_defaults_from", "system/templates/a.yaml", SYSTEM, "meta: {}\n"),
-        facts.key("_template_from", "system/templates/b.yaml", SYSTEM, "meta: {}\n"),
-        facts.key("_template_from", "system/templates/a.yaml", Scope("department", "d"), "meta: {}\n"),
-        facts.key("_template_from", "system/templates/a.yaml", SYSTEM, "meta: {} \n"),
+        facts.key("_defaults_from", "system/templates/a.yaml", SYSTEM, blob),
+        facts.key("_template_from", "system/templates/b.yaml", SYSTEM, blob),
+        facts.key("_template_from", "system/templates/a.yaml", Scope("department", "d"), blob),
+        facts.key("_template_from", "system/templates/a.yaml", SYSTEM, blob_id(b"meta: {} \n")),
         FactCache(tmp_path, fingerprint=b"other code").key(
-            "_template_from", "system/templates/a.yaml", SYSTEM, "meta: {}\n"
+            "_template_from", "system/templates/a.yaml", SYSTEM, blob
         ),
     }
     assert key not in others and len(others) == 5
@@ -555,7 +606,7 @@ def _plant_a_lie(cache: Path, new: Path) -> str:
     rel = "projects/vision/templates/vit-finetune.yaml"
     (new / rel).write_bytes(BROKEN)
     facts = FactCache(cache)
-    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), BROKEN.decode()), ())
+    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), blob_id(BROKEN)), ())
     assert facts.flush() == 1
     return rel
 
@@ -645,7 +696,7 @@ def test_the_cache_is_made_private_whatever_the_umask(tmp_path: Path) -> None:
     assert (status, err) == (1, "")
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     made = sorted(path.name for path in cache.iterdir())
-    assert {FILE_NAME, KEY_NAME} <= set(made) and all(name.startswith("facts-v2.") for name in made), made
+    assert {FILE_NAME, KEY_NAME} <= set(made) and all(name.startswith("facts-v3.") for name in made), made
     for path in cache.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     assert len((cache / KEY_NAME).read_bytes()) == KEY_SIZE

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from template_engine import InputError, compose, load_org
+from template_engine import InputError, compose, gitrev, load_org
 from template_engine.gitrev import GitRevisionSource, open_version, read_revision
+from template_engine.loader import tree
 from template_engine.loader.sources import (
     Entry,
     FolderSource,
@@ -18,6 +19,7 @@ from template_engine.loader.sources import (
     OverlaySource,
     Source,
     Unreadable,
+    blob_id,
 )
 from template_engine.loader.tree import read_source
 
@@ -220,9 +222,7 @@ def test_a_revision_is_read_from_its_blobs(repo: Repo) -> None:
     assert org.defaults.keys() == load_org(MappingSource(SMALL)).defaults.keys()
 
 
-def test_git_runs_once_per_step(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(repo.path / "templates", SMALL)
-    repo.commit("org")
+def _git_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     run = subprocess.run
 
@@ -231,8 +231,79 @@ def test_git_runs_once_per_step(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> 
         return run(args, **kwargs)  # type: ignore[call-overload, no-any-return]
 
     monkeypatch.setattr(subprocess, "run", counted)
-    read_revision(repo.path / "templates", "HEAD")
-    assert calls == ["rev-parse --show-toplevel", "rev-parse --verify", "ls-tree -r", "cat-file --batch"]
+    return calls
+
+
+def test_git_runs_once_per_step_and_reads_no_blob_before_it_is_asked_for(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    calls = _git_calls(monkeypatch)
+    source = read_revision(repo.path / "templates", "HEAD")
+    assert calls == ["rev-parse --show-toplevel", "rev-parse --verify", "ls-tree -r"]
+    assert source.blobs_read == 0
+    load_org(source)  # three files, read with one request
+    assert calls[3:] == ["cat-file --batch"] and source.blobs_read == 3
+
+
+def test_a_revision_knows_each_file_by_its_blob_id_without_reading_it(repo: Repo) -> None:
+    root = write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    source = read_revision(root, "HEAD")
+    for rel, text in SMALL.items():
+        assert (
+            source.identity(rel)
+            == blob_id(text.encode())
+            == repo.git("rev-parse", f"HEAD:templates/{rel}").strip()
+        )
+    assert source.identity("system") is None and source.identity("nothing.yaml") is None
+    assert source.blobs_read == 0
+    # The other sources know no id without the bytes: the loader hashes them.
+    assert (
+        FolderSource(root).identity("org.yaml") is None and MappingSource(SMALL).identity("org.yaml") is None
+    )
+    assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's empty blob
+
+
+def test_a_revision_reads_blobs_in_batches_of_the_listing(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read fetches the file and the next ones of the listing not yet read (READ_AHEAD at first, twice as
+    many each time), so reading every file asks git a few times and reading one file asks once."""
+    files = {**SMALL, **{f"system/templates/t{n:03}.yaml": f"meta:\n  name: t{n:03}\n" for n in range(20)}}
+    root = write(repo.path / "templates", files)
+    repo.commit("org")
+    monkeypatch.setattr(gitrev, "READ_AHEAD", 2)
+    source = read_revision(root, "HEAD")
+    calls = _git_calls(monkeypatch)
+    assert source.read("system/templates/t005.yaml") == files["system/templates/t005.yaml"].encode()
+    assert (source.blobs_read, source.requests) == (2, 1)  # t005 and t006
+    assert source.read("system/templates/t006.yaml") == files["system/templates/t006.yaml"].encode()
+    assert source.requests == 1  # read ahead
+    assert source.read("system/templates/t007.yaml") == files["system/templates/t007.yaml"].encode()
+    assert (source.blobs_read, source.requests) == (6, 2)  # t007 to t010
+    for rel in sorted(files):
+        assert source.read(rel) == files[rel].encode(), rel
+    # t005 to t007 are read again: each read gives the bytes away (the loader keeps what it made of them),
+    # and nothing is read ahead twice.  The requests: t005-t006, t007-t010, org.yaml and the 7 after it,
+    # t005 and the 9 never read after it, then t006 and t007 alone.
+    assert source.blobs_read == len(files) + 3
+    assert calls == ["cat-file --batch"] * source.requests and source.requests == 6
+
+
+def test_a_blob_git_cannot_give_is_an_unreadable_file(repo: Repo) -> None:
+    root = write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    source = read_revision(root, "HEAD")
+    lost = repo.git("rev-parse", "HEAD:templates/system/defaults.yaml").strip()
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()  # a damaged repository
+    assert source.read("system/defaults.yaml") == Unreadable(f"git has no blob {lost}")
+    assert source.read("org.yaml") == ORG_YAML.encode()
+    tree._Reuse.last = {}  # an earlier load of the same bytes would answer for the lost blob
+    org = load_org(read_revision(root, "HEAD"))
+    (problem,) = org.broken["system/defaults.yaml"]
+    assert problem.message == f"cannot read file: git has no blob {lost}"
 
 
 def test_the_example_org_at_a_revision_is_the_example_org(repo: Repo, example_root: Path) -> None:

@@ -1,6 +1,6 @@
 """Documents read when first needed: the org's entries for files already known to be valid.
 
-When the fact cache (:mod:`template_engine.loader.facts`) knows that a file, with exactly this text at this
+When the fact cache (:mod:`template_engine.loader.facts`) knows that a file, with exactly these bytes at this
 place, makes a valid defaults, template or asset document, the loader does not parse it: the org gets a
 stand-in that carries what the org's shape needs (scope, name, file, and for a template the assets it names)
 and parses and validates the text the first time anything asks for the document (``source`` or ``doc``),

@@ -1,6 +1,8 @@
 """What the loader learnt about files it read before: a content-addressed cache kept between processes.
 
-One row says: *this loader* (defaults, template or asset), reading *exactly this text* at *this place*
+One row says: *this loader* (defaults, template or asset), reading *exactly these bytes* (known by their git
+blob id, :func:`~template_engine.loader.sources.blob_id`: a revision's listing has it, so an unchanged file
+of a revision is looked up without being read) at *this place*
 (the file's path in the templates folder and its scope or asset kind), with *exactly this code* (the bytes
 of every module of ``template_engine`` the loader may use, and the Python, pydantic and PyYAML versions),
 makes a valid document, which names *these assets* (a template's).  The key is a BLAKE2b digest of all of
@@ -47,9 +49,9 @@ LIMIT = 200_000
 #: How long a writer waits for another one, in seconds.
 BUSY_TIMEOUT = 10.0
 #: The file name in the cache folder; the version is part of it, so an older layout is never read.
-FILE_NAME = "facts-v2.sqlite3"
+FILE_NAME = "facts-v3.sqlite3"
 #: The file beside it that holds the key of the rows' HMACs (random, made once per cache folder).
-KEY_NAME = "facts-v2.key"
+KEY_NAME = "facts-v3.key"
 #: The size of that key, in bytes.
 KEY_SIZE = 32
 
@@ -146,11 +148,11 @@ class FactCache:
         self.hits = 0
         self.ignored = 0
 
-    def key(self, loader: str, rel: str, arg: Any, text: str) -> bytes:
-        """The key of what ``loader`` makes of ``text`` at ``rel`` (``arg``: a scope or an asset kind)."""
+    def key(self, loader: str, rel: str, arg: Any, blob: str) -> bytes:
+        """The key of what ``loader`` makes of the file at ``rel`` whose content has the git blob id ``blob``
+        (``arg``: a scope or an asset kind)."""
         digest = hashlib.blake2b(self._salt, digest_size=32)
-        digest.update(f"{loader}\0{rel}\0{arg!r}\0".encode("utf-8", "surrogatepass"))
-        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(f"{loader}\0{rel}\0{arg!r}\0{blob}".encode("utf-8", "surrogatepass"))
         return digest.digest()
 
     def recheck(self) -> None:

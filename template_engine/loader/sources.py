@@ -8,16 +8,21 @@ problem of that entry; nothing here raises on bad input.
 * :class:`FolderSource`: a folder on disk, symbolic links followed (a dangling one is a ``"broken link"``);
 * :class:`MappingSource`: files held in memory (tests, and any caller that has the bytes already);
 * :class:`OverlaySource`: another source with one file replaced, added or removed (``impact FILE``);
-* :class:`template_engine.gitrev.GitRevisionSource`: the folder as a git revision has it, read from its blobs
-  (a :class:`MappingSource`; :mod:`template_engine.gitrev` is the only module that runs git).
+* :class:`template_engine.gitrev.GitRevisionSource`: the folder as a git revision has it, its blobs read when
+  asked for (:mod:`template_engine.gitrev` is the only module that runs git).
+
+A file's content is known by its git blob id (:func:`blob_id`): a revision knows it without reading the file
+(:meth:`Source.identity`), other sources by hashing the bytes.  The loader keys what it learnt about a file
+by that id, so the same file in the working tree and in a revision is one fact (docs/decisions.md).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -71,6 +76,18 @@ class Source(Protocol):
     def read(self, path: str) -> bytes | Unreadable:
         """The bytes of the file ``path``."""
         ...
+
+    def identity(self, path: str) -> str | None:
+        """The git blob id of the file ``path`` when it is known without reading the file (a revision's
+        listing has it), else ``None`` (then :func:`blob_id` of its bytes is the same)."""
+        ...
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file with these bytes (``git hash-object``): SHA-1 of ``blob SIZE``, NUL, them."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
 
 
 #: A source, or the path of a folder (read as a :class:`FolderSource`).
@@ -150,8 +167,29 @@ class FolderSource:
         except OSError as exc:
             return Unreadable.of(exc)
 
+    def identity(self, path: str) -> str | None:
+        return None
+
 
 # -- files in memory -----------------------------------------------------------------------------------------
+
+
+def index_folders(paths: Iterable[str]) -> dict[str, dict[str, Kind]]:
+    """The folders that hold the files ``paths`` (POSIX, relative): folder -> its entries' names and kinds.
+
+    A bad path (a ``""``, ``.`` or ``..`` part, or a file that is also a folder) is a :class:`ValueError`.
+    """
+    folders: dict[str, dict[str, Kind]] = {}
+    for path in paths:
+        parts = path.split("/")
+        if any(part in ("", ".", "..") for part in parts):
+            raise ValueError(f"not a relative POSIX path to a file: {path!r}")
+        for depth, name in enumerate(parts):
+            kind: Kind = "file" if depth == len(parts) - 1 else "folder"
+            listed = folders.setdefault("/".join(parts[:depth]), {})
+            if listed.setdefault(name, kind) != kind:
+                raise ValueError(f"{'/'.join(parts[: depth + 1])!r} is both a file and a folder")
+    return folders
 
 
 class MappingSource:
@@ -164,18 +202,11 @@ class MappingSource:
 
     def __init__(self, files: Mapping[str, bytes | str], label: str = "<memory>") -> None:
         self._label = label
-        self._files: dict[str, bytes] = {}
-        self._folders: dict[str, dict[str, Kind]] = {}
-        for path, content in files.items():
-            parts = path.split("/")
-            if any(part in ("", ".", "..") for part in parts):
-                raise ValueError(f"not a relative POSIX path to a file: {path!r}")
-            for depth, name in enumerate(parts):
-                kind: Kind = "file" if depth == len(parts) - 1 else "folder"
-                listed = self._folders.setdefault("/".join(parts[:depth]), {})
-                if listed.setdefault(name, kind) != kind:
-                    raise ValueError(f"{'/'.join(parts[: depth + 1])!r} is both a file and a folder")
-            self._files[path] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        self._folders = index_folders(files)
+        self._files: dict[str, bytes] = {
+            path: content.encode("utf-8") if isinstance(content, str) else bytes(content)
+            for path, content in files.items()
+        }
 
     @property
     def label(self) -> str:
@@ -197,6 +228,9 @@ class MappingSource:
         if found is None:
             return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
         return found
+
+    def identity(self, path: str) -> str | None:
+        return None
 
 
 # -- one file changed ----------------------------------------------------------------------------------------
@@ -249,3 +283,8 @@ class OverlaySource:
         if path == self.path:
             return self.changed.read(path) if self._present else Unreadable.code(errno.ENOENT)
         return self.base.read(path)
+
+    def identity(self, path: str) -> str | None:
+        if path == self.path:
+            return self.changed.identity(path) if self._present else None
+        return self.base.identity(path)

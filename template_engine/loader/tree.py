@@ -68,7 +68,10 @@ def read_source(where: sources.SourceOrPath, rel: str) -> tuple[Source | None, l
 
 def _read_text(files: sources.Source, rel: str) -> tuple[str | None, list[Problem]]:
     """The text of one file, or why it has none (unreadable, not UTF-8)."""
-    raw = files.read(rel)
+    return _decode(files.read(rel), rel)
+
+
+def _decode(raw: bytes | sources.Unreadable, rel: str) -> tuple[str | None, list[Problem]]:
     if isinstance(raw, sources.Unreadable):
         return None, [Problem(f"cannot read file: {raw.reason}", (), Location(rel))]
     try:
@@ -103,18 +106,20 @@ Doc = TypeVar("Doc", LayerDocument, TemplateDocument)
 Made = tuple[Any, list[Problem]]
 #: A loader from a file's text: ``(text, rel, scope or kind)`` -> what it makes.
 FromText = Callable[[str, str, Any], Made]
-#: What the loaders made of each file, by (loader, file, scope or kind, text): see :class:`_Reuse`.
+#: What the loaders made of each file, by (loader, file, scope or kind, git blob id): see :class:`_Reuse`.
 Memo = dict[tuple[str, str, Any, str], Made]
 
 
 class _Reuse:
-    """The documents of the most recent :func:`load_org`, by loader, file, scope (or kind) and text.
+    """The documents of the most recent :func:`load_org`, by loader, file, scope (or kind) and content.
 
-    A loader's result depends on nothing else, so a file read again at the same place with the same text
+    A loader's result depends on nothing else, so a file read again at the same place with the same bytes
     (the other version of the org in ``diff``, ``impact``, a report against a revision) gets the same,
-    already validated, objects instead of being parsed and validated again; a file whose text differs by
-    one byte is read anew.  Only the last load is kept, so the memory is at most one org's.  The objects
-    are shared between the two orgs: nothing changes a loaded document.
+    already validated, objects instead of being parsed and validated again; a file that differs by one byte
+    is read anew.  The content is known by its git blob id (:func:`~template_engine.loader.sources.blob_id`):
+    a revision's listing has it, so its unchanged files are not even read.  Only the last load is kept, so
+    the memory is at most one org's.  The objects are shared between the two orgs: nothing changes a loaded
+    document.
     """
 
     last: ClassVar[Memo] = {}
@@ -128,36 +133,53 @@ def _with_text(
     memo: tuple[Memo, Memo] | None,
     facts: FactCache | None = None,
 ) -> Made:
-    text, problems = _read_text(files, rel)
-    if text is None:
-        return None, problems
     if memo is None:
-        return build(text, rel, arg)
+        text, problems = _read_text(files, rel)
+        return (None, problems) if text is None else build(text, rel, arg)
     previous, current = memo
-    key = (build.__name__, rel, arg, text)
+    raw: bytes | None = None
+    blob = files.identity(rel)
+    if blob is None:
+        read = files.read(rel)
+        if isinstance(read, sources.Unreadable):
+            return _decode(read, rel)
+        raw, blob = read, sources.blob_id(read)
+    key = (build.__name__, rel, arg, blob)
     found = previous.get(key)
     if found is None:
-        found = build(text, rel, arg) if facts is None else _known(facts, text, rel, arg, build)
+        found = _made(files, rel, arg, build, blob, raw, facts)
     current[key] = found
     return found
 
 
-def _known(facts: FactCache, text: str, rel: str, arg: Any, build: FromText) -> Made:
-    """What ``build`` makes of ``text``: a stand-in read on first use when ``facts`` knows it to be valid,
-    else the document itself (then ``facts`` learns whether it is valid)."""
+def _made(
+    files: sources.Source,
+    rel: str,
+    arg: Any,
+    build: FromText,
+    blob: str,
+    raw: bytes | None,
+    facts: FactCache | None,
+) -> Made:
+    """What ``build`` makes of the file (``raw``: its bytes, if they were read to know its ``blob`` id): a
+    stand-in read on first use when ``facts`` knows it to be valid, else the document itself (then ``facts``
+    learns whether it is valid)."""
+
+    def read() -> Made:
+        text, problems = _decode(files.read(rel) if raw is None else raw, rel)
+        return (None, problems) if text is None else build(text, rel, arg)
+
+    if facts is None:
+        return read()
     from template_engine.loader.deferred import DeferredAsset, DeferredDefaults, DeferredTemplate
 
-    key = facts.key(build.__name__, rel, arg, text)
+    key = facts.key(build.__name__, rel, arg, blob)
     refs = facts.valid(key)
     if refs is None:
-        made, problems = build(text, rel, arg)
+        made, problems = read()
         if made is not None:
             facts.remember(key, made.asset_refs() if isinstance(made, Template) else ())
         return made, problems
-
-    def read() -> Made:
-        return build(text, rel, arg)
-
     stem = _stem(rel)
     if build is _template_from:
         kinds = tuple((cast(AssetKind, kind), name) for kind, name in refs)
@@ -357,7 +379,7 @@ def load_org(where: sources.SourceOrPath, facts: FactCache | None = None) -> Org
     recorded in ``Org.broken``.
 
     With ``facts`` (:mod:`template_engine.loader.facts`), a defaults, template or asset file that the cache
-    knows to be valid, with this very text, is not parsed: the org holds a stand-in that reads it when its
+    knows to be valid, with these very bytes, is not parsed: the org holds a stand-in that reads it when its
     document is first asked for (:mod:`template_engine.loader.deferred`); what was learnt is written to the
     cache before returning.  Every answer is the same with or without it.
 
