@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.loader.layout import YAML_SUFFIXES
 from template_engine.loader.sources import Entry, FolderSource, Kind, Source, Unreadable, index_folders
 
 _REVISION = "a commit, branch or tag such as HEAD~1 or origin/main"
@@ -56,10 +57,11 @@ class Version:
         return self.source.kind("") == "folder"
 
 
-#: How many blobs the first ``git cat-file --batch`` of a revision reads: the one asked for and the next ones
-#: of the listing not read yet.  Each later request reads twice as many as the one before, so a command that
-#: reads every file (a first ``diff``) asks git a handful of times, one that reads a department's files
-#: (``impact`` with the fact cache) once or twice, and none reads much more than it uses.
+#: How many blobs the first ``git cat-file --batch`` of a revision reads: the one asked for and the next YAML
+#: files of the listing not read yet (never a README or an image the loader would not read).  Each later
+#: request reads twice as many as the one before, so a command that reads every file (a first ``diff``)
+#: asks git a handful of times, one that reads a department's files (``impact`` with the fact cache) a few
+#: times, and none reads much more than it uses.
 READ_AHEAD = 256
 #: The most blobs one request reads.
 READ_AHEAD_MAX = 16_384
@@ -120,7 +122,7 @@ class GitRevisionSource:
         for other in self._order[start + 1 :]:
             if len(wanted) >= size:
                 break
-            if other not in self._seen:
+            if other not in self._seen and other.endswith(YAML_SUFFIXES):  # what the loader may read
                 wanted.append(other)
         self._seen.update(wanted)
         self.requests += 1

@@ -292,6 +292,16 @@ def test_a_revision_reads_blobs_in_batches_of_the_listing(
     assert calls == ["cat-file --batch"] * source.requests and source.requests == 6
 
 
+def test_a_revision_never_reads_ahead_a_file_the_loader_would_not_read(repo: Repo) -> None:
+    files = {**SMALL, "README.md": "# the org\n", "projects/vision/NOTES.md": "x" * 100_000}
+    root = write(repo.path / "templates", files)
+    repo.commit("org with documentation")
+    source = read_revision(root, "HEAD")
+    org = load_org(source)
+    assert org.broken == {}
+    assert source.blobs_read == len(SMALL)  # the YAML files only
+
+
 def test_a_blob_git_cannot_give_is_an_unreadable_file(repo: Repo) -> None:
     root = write(repo.path / "templates", SMALL)
     repo.commit("org")
