@@ -57,35 +57,49 @@ class Version:
         return self.source.kind("") == "folder"
 
 
-#: How many blobs the first ``git cat-file --batch`` of a revision reads: the one asked for and the next YAML
-#: files of the listing not read yet (never a README or an image the loader would not read).  Each later
-#: request reads twice as many as the one before, so a command that reads every file (a first ``diff``)
-#: asks git a handful of times, one that reads a department's files (``impact`` with the fact cache) a few
-#: times, and none reads much more than it uses.
-READ_AHEAD = 256
+#: How many blobs a ``git cat-file --batch`` of a revision reads at first: the one asked for and the next
+#: files of the listing the loader may read that are not read yet (YAML, not hidden, at most
+#: :data:`READ_AHEAD_MAX_BYTES`).  While the loader's requests go on through the listing, each reads twice
+#: as many as the one before; when one goes back, it reads this many again.  So a command that reads every
+#: file (a first ``diff``) asks git about ten times, and one that reads a department's files (``impact``
+#: with the fact cache) reads little more than those.
+READ_AHEAD = 64
 #: The most blobs one request reads.
 READ_AHEAD_MAX = 16_384
+#: A blob larger than this is read only when the loader asks for it, never ahead.
+READ_AHEAD_MAX_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A file of a revision's listing: its blob id and size (``git ls-tree -l``)."""
+
+    blob: str
+    size: int
 
 
 class GitRevisionSource:
-    """A templates folder as a commit has it: the listing of its files (path and blob id), their bytes read
-    from git when first asked for (:data:`READ_AHEAD` at first, then twice as many each time).
+    """A templates folder as a commit has it: the listing of its files (path, blob id, size), their bytes
+    read from git when first asked for, with the next ones of the listing (:data:`READ_AHEAD`), and kept.
 
     As in git, a folder exists when it holds a file.  Symbolic links (mode 120000) and submodules are not
-    documents: they are left out, with the folders that hold nothing else.  A blob git cannot give is an
-    :class:`~template_engine.loader.sources.Unreadable` file, as an unreadable file on disk is.
+    documents: they are left out, with the folders that hold nothing else.  A blob git cannot give (a damaged
+    repository, a partial clone whose remote is gone) is not a file with problems: reading it raises
+    :class:`GitError`, since no answer about this revision can be right without it.
     """
 
-    def __init__(self, ids: dict[str, str], label: str, commit: str, top: Path) -> None:
+    def __init__(self, files: dict[str, Listed], label: str, commit: str, top: Path) -> None:
         self._label = label
         self.commit = commit
         self._top = top
-        self._ids = ids
-        self._folders = index_folders(ids)
-        self._order = list(ids)
+        self._files = files
+        self._folders = index_folders(files)
+        self._order = list(files)
         self._position = {path: index for index, path in enumerate(self._order)}
-        self._seen: set[str] = set()  # read from git at least once: read again only when asked for
-        self._bytes: dict[str, bytes | Unreadable] = {}
+        self._bytes: dict[str, bytes] = {}
+        self._missing: dict[str, str] = {}  # path -> why git could not give it
+        self._window = READ_AHEAD
+        self._start = 0  # where in the listing the last request started
         #: How many blobs were read from git, and in how many requests (for tests: what was read).
         self.blobs_read = 0
         self.requests = 0
@@ -95,45 +109,79 @@ class GitRevisionSource:
         return self._label
 
     def kind(self, path: str) -> Kind | None:
-        if path in self._ids:
+        if path in self._files:
             return "file"
         return "folder" if path in self._folders else None
 
     def entries(self, path: str) -> list[Entry] | Unreadable:
         listed = self._folders.get(path)
         if listed is None:
-            return Unreadable.code(errno.ENOTDIR if path in self._ids else errno.ENOENT)
+            return Unreadable.code(errno.ENOTDIR if path in self._files else errno.ENOENT)
         return [Entry(name, kind) for name, kind in listed.items()]
 
     def identity(self, path: str) -> str | None:
-        return self._ids.get(path)
+        """The blob id, when it is the id :func:`~template_engine.loader.sources.blob_id` gives (SHA-1): in a
+        SHA-256 repository the files are read and hashed like a folder's."""
+        found = self._files.get(path)
+        return found.blob if found is not None and len(found.blob) == 40 else None
 
     def read(self, path: str) -> bytes | Unreadable:
-        if path not in self._ids:
+        if path not in self._files:
             return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
-        if path not in self._bytes:
+        if path not in self._bytes and path not in self._missing:
             self._fetch(path)
-        return self._bytes.pop(path)  # read once per load: the loader keeps what it made of it
+        if path in self._missing:
+            raise _error(
+                f"git cannot give {path} as {self.commit[:12]} has it: {self._missing[path]}",
+                "a repository that holds every object of the revision (a damaged repository, or a partial "
+                "clone whose remote cannot be reached, cannot be compared with)",
+            )
+        return self._bytes[path]
+
+    def _ahead(self, path: str) -> list[str]:
+        """``path`` and the files after it in the listing to read with it: twice as many as last time when
+        ``path`` comes after where the last request started, else :data:`READ_AHEAD`."""
+        start = self._position[path]
+        onward = self.requests > 0 and start > self._start  # on through the listing, not back
+        self._window = min(self._window * 2, READ_AHEAD_MAX) if onward else READ_AHEAD
+        self._start = start
+        wanted = [path]
+        for other in self._order[self._position[path] + 1 :]:
+            if len(wanted) >= self._window:
+                break
+            listed = self._files[other]
+            if (
+                other not in self._bytes
+                and other not in self._missing
+                and other.endswith(YAML_SUFFIXES)
+                and not other.rpartition("/")[2].startswith(".")  # hidden: never read
+                and listed.size <= READ_AHEAD_MAX_BYTES
+            ):
+                wanted.append(other)
+        return wanted
 
     def _fetch(self, path: str) -> None:
-        start = self._position[path]
-        wanted = [path]
-        size = min(READ_AHEAD << min(self.requests, 16), READ_AHEAD_MAX)
-        for other in self._order[start + 1 :]:
-            if len(wanted) >= size:
-                break
-            if other not in self._seen and other.endswith(YAML_SUFFIXES):  # what the loader may read
-                wanted.append(other)
-        self._seen.update(wanted)
+        wanted = self._ahead(path)
         self.requests += 1
         try:
-            found = _cat_blobs(self._top, [self._ids[name] for name in wanted])
+            found = _cat_blobs(self._top, [self._files[name].blob for name in wanted])
         except GitError as exc:
-            reason = Unreadable(exc.problems[0].message)
-            self._bytes.update(dict.fromkeys(wanted, reason))
-            return
+            if len(wanted) == 1:
+                self._missing[path] = exc.problems[0].message
+                return
+            wanted = [path]  # a blob read ahead may be the one git cannot give: ask for this one alone
+            self.requests += 1
+            try:
+                found = _cat_blobs(self._top, [self._files[path].blob])
+            except GitError as alone:
+                self._missing[path] = alone.problems[0].message
+                return
         self.blobs_read += len(wanted)
-        self._bytes.update(zip(wanted, found, strict=True))
+        for name, data in zip(wanted, found, strict=True):
+            if data is None:
+                self._missing[name] = f"the repository has no blob {self._files[name].blob}"
+            else:
+                self._bytes[name] = data
 
 
 def _existing(path: Path) -> Path:
@@ -175,29 +223,29 @@ def _commit(top: Path, revision: str) -> str:
         ) from None
 
 
-def _listing(top: Path, commit: str, prefix: str) -> dict[str, str]:
-    """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> their blob id, in the
+def _listing(top: Path, commit: str, prefix: str) -> dict[str, Listed]:
+    """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> blob id and size, in the
     listing's order (by path)."""
     spec = [f":(literal){prefix}"] if prefix else []
-    listing = _git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *spec)
-    ids: dict[str, str] = {}
+    listing = _git(top, "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *spec)
+    files: dict[str, Listed] = {}
     for entry in listing.split(b"\0"):
         if not entry:
             continue
         meta, _, raw_name = entry.partition(b"\t")
-        mode, kind, sha = meta.decode().split()
+        mode, kind, sha, size = meta.decode().split()
         if kind != "blob" or mode == "120000":  # submodules and symbolic links are not documents
             continue
         path = raw_name.decode("utf-8", errors="surrogateescape")
         rel = path[len(prefix) + 1 :] if prefix else path  # ls-tree lists only what is under prefix/
-        if not rel or ".." in rel.split("/"):
+        if any(part in ("", ".", "..") for part in rel.split("/")):  # no checkout makes such a file
             continue
-        ids[rel] = sha
-    return ids
+        files[rel] = Listed(sha, int(size) if size.isdigit() else 0)  # "BAD": an object git lacks
+    return files
 
 
-def _cat_blobs(top: Path, shas: list[str]) -> list[bytes | Unreadable]:
-    """The bytes of the blobs ``shas`` (one ``git cat-file --batch``); a blob git lacks is unreadable."""
+def _cat_blobs(top: Path, shas: list[str]) -> list[bytes | None]:
+    """The bytes of the blobs ``shas`` (one ``git cat-file --batch``); ``None`` for a blob git lacks."""
     batch = _git(top, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in shas).encode())
     try:
         return _split_batch(batch, shas)
@@ -205,8 +253,8 @@ def _cat_blobs(top: Path, shas: list[str]) -> list[bytes | Unreadable]:
         raise _error("git cat-file gave an answer that cannot be read") from None
 
 
-def _split_batch(batch: bytes, shas: list[str]) -> list[bytes | Unreadable]:
-    found: list[bytes | Unreadable] = []
+def _split_batch(batch: bytes, shas: list[str]) -> list[bytes | None]:
+    found: list[bytes | None] = []
     pos = 0
     for sha in shas:
         header_end = batch.index(b"\n", pos)
@@ -214,7 +262,7 @@ def _split_batch(batch: bytes, shas: list[str]) -> list[bytes | Unreadable]:
         if header[0] != sha:
             raise _error(f"git cat-file returned {header[0]} where {sha} was expected")
         if len(header) != 3:  # "<sha> missing"
-            found.append(Unreadable(f"git has no blob {sha}"))
+            found.append(None)
             pos = header_end + 1
             continue
         start = header_end + 1
@@ -228,7 +276,11 @@ def read_revision(root: Path, revision: str) -> GitRevisionSource:
     """The folder ``root`` as ``revision`` of the git repository that holds it has it (perhaps not at all)."""
     top, prefix = _repository(root)
     commit = _commit(top, revision)
-    return GitRevisionSource(_listing(top, commit, prefix), str(root), commit, top)
+    files = _listing(top, commit, prefix)
+    try:
+        return GitRevisionSource(files, str(root), commit, top)
+    except ValueError as exc:  # a crafted tree: a name that is both a file and a folder
+        raise _error(f"the tree of {commit[:12]} is not one a checkout could make: {exc}") from None
 
 
 def open_version(root: Path, against: str) -> Version:

@@ -251,6 +251,45 @@ def test_errors_exit_2_with_one_message(repo: Repo, args: tuple[str, ...], messa
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize("cache", ["--no-cache", "--cache"])
+def test_a_blob_git_cannot_give_is_an_error_naming_the_file_never_a_wrong_answer(
+    repo: Repo, cache: str
+) -> None:
+    """A damaged repository (or a partial clone without its remote): ``impact``, which reads both versions
+    from the revision, needs the lost blob and exits 2 naming it, whether it reads it while loading or, with
+    the cache warm, when a pair is composed.  ``diff`` against the working tree has the same file with the
+    same blob id there, so it needs no read of the lost blob, and its answer is the intact repository's."""
+    rel = "projects/nlp/defaults.yaml"
+    repo.edit("system/defaults.yaml", "value: UTC", "value: Europe/Paris")
+    intact = repo.run("diff", "--against", "HEAD", cache, "-o", "json")  # also fills the cache when it is on
+    assert intact.returncode == 1, intact.stderr
+    assert repo.run("impact", "templates/system/defaults.yaml", cache).returncode == 1
+    lost = repo.git("rev-parse", f"HEAD:templates/{rel}").strip()
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+
+    done = repo.run("impact", "templates/system/defaults.yaml", cache, "-o", "json")
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done.stdout
+    first, expected = done.stderr.splitlines()
+    assert first.startswith("error: ") and f"git cannot give {rel} as " in first, first
+    assert first.endswith(f"the repository has no blob {lost}"), first
+    assert expected.startswith("    expected: a repository that holds every object of the revision")
+
+    again = repo.run("diff", "--against", "HEAD", cache, "-o", "json")
+    assert (again.returncode, again.stdout, again.stderr) == (1, intact.stdout, "")
+
+
+def test_a_reader_that_stops_early_gets_no_error_message(repo: Repo) -> None:
+    """``impact ... | head -1``: the reader closes the pipe; the command stops quietly (exit 2: its answer was
+    not delivered), with no "internal error" on stderr."""
+    repo.edit("system/defaults.yaml", "value: UTC", "value: Europe/Paris")
+    command = [EXE, "impact", "templates/system/defaults.yaml", "--no-cache"]
+    with subprocess.Popen(command, cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        process.stdout.close()  # before the first line: every write of the command fails
+        _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (2, b"")
+
+
 def test_outside_a_repository(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "templates")
     done = subprocess.run([EXE, "diff", "--against", "HEAD~1"], cwd=tmp_path, capture_output=True, text=True)

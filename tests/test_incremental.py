@@ -31,8 +31,8 @@ from template_engine.diff import diff_orgs
 from template_engine.loader import tree
 from template_engine.loader.deferred import DeferredTemplate, StaleFacts
 from template_engine.loader.facts import FILE_NAME, KEY_NAME, KEY_SIZE, UNRELATED, FactCache, fingerprinted
-from template_engine.loader.sources import FolderSource, MappingSource, OverlaySource, blob_id
-from template_engine.loader.tree import load_org
+from template_engine.loader.sources import FolderSource, MappingSource, OverlaySource
+from template_engine.loader.tree import content_digest, load_org
 from template_engine.org import SYSTEM, Scope
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,7 +298,7 @@ def test_a_warm_impact_against_a_revision_reads_from_git_only_the_files_it_parse
         return {"pairs": [d.to_dict() for d in result.pairs], "usedBy": list(result.users)}, base.blobs_read
 
     cold, cold_reads = impact(FactCache(tmp_path / "cache", fingerprint=FINGERPRINT))
-    assert cold_reads == len(generated) + 1  # every file once for both loads, org.yaml once per load
+    assert cold_reads == len(generated)  # every file once for both loads
     monkeypatch.setattr(gitrev, "READ_AHEAD", 2)
     monkeypatch.setattr(gitrev, "READ_AHEAD_MAX", 16)
     ahead, ahead_reads = impact(FactCache(tmp_path / "other-cache", fingerprint=FINGERPRINT))
@@ -315,9 +315,7 @@ def test_a_warm_impact_against_a_revision_reads_from_git_only_the_files_it_parse
         "projects/d01-p01/defaults.yaml",
     ]
     assert sorted(set(parsed)) == sorted([*needed, rel])
-    assert (
-        warm_reads == len(needed) + 2
-    )  # the old t00.yaml (the new one is the working tree's); org.yaml per load
+    assert warm_reads == len(needed) + 1  # and the old t00.yaml: the new one is the working tree's
 
 
 def test_stand_ins_are_read_once_and_equal_what_they_stand_for(tmp_path: Path, parsed: list[str]) -> None:
@@ -350,7 +348,7 @@ def test_facts_that_lie_are_detected_not_believed(tmp_path: Path) -> None:
     files = {**example_files(), "projects/vision/templates/vit-finetune.yaml": BROKEN}
     facts = FactCache(tmp_path, fingerprint=FINGERPRINT)
     rel = "projects/vision/templates/vit-finetune.yaml"
-    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), blob_id(BROKEN)), ())
+    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), content_digest(BROKEN)), ())
     facts.flush()
     org = load_org(MappingSource(files), FactCache(tmp_path, fingerprint=FINGERPRINT))
     with pytest.raises(StaleFacts, match="vit-finetune"):
@@ -362,18 +360,19 @@ def test_facts_that_lie_are_detected_not_believed(tmp_path: Path) -> None:
 
 def test_a_key_changes_with_every_input(tmp_path: Path) -> None:
     facts = FactCache(tmp_path, fingerprint=FINGERPRINT)
-    blob = blob_id(b"meta: {}\n")
+    blob = content_digest(b"meta: {}\n")
     key = facts.key("_template_from", "system/templates/a.yaml", SYSTEM, blob)
     others = {
         facts.key("_defaults_from", "system/templates/a.yaml", SYSTEM, blob),
         facts.key("_template_from", "system/templates/b.yaml", SYSTEM, blob),
         facts.key("_template_from", "system/templates/a.yaml", Scope("department", "d"), blob),
-        facts.key("_template_from", "system/templates/a.yaml", SYSTEM, blob_id(b"meta: {} \n")),
+        facts.key("_template_from", "system/templates/a.yaml", SYSTEM, content_digest(b"meta: {} \n")),
+        facts.key("_template_from", "system/templates/a.yaml", SYSTEM, "git:" + "0" * 40),
         FactCache(tmp_path, fingerprint=b"other code").key(
             "_template_from", "system/templates/a.yaml", SYSTEM, blob
         ),
     }
-    assert key not in others and len(others) == 5
+    assert key not in others and len(others) == 6
 
 
 def test_another_version_of_the_code_finds_nothing(tmp_path: Path) -> None:
@@ -606,7 +605,7 @@ def _plant_a_lie(cache: Path, new: Path) -> str:
     rel = "projects/vision/templates/vit-finetune.yaml"
     (new / rel).write_bytes(BROKEN)
     facts = FactCache(cache)
-    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), blob_id(BROKEN)), ())
+    facts.remember(facts.key("_template_from", rel, Scope("project", "vision"), content_digest(BROKEN)), ())
     assert facts.flush() == 1
     return rel
 

@@ -4,6 +4,8 @@ changed over another source all load the same org the same way."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -269,8 +271,9 @@ def test_a_revision_knows_each_file_by_its_blob_id_without_reading_it(repo: Repo
 def test_a_revision_reads_blobs_in_batches_of_the_listing(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A read fetches the file and the next ones of the listing not yet read (READ_AHEAD at first, twice as
-    many each time), so reading every file asks git a few times and reading one file asks once."""
+    """A read fetches the file and the next ones of the listing not yet read (READ_AHEAD, twice as many as
+    the last request while the requests go on through the listing) and keeps them: reading every file asks
+    git a few times, reading again asks nothing."""
     files = {**SMALL, **{f"system/templates/t{n:03}.yaml": f"meta:\n  name: t{n:03}\n" for n in range(20)}}
     root = write(repo.path / "templates", files)
     repo.commit("org")
@@ -283,13 +286,27 @@ def test_a_revision_reads_blobs_in_batches_of_the_listing(
     assert source.requests == 1  # read ahead
     assert source.read("system/templates/t007.yaml") == files["system/templates/t007.yaml"].encode()
     assert (source.blobs_read, source.requests) == (6, 2)  # t007 to t010
-    for rel in sorted(files):
-        assert source.read(rel) == files[rel].encode(), rel
-    # t005 to t007 are read again: each read gives the bytes away (the loader keeps what it made of them),
-    # and nothing is read ahead twice.  The requests: t005-t006, t007-t010, org.yaml and the 7 after it,
-    # t005 and the 9 never read after it, then t006 and t007 alone.
-    assert source.blobs_read == len(files) + 3
+    for _ in range(2):
+        for rel in sorted(files):
+            assert source.read(rel) == files[rel].encode(), rel
+    # Each blob read once.  Going back to org.yaml starts again at 2 (org.yaml, job.yaml), then onward:
+    # 4 (system/defaults.yaml, t000 to t002), 8 (t003, t004, t011 to t016), the rest (t017 to t019).
+    assert source.blobs_read == len(files)
     assert calls == ["cat-file --batch"] * source.requests and source.requests == 6
+
+
+def test_a_file_larger_than_the_read_ahead_limit_is_read_only_when_asked_for(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {**SMALL, "system/templates/big.yaml": "meta:\n  name: big\n" + "# filler\n" * 200}
+    root = write(repo.path / "templates", files)
+    repo.commit("org")
+    monkeypatch.setattr(gitrev, "READ_AHEAD_MAX_BYTES", 1000)
+    source = read_revision(root, "HEAD")
+    source.read("org.yaml")
+    assert source.blobs_read == 3  # org.yaml, job.yaml, system/defaults.yaml: not big.yaml
+    assert source.read("system/templates/big.yaml") == files["system/templates/big.yaml"].encode()
+    assert (source.blobs_read, source.requests) == (4, 2)
 
 
 def test_a_revision_never_reads_ahead_a_file_the_loader_would_not_read(repo: Repo) -> None:
@@ -302,18 +319,129 @@ def test_a_revision_never_reads_ahead_a_file_the_loader_would_not_read(repo: Rep
     assert source.blobs_read == len(SMALL)  # the YAML files only
 
 
-def test_a_blob_git_cannot_give_is_an_unreadable_file(repo: Repo) -> None:
+def test_a_blob_git_cannot_give_is_an_error_of_the_revision_not_a_file_with_problems(repo: Repo) -> None:
+    root = write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    lost = repo.git("rev-parse", "HEAD:templates/system/defaults.yaml").strip()
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()  # a damaged repository
+    source = read_revision(root, "HEAD")
+    assert source.read("org.yaml") == ORG_YAML.encode()  # the batch that held the lost blob
+    with pytest.raises(
+        gitrev.GitError, match=re.escape("git cannot give system/defaults.yaml as ")
+    ) as raised:
+        source.read("system/defaults.yaml")
+    assert f"the repository has no blob {lost}" in raised.value.problems[0].message
+    assert source.read("projects/vision/templates/job.yaml") == JOB.encode()  # the others stay readable
+    tree._Reuse.last = {}  # an earlier load of the same bytes would answer for the lost blob
+    with pytest.raises(gitrev.GitError, match=re.escape("system/defaults.yaml")):
+        load_org(read_revision(root, "HEAD"))
+
+
+def test_a_blob_that_cannot_be_read_ahead_fails_nothing_that_does_not_need_it(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing request (a partial clone without its remote: git exits with an error) is asked again for
+    the one file the loader wants, so only a file that is needed makes the command fail."""
+    root = write(repo.path / "templates", SMALL)
+    repo.commit("org")
+    lost = repo.git("rev-parse", "HEAD:templates/system/defaults.yaml").strip()
+    source = read_revision(root, "HEAD")
+    real = gitrev._cat_blobs
+
+    def failing(top: Path, shas: list[str]) -> list[bytes | None]:
+        if lost in shas:
+            raise gitrev.GitError([gitrev.Problem(f"git cat-file failed: fatal: could not fetch {lost}")])
+        return real(top, shas)
+
+    monkeypatch.setattr(gitrev, "_cat_blobs", failing)
+    assert source.read("org.yaml") == ORG_YAML.encode()
+    assert source.read("projects/vision/templates/job.yaml") == JOB.encode()
+    with pytest.raises(gitrev.GitError, match=f"could not fetch {lost}"):
+        source.read("system/defaults.yaml")
+
+
+def _crafted_commit(repo: Repo, templates: list[str]) -> str:
+    """A commit whose ``templates`` tree has the entries ``templates`` (``git mktree`` lines), made by hand as
+    no checkout would: what a hostile repository may hold."""
+
+    def mktree(lines: list[str]) -> str:
+        done = subprocess.run(
+            ["git", "mktree"],
+            cwd=repo.path,
+            env=repo.env,
+            input="\n".join(lines) + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    tree = mktree(templates)
+    top = mktree([f"040000 tree {tree}\ttemplates"])
+    return repo.git("commit-tree", top, "-m", "crafted").strip()
+
+
+def _blob(repo: Repo, text: str) -> str:
+    done = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=repo.path,
+        env=repo.env,
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_crafted_tree_with_a_dot_entry_is_read_without_it(repo: Repo) -> None:
+    org, job = _blob(repo, ORG_YAML), _blob(repo, JOB)
+    inner = subprocess.run(
+        ["git", "mktree"],
+        cwd=repo.path,
+        env=repo.env,
+        input=f"100644 blob {job}\tx.yaml\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    commit = _crafted_commit(repo, [f"100644 blob {org}\torg.yaml", f"040000 tree {inner}\t."])
+    (repo.path / "templates").mkdir()
+    source = read_revision(repo.path / "templates", commit)
+    assert names(source, "") == [("org.yaml", "file")]  # "./x.yaml" is no file a checkout would make
+
+
+def test_a_crafted_tree_with_a_file_that_is_also_a_folder_is_an_error(repo: Repo) -> None:
+    org, job = _blob(repo, ORG_YAML), _blob(repo, JOB)
+    inner = subprocess.run(
+        ["git", "mktree"],
+        cwd=repo.path,
+        env=repo.env,
+        input=f"100644 blob {job}\tjob.yaml\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    commit = _crafted_commit(
+        repo, [f"100644 blob {org}\torg.yaml", f"100644 blob {job}\tsystem", f"040000 tree {inner}\tsystem"]
+    )
+    (repo.path / "templates").mkdir()
+    with pytest.raises(gitrev.GitError, match="is not one a checkout could make"):
+        read_revision(repo.path / "templates", commit)
+
+
+def test_a_sha256_repository_is_read_and_hashed_like_a_folder(tmp_path: Path) -> None:
+    """Its blob ids are not the SHA-1 ids the loader knows bytes by, so none is offered (``identity`` is
+    ``None``) and the files are read: the same org, and the same documents reused for a folder's files."""
+    repo = Repo(tmp_path / "sha256")
+    shutil.rmtree(repo.path / ".git")
+    repo.git("init", "-q", "--object-format=sha256", "-b", "main")
     root = write(repo.path / "templates", SMALL)
     repo.commit("org")
     source = read_revision(root, "HEAD")
-    lost = repo.git("rev-parse", "HEAD:templates/system/defaults.yaml").strip()
-    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()  # a damaged repository
-    assert source.read("system/defaults.yaml") == Unreadable(f"git has no blob {lost}")
-    assert source.read("org.yaml") == ORG_YAML.encode()
-    tree._Reuse.last = {}  # an earlier load of the same bytes would answer for the lost blob
-    org = load_org(read_revision(root, "HEAD"))
-    (problem,) = org.broken["system/defaults.yaml"]
-    assert problem.message == f"cannot read file: git has no blob {lost}"
+    assert len(repo.git("rev-parse", "HEAD").strip()) == 64
+    assert all(source.identity(rel) is None for rel in SMALL)
+    assert load_org(source) == load_org(MappingSource(SMALL))
 
 
 def test_the_example_org_at_a_revision_is_the_example_org(repo: Repo, example_root: Path) -> None:

@@ -55,6 +55,9 @@ def _guarded(func: F) -> F:
             return func(*args, **kwargs)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # the reader stopped reading (``| head``): nothing more to say, to anyone
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+            sys.exit(EXIT_ERROR)
         except Exception as exc:  # whatever it is: exit 2
             detail = " ".join(str(exc).split())[:500]
             click.echo(
@@ -112,19 +115,28 @@ def _facts(use: bool) -> FactCache | None:
 
 def _compare(compare: Callable[[FactCache | None], OrgDiff], facts: FactCache | None) -> OrgDiff:
     """``compare(facts)``; when a row of the cache turns out wrong (a file it said was valid has problems),
-    ``compare`` again believing no row (which also drops the wrong rows): the answer is the one without it."""
+    ``compare`` again believing no row (which also drops the wrong rows): the answer is the one without it.
+    An error found while comparing (a revision's blob git cannot give, read when a pair needs it) is exit
+    status 2, as it is while loading."""
     from template_engine.loader import tree
-    from template_engine.loader.deferred import StaleFacts
+    from template_engine.loader.deferred import SourceFailed, StaleFacts
 
     try:
-        return compare(facts)
-    except StaleFacts as exc:
-        if facts is None:  # pragma: no cover - no stand-in without the cache
-            raise
-        _warning(f"{exc.file}: the fact cache said valid, but it is not; answered again reading every file")
-        tree._Reuse.last = {}  # the stand-ins of the first try must not be reused
-        facts.recheck()
-        return compare(facts)
+        try:
+            return compare(facts)
+        except StaleFacts as exc:
+            if facts is None:  # pragma: no cover - no stand-in without the cache
+                raise
+            _warning(
+                f"{exc.file}: the fact cache said valid, but it is not; answered again reading every file"
+            )
+            tree._Reuse.last = {}  # the stand-ins of the first try must not be reused
+            facts.recheck()
+            return compare(facts)
+    except TemplateEngineError as exc:
+        _fail(exc)
+    except SourceFailed as exc:
+        _fail(exc.error)
 
 
 def _load(source: Source | None, where: str | None = None, facts: FactCache | None = None) -> Org:

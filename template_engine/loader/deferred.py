@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from template_engine.errors import TemplateEngineError
 from template_engine.models.documents import (
     AssetKind,
     ComputeAsset,
@@ -45,6 +46,16 @@ class StaleFacts(RuntimeError):
         self.problems = problems
 
 
+class SourceFailed(RuntimeError):
+    """Reading a stand-in's file failed for a reason that is not the file's own (a revision's blob that git
+    cannot give): not a problem of the document, which composing would report as the pair's, but an error of
+    the command, which ``diff`` and ``impact`` report as when loading (exit status 2)."""
+
+    def __init__(self, error: TemplateEngineError) -> None:
+        super().__init__(error.render())
+        self.error = error
+
+
 class _Deferred:
     """What the three stand-ins share: the entry made on first use, equality and hashing through it."""
 
@@ -57,7 +68,10 @@ class _Deferred:
         made = self._made
         if made is None:
             assert self._build is not None
-            made, problems = self._build()
+            try:
+                made, problems = self._build()
+            except TemplateEngineError as exc:
+                raise SourceFailed(exc) from None
             if made is None:
                 raise StaleFacts(self._file, problems)
             object.__setattr__(self, "_made", made)

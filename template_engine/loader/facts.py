@@ -1,8 +1,8 @@
 """What the loader learnt about files it read before: a content-addressed cache kept between processes.
 
-One row says: *this loader* (defaults, template or asset), reading *exactly these bytes* (known by their git
-blob id, :func:`~template_engine.loader.sources.blob_id`: a revision's listing has it, so an unchanged file
-of a revision is looked up without being read) at *this place*
+One row says: *this loader* (defaults, template or asset), reading *exactly these bytes* (known by their
+BLAKE2b digest when they were read, or for a file of a git revision by its blob id, which the revision's
+listing has, so that an unchanged file of a revision is looked up without being read) at *this place*
 (the file's path in the templates folder and its scope or asset kind), with *exactly this code* (the bytes
 of every module of ``template_engine`` the loader may use, and the Python, pydantic and PyYAML versions),
 makes a valid document, which names *these assets* (a template's).  The key is a BLAKE2b digest of all of
@@ -148,11 +148,12 @@ class FactCache:
         self.hits = 0
         self.ignored = 0
 
-    def key(self, loader: str, rel: str, arg: Any, blob: str) -> bytes:
-        """The key of what ``loader`` makes of the file at ``rel`` whose content has the git blob id ``blob``
-        (``arg``: a scope or an asset kind)."""
+    def key(self, loader: str, rel: str, arg: Any, content: str) -> bytes:
+        """The key of what ``loader`` makes of the file at ``rel`` (``arg``: a scope or an asset kind) whose
+        bytes are ``content``: ``blake2b:`` and their digest when they were read, ``git:`` and the blob id for
+        a revision's file (:func:`~template_engine.loader.tree.content_digest`)."""
         digest = hashlib.blake2b(self._salt, digest_size=32)
-        digest.update(f"{loader}\0{rel}\0{arg!r}\0{blob}".encode("utf-8", "surrogatepass"))
+        digest.update(f"{loader}\0{rel}\0{arg!r}\0{content}".encode("utf-8", "surrogatepass"))
         return digest.digest()
 
     def recheck(self) -> None:

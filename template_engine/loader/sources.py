@@ -79,7 +79,8 @@ class Source(Protocol):
 
     def identity(self, path: str) -> str | None:
         """The git blob id of the file ``path`` when it is known without reading the file (a revision's
-        listing has it), else ``None`` (then :func:`blob_id` of its bytes is the same)."""
+        listing has it), else ``None`` (then :func:`blob_id` of its bytes is the same).  The loader treats a
+        source without this method as one that knows no id."""
         ...
 
 

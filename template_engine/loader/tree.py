@@ -13,6 +13,7 @@ composition that needs it fails with them), never skipped silently.
 from __future__ import annotations
 
 import gc
+import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -106,8 +107,9 @@ Doc = TypeVar("Doc", LayerDocument, TemplateDocument)
 Made = tuple[Any, list[Problem]]
 #: A loader from a file's text: ``(text, rel, scope or kind)`` -> what it makes.
 FromText = Callable[[str, str, Any], Made]
-#: What the loaders made of each file, by (loader, file, scope or kind, git blob id): see :class:`_Reuse`.
-Memo = dict[tuple[str, str, Any, str], Made]
+#: What the loaders made of each file, by (loader, file, scope or kind, git blob id): see :class:`_Reuse`;
+#: with the digest of the bytes it was made from, when they were read (:func:`content_digest`).
+Memo = dict[tuple[str, str, Any, str], tuple[Made, str | None]]
 
 
 class _Reuse:
@@ -117,12 +119,20 @@ class _Reuse:
     (the other version of the org in ``diff``, ``impact``, a report against a revision) gets the same,
     already validated, objects instead of being parsed and validated again; a file that differs by one byte
     is read anew.  The content is known by its git blob id (:func:`~template_engine.loader.sources.blob_id`):
-    a revision's listing has it, so its unchanged files are not even read.  Only the last load is kept, so
+    a revision's listing has it, so its unchanged files are not even read.  Where both versions' bytes were
+    read (two folders), their BLAKE2b digests must match too, so the reuse never rests on SHA-1 alone there;
+    against a revision's file it rests on git's own id (docs/decisions.md).  Only the last load is kept, so
     the memory is at most one org's.  The objects are shared between the two orgs: nothing changes a loaded
     document.
     """
 
     last: ClassVar[Memo] = {}
+
+
+def content_digest(raw: bytes) -> str:
+    """What the loader calls bytes it has read, in the memo and the fact cache: ``blake2b:`` and their
+    BLAKE2b-256 digest.  A revision's file it has not read is ``git:`` and its blob id."""
+    return "blake2b:" + hashlib.blake2b(raw, digest_size=32).hexdigest()
 
 
 def _with_text(
@@ -138,18 +148,22 @@ def _with_text(
         return (None, problems) if text is None else build(text, rel, arg)
     previous, current = memo
     raw: bytes | None = None
-    blob = files.identity(rel)
+    digest: str | None = None
+    known = getattr(files, "identity", None)  # a source written before identity existed has none
+    blob = known(rel) if known is not None else None
     if blob is None:
         read = files.read(rel)
         if isinstance(read, sources.Unreadable):
             return _decode(read, rel)
-        raw, blob = read, sources.blob_id(read)
+        raw, blob, digest = read, sources.blob_id(read), content_digest(read)
     key = (build.__name__, rel, arg, blob)
-    found = previous.get(key)
-    if found is None:
-        found = _made(files, rel, arg, build, blob, raw, facts)
-    current[key] = found
-    return found
+    hit = previous.get(key)
+    if hit is not None and (digest is None or hit[1] is None or hit[1] == digest):
+        made, digest = hit[0], digest or hit[1]
+    else:
+        made = _made(files, rel, arg, build, digest or f"git:{blob}", raw, facts)
+    current[key] = (made, digest)
+    return made
 
 
 def _made(
@@ -157,13 +171,13 @@ def _made(
     rel: str,
     arg: Any,
     build: FromText,
-    blob: str,
+    content: str,
     raw: bytes | None,
     facts: FactCache | None,
 ) -> Made:
-    """What ``build`` makes of the file (``raw``: its bytes, if they were read to know its ``blob`` id): a
-    stand-in read on first use when ``facts`` knows it to be valid, else the document itself (then ``facts``
-    learns whether it is valid)."""
+    """What ``build`` makes of the file (``raw``: its bytes, if they were read; ``content``: what the fact
+    cache knows them by, :func:`content_digest`): a stand-in read on first use when ``facts`` knows it to be
+    valid, else the document itself (then ``facts`` learns whether it is valid)."""
 
     def read() -> Made:
         text, problems = _decode(files.read(rel) if raw is None else raw, rel)
@@ -173,7 +187,7 @@ def _made(
         return read()
     from template_engine.loader.deferred import DeferredAsset, DeferredDefaults, DeferredTemplate
 
-    key = facts.key(build.__name__, rel, arg, blob)
+    key = facts.key(build.__name__, rel, arg, content)
     refs = facts.valid(key)
     if refs is None:
         made, problems = read()
