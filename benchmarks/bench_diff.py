@@ -112,6 +112,67 @@ def phases(repo: Path, runs: int, cache: Path | None) -> dict[str, Any]:
     return {name: summary(values) for name, values in steps.items()}
 
 
+def impact_phases(repo: Path, rel: str, runs: int, cache: Path) -> dict[str, Any]:
+    """What a warm ``impact`` does, step by step in this process (median and min of ``runs``; the imports
+    are done once, before): list the revision with git; load it; load it with the working tree's changed
+    file; compare, within which parsing the files the compositions need and validating them are timed
+    apart (the rest of the step is composing both sides' pairs and comparing them).  Also the blobs read
+    from git."""
+    from template_engine.diff import diff_orgs
+    from template_engine.gitrev import open_version
+    from template_engine.loader import tree
+    from template_engine.loader.facts import FactCache
+    from template_engine.loader.sources import FolderSource, OverlaySource
+    from template_engine.loader.tree import load_org
+
+    root = repo / "templates"
+    inner = rel.removeprefix("templates/")
+    spent = {"parse": 0.0, "validate": 0.0}
+
+    def timed(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - start
+
+        return call
+
+    parse, validate = tree._parse_source, tree.validate
+    steps: dict[str, list[float]] = {
+        name: [] for name in ("git", "load", "load with the change", "compare", "parse", "validate")
+    }
+    blobs: list[int] = []
+    tree._parse_source, tree.validate = timed("parse", parse), timed("validate", validate)
+    try:
+        for _ in range(runs):
+            tree._Reuse.last = {}
+            spent.update(parse=0.0, validate=0.0)
+            facts = FactCache(cache)
+            start = time.perf_counter()
+            version = open_version(root, "HEAD")
+            steps["git"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            old = load_org(version.source, facts)
+            steps["load"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            new = load_org(OverlaySource(version.source, inner, FolderSource(root)), facts)
+            steps["load with the change"].append(time.perf_counter() - start)
+            spent.update(parse=0.0, validate=0.0)
+            start = time.perf_counter()
+            diff_orgs(old, new, file=inner)
+            steps["compare"].append(time.perf_counter() - start)
+            steps["parse"].append(spent["parse"])
+            steps["validate"].append(spent["validate"])
+            blobs.append(getattr(version.source, "blobs_read", 0))
+    finally:
+        tree._parse_source, tree.validate = parse, validate
+    out: dict[str, Any] = {name: summary(values) for name, values in steps.items()}
+    out["blobs read"] = blobs[-1]
+    return out
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values)}
 
@@ -189,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.phases
             else {}
         )
+        impact_steps = impact_phases(repo, rel, args.runs, caches / "warm") if args.phases else {}
     for name in commands:
         variants = [f"{name} ({cache})" for cache in CACHES] if name != "check" else []
         if args.baseline is not None:
@@ -236,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         "all_seconds": seconds,
         "phases_in_process": breakdown,
+        "impact_phases_in_process": impact_steps,
     }
     s = answer["summary"]
     print(
@@ -253,6 +316,16 @@ def main(argv: list[str] | None = None) -> None:
     for cache, steps in breakdown.items():
         text = ", ".join(f"{name} {value['median']:.2f} s" for name, value in steps.items())
         print(f"diff --against HEAD in process, {cache} cache, median: {text}")
+    if impact_steps:
+        text = ", ".join(
+            f"{name} {value['median']:.3f} s"
+            for name, value in impact_steps.items()
+            if isinstance(value, dict)
+        )
+        print(
+            f"impact in process, a warm cache, median: {text} (parse and validate are within compare); "
+            f"blobs read from git: {impact_steps['blobs read']}"
+        )
     if args.baseline is not None:
         print("same answers as the baseline: yes (byte-for-byte JSON output of all four commands)")
     print("same answers cold and warm: yes (byte-for-byte JSON output)")
