@@ -58,28 +58,26 @@ class Version:
 
 
 #: How many blobs a ``git cat-file --batch`` of a revision reads at first: the one asked for and the next
-#: files of the listing the loader may read that are not read yet (YAML, not hidden, at most
-#: :data:`READ_AHEAD_MAX_BYTES`).  While the loader's requests go on through the listing, each reads twice
+#: files of the listing the loader may read that are not read yet (YAML, not hidden).  While the loader's
+#: requests go on through the listing, each reads twice
 #: as many as the one before; when one goes back, it reads this many again.  So a command that reads every
 #: file (a first ``diff``) asks git about ten times, and one that reads a department's files (``impact``
 #: with the fact cache) reads little more than those.
 READ_AHEAD = 64
 #: The most blobs one request reads.
 READ_AHEAD_MAX = 16_384
-#: A blob larger than this is read only when the loader asks for it, never ahead.
-READ_AHEAD_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
 class Listed:
-    """A file of a revision's listing: its blob id and size (``git ls-tree -l``)."""
+    """A file of a revision's listing: its blob id.  (Not its size: ``git ls-tree -l`` would make a partial
+    clone fetch every blob to list it.)"""
 
     blob: str
-    size: int
 
 
 class GitRevisionSource:
-    """A templates folder as a commit has it: the listing of its files (path, blob id, size), their bytes
+    """A templates folder as a commit has it: the listing of its files (path and blob id), their bytes
     read from git when first asked for, with the next ones of the listing (:data:`READ_AHEAD`), and kept.
 
     As in git, a folder exists when it holds a file.  Symbolic links (mode 120000) and submodules are not
@@ -149,33 +147,32 @@ class GitRevisionSource:
         for other in self._order[self._position[path] + 1 :]:
             if len(wanted) >= self._window:
                 break
-            listed = self._files[other]
             if (
                 other not in self._bytes
                 and other not in self._missing
                 and other.endswith(YAML_SUFFIXES)
                 and not other.rpartition("/")[2].startswith(".")  # hidden: never read
-                and listed.size <= READ_AHEAD_MAX_BYTES
             ):
                 wanted.append(other)
         return wanted
 
     def _fetch(self, path: str) -> None:
-        wanted = self._ahead(path)
+        self._read_blobs(self._ahead(path))
+
+    def _read_blobs(self, wanted: list[str]) -> None:
+        """Read ``wanted`` in one request; when git fails on it (a blob it cannot fetch fails the whole
+        ``cat-file``), each half again, so that only the files whose blobs git cannot give are missing."""
         self.requests += 1
         try:
             found = _cat_blobs(self._top, [self._files[name].blob for name in wanted])
         except GitError as exc:
             if len(wanted) == 1:
-                self._missing[path] = exc.problems[0].message
+                self._missing[wanted[0]] = exc.problems[0].message
                 return
-            wanted = [path]  # a blob read ahead may be the one git cannot give: ask for this one alone
-            self.requests += 1
-            try:
-                found = _cat_blobs(self._top, [self._files[path].blob])
-            except GitError as alone:
-                self._missing[path] = alone.problems[0].message
-                return
+            half = len(wanted) // 2
+            self._read_blobs(wanted[:half])
+            self._read_blobs(wanted[half:])
+            return
         self.blobs_read += len(wanted)
         for name, data in zip(wanted, found, strict=True):
             if data is None:
@@ -224,23 +221,23 @@ def _commit(top: Path, revision: str) -> str:
 
 
 def _listing(top: Path, commit: str, prefix: str) -> dict[str, Listed]:
-    """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> blob id and size, in the
+    """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> blob id, in the
     listing's order (by path)."""
     spec = [f":(literal){prefix}"] if prefix else []
-    listing = _git(top, "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *spec)
+    listing = _git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *spec)
     files: dict[str, Listed] = {}
     for entry in listing.split(b"\0"):
         if not entry:
             continue
         meta, _, raw_name = entry.partition(b"\t")
-        mode, kind, sha, size = meta.decode().split()
+        mode, kind, sha = meta.decode().split()
         if kind != "blob" or mode == "120000":  # submodules and symbolic links are not documents
             continue
         path = raw_name.decode("utf-8", errors="surrogateescape")
         rel = path[len(prefix) + 1 :] if prefix else path  # ls-tree lists only what is under prefix/
         if any(part in ("", ".", "..") for part in rel.split("/")):  # no checkout makes such a file
             continue
-        files[rel] = Listed(sha, int(size) if size.isdigit() else 0)  # "BAD": an object git lacks
+        files[rel] = Listed(sha)
     return files
 
 

@@ -295,20 +295,6 @@ def test_a_revision_reads_blobs_in_batches_of_the_listing(
     assert calls == ["cat-file --batch"] * source.requests and source.requests == 6
 
 
-def test_a_file_larger_than_the_read_ahead_limit_is_read_only_when_asked_for(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    files = {**SMALL, "system/templates/big.yaml": "meta:\n  name: big\n" + "# filler\n" * 200}
-    root = write(repo.path / "templates", files)
-    repo.commit("org")
-    monkeypatch.setattr(gitrev, "READ_AHEAD_MAX_BYTES", 1000)
-    source = read_revision(root, "HEAD")
-    source.read("org.yaml")
-    assert source.blobs_read == 3  # org.yaml, job.yaml, system/defaults.yaml: not big.yaml
-    assert source.read("system/templates/big.yaml") == files["system/templates/big.yaml"].encode()
-    assert (source.blobs_read, source.requests) == (4, 2)
-
-
 def test_a_revision_never_reads_ahead_a_file_the_loader_would_not_read(repo: Repo) -> None:
     files = {**SMALL, "README.md": "# the org\n", "projects/vision/NOTES.md": "x" * 100_000}
     root = write(repo.path / "templates", files)
@@ -340,24 +326,30 @@ def test_a_blob_git_cannot_give_is_an_error_of_the_revision_not_a_file_with_prob
 def test_a_blob_that_cannot_be_read_ahead_fails_nothing_that_does_not_need_it(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A failing request (a partial clone without its remote: git exits with an error) is asked again for
-    the one file the loader wants, so only a file that is needed makes the command fail."""
+    """A failing request (a partial clone without its remote: git exits with an error) is split in halves
+    until the blob git cannot give is alone, so only a file that is needed makes the command fail, and the
+    files read with it are read once."""
     root = write(repo.path / "templates", SMALL)
     repo.commit("org")
     lost = repo.git("rev-parse", "HEAD:templates/system/defaults.yaml").strip()
     source = read_revision(root, "HEAD")
     real = gitrev._cat_blobs
+    asked: list[int] = []
 
     def failing(top: Path, shas: list[str]) -> list[bytes | None]:
+        asked.append(len(shas))
         if lost in shas:
             raise gitrev.GitError([gitrev.Problem(f"git cat-file failed: fatal: could not fetch {lost}")])
         return real(top, shas)
 
     monkeypatch.setattr(gitrev, "_cat_blobs", failing)
     assert source.read("org.yaml") == ORG_YAML.encode()
+    assert asked == [3, 1, 2, 1, 1]  # org.yaml, job.yaml, system/defaults.yaml; halves; halves
     assert source.read("projects/vision/templates/job.yaml") == JOB.encode()
+    assert len(asked) == 5 and source.blobs_read == 2  # read with org.yaml, kept
     with pytest.raises(gitrev.GitError, match=f"could not fetch {lost}"):
         source.read("system/defaults.yaml")
+    assert len(asked) == 5  # already known to be missing: git is not asked again
 
 
 def _crafted_commit(repo: Repo, templates: list[str]) -> str:
