@@ -10,14 +10,13 @@ The loader knows a file it has seen by its blob id, so a revision's unchanged fi
 
 from __future__ import annotations
 
-import errno
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.loader.layout import YAML_SUFFIXES
-from template_engine.loader.sources import Entry, FolderSource, Kind, Source, Unreadable, index_folders
+from template_engine.loader.sources import Entry, FolderSource, Kind, Listing, Source, Unreadable
 
 _REVISION = "a commit, branch or tag such as HEAD~1 or origin/main"
 
@@ -68,14 +67,6 @@ READ_AHEAD = 64
 READ_AHEAD_MAX = 16_384
 
 
-@dataclass(frozen=True, slots=True)
-class Listed:
-    """A file of a revision's listing: its blob id.  (Not its size: ``git ls-tree -l`` would make a partial
-    clone fetch every blob to list it.)"""
-
-    blob: str
-
-
 class GitRevisionSource:
     """A templates folder as a commit has it: the listing of its files (path and blob id), their bytes
     read from git when first asked for, with the next ones of the listing (:data:`READ_AHEAD`), and kept.
@@ -86,12 +77,12 @@ class GitRevisionSource:
     :class:`GitError`, since no answer about this revision can be right without it.
     """
 
-    def __init__(self, files: dict[str, Listed], label: str, commit: str, top: Path) -> None:
+    def __init__(self, files: dict[str, str], label: str, commit: str, top: Path) -> None:
         self._label = label
         self.commit = commit
         self._top = top
         self._files = files
-        self._folders = index_folders(files)
+        self._listing = Listing(files)
         self._order = list(files)
         self._position = {path: index for index, path in enumerate(self._order)}
         self._bytes: dict[str, bytes] = {}
@@ -107,25 +98,20 @@ class GitRevisionSource:
         return self._label
 
     def kind(self, path: str) -> Kind | None:
-        if path in self._files:
-            return "file"
-        return "folder" if path in self._folders else None
+        return self._listing.kind(path)
 
     def entries(self, path: str) -> list[Entry] | Unreadable:
-        listed = self._folders.get(path)
-        if listed is None:
-            return Unreadable.code(errno.ENOTDIR if path in self._files else errno.ENOENT)
-        return [Entry(name, kind) for name, kind in listed.items()]
+        return self._listing.entries(path)
 
     def identity(self, path: str) -> str | None:
         """The blob id, when it is the id :func:`~template_engine.loader.sources.blob_id` gives (SHA-1): in a
         SHA-256 repository the files are read and hashed like a folder's."""
         found = self._files.get(path)
-        return found.blob if found is not None and len(found.blob) == 40 else None
+        return found if found is not None and len(found) == 40 else None
 
     def read(self, path: str) -> bytes | Unreadable:
         if path not in self._files:
-            return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
+            return self._listing.not_a_file(path)
         if path not in self._bytes and path not in self._missing:
             self._fetch(path)
         if path in self._missing:
@@ -164,7 +150,7 @@ class GitRevisionSource:
         ``cat-file``), each half again, so that only the files whose blobs git cannot give are missing."""
         self.requests += 1
         try:
-            found = _cat_blobs(self._top, [self._files[name].blob for name in wanted])
+            found = _cat_blobs(self._top, [self._files[name] for name in wanted])
         except GitError as exc:
             if len(wanted) == 1:
                 self._missing[wanted[0]] = exc.problems[0].message
@@ -176,7 +162,7 @@ class GitRevisionSource:
         self.blobs_read += len(wanted)
         for name, data in zip(wanted, found, strict=True):
             if data is None:
-                self._missing[name] = f"the repository has no blob {self._files[name].blob}"
+                self._missing[name] = f"the repository has no blob {self._files[name]}"
             else:
                 self._bytes[name] = data
 
@@ -220,12 +206,12 @@ def _commit(top: Path, revision: str) -> str:
         ) from None
 
 
-def _listing(top: Path, commit: str, prefix: str) -> dict[str, Listed]:
+def _listing(top: Path, commit: str, prefix: str) -> dict[str, str]:
     """The files under ``prefix`` at ``commit``: their path relative to ``prefix`` -> blob id, in the
     listing's order (by path)."""
     spec = [f":(literal){prefix}"] if prefix else []
     listing = _git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *spec)
-    files: dict[str, Listed] = {}
+    files: dict[str, str] = {}
     for entry in listing.split(b"\0"):
         if not entry:
             continue
@@ -237,7 +223,7 @@ def _listing(top: Path, commit: str, prefix: str) -> dict[str, Listed]:
         rel = path[len(prefix) + 1 :] if prefix else path  # ls-tree lists only what is under prefix/
         if any(part in ("", ".", "..") for part in rel.split("/")):  # no checkout makes such a file
             continue
-        files[rel] = Listed(sha)
+        files[rel] = sha  # not its size: ``ls-tree -l`` would make a partial clone fetch every blob
     return files
 
 

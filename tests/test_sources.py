@@ -352,51 +352,32 @@ def test_a_blob_that_cannot_be_read_ahead_fails_nothing_that_does_not_need_it(
     assert len(asked) == 5  # already known to be missing: git is not asked again
 
 
-def _crafted_commit(repo: Repo, templates: list[str]) -> str:
-    """A commit whose ``templates`` tree has the entries ``templates`` (``git mktree`` lines), made by hand as
-    no checkout would: what a hostile repository may hold."""
-
-    def mktree(lines: list[str]) -> str:
-        done = subprocess.run(
-            ["git", "mktree"],
-            cwd=repo.path,
-            env=repo.env,
-            input="\n".join(lines) + "\n",
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return done.stdout.strip()
-
-    tree = mktree(templates)
-    top = mktree([f"040000 tree {tree}\ttemplates"])
-    return repo.git("commit-tree", top, "-m", "crafted").strip()
-
-
-def _blob(repo: Repo, text: str) -> str:
+def _git_in(repo: Repo, *args: str, given: str) -> str:
+    """``git ARGS`` in ``repo`` with ``given`` on its standard input: its output, stripped."""
     done = subprocess.run(
-        ["git", "hash-object", "-w", "--stdin"],
-        cwd=repo.path,
-        env=repo.env,
-        input=text,
-        capture_output=True,
-        text=True,
-        check=True,
+        ["git", *args], cwd=repo.path, env=repo.env, input=given, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
 
 
+def _blob(repo: Repo, text: str) -> str:
+    return _git_in(repo, "hash-object", "-w", "--stdin", given=text)
+
+
+def _tree(repo: Repo, entries: list[str]) -> str:
+    """A tree of ``entries`` (``git mktree`` lines), made by hand as no checkout would."""
+    return _git_in(repo, "mktree", given="\n".join(entries) + "\n")
+
+
+def _crafted_commit(repo: Repo, templates: list[str]) -> str:
+    """A commit whose ``templates`` tree has the entries ``templates``: what a hostile repository may hold."""
+    top = _tree(repo, [f"040000 tree {_tree(repo, templates)}\ttemplates"])
+    return repo.git("commit-tree", top, "-m", "crafted").strip()
+
+
 def test_a_crafted_tree_with_a_dot_entry_is_read_without_it(repo: Repo) -> None:
     org, job = _blob(repo, ORG_YAML), _blob(repo, JOB)
-    inner = subprocess.run(
-        ["git", "mktree"],
-        cwd=repo.path,
-        env=repo.env,
-        input=f"100644 blob {job}\tx.yaml\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    inner = _tree(repo, [f"100644 blob {job}\tx.yaml"])
     commit = _crafted_commit(repo, [f"100644 blob {org}\torg.yaml", f"040000 tree {inner}\t."])
     (repo.path / "templates").mkdir()
     source = read_revision(repo.path / "templates", commit)
@@ -405,15 +386,7 @@ def test_a_crafted_tree_with_a_dot_entry_is_read_without_it(repo: Repo) -> None:
 
 def test_a_crafted_tree_with_a_file_that_is_also_a_folder_is_an_error(repo: Repo) -> None:
     org, job = _blob(repo, ORG_YAML), _blob(repo, JOB)
-    inner = subprocess.run(
-        ["git", "mktree"],
-        cwd=repo.path,
-        env=repo.env,
-        input=f"100644 blob {job}\tjob.yaml\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    inner = _tree(repo, [f"100644 blob {job}\tjob.yaml"])
     commit = _crafted_commit(
         repo, [f"100644 blob {org}\torg.yaml", f"100644 blob {job}\tsystem", f"040000 tree {inner}\tsystem"]
     )

@@ -175,35 +175,55 @@ class FolderSource:
 # -- files in memory -----------------------------------------------------------------------------------------
 
 
-def index_folders(paths: Iterable[str]) -> dict[str, dict[str, Kind]]:
-    """The folders that hold the files ``paths`` (POSIX, relative): folder -> its entries' names and kinds.
+class Listing:
+    """Files known by their paths alone, and the folders that hold them, as git has them: a folder exists
+    when it holds a file (there are no empty folders); with no files, not even the templates folder exists.
 
     A bad path (a ``""``, ``.`` or ``..`` part, or a file that is also a folder) is a :class:`ValueError`.
+    The sources whose files are listed before they are read (:class:`MappingSource`,
+    :class:`template_engine.gitrev.GitRevisionSource`) answer ``kind`` and ``entries`` with it.
     """
-    folders: dict[str, dict[str, Kind]] = {}
-    for path in paths:
-        parts = path.split("/")
-        if any(part in ("", ".", "..") for part in parts):
-            raise ValueError(f"not a relative POSIX path to a file: {path!r}")
-        for depth, name in enumerate(parts):
-            kind: Kind = "file" if depth == len(parts) - 1 else "folder"
-            listed = folders.setdefault("/".join(parts[:depth]), {})
-            if listed.setdefault(name, kind) != kind:
-                raise ValueError(f"{'/'.join(parts[: depth + 1])!r} is both a file and a folder")
-    return folders
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.files: set[str] = set()
+        self.folders: dict[str, dict[str, Kind]] = {}
+        for path in paths:
+            parts = path.split("/")
+            if any(part in ("", ".", "..") for part in parts):
+                raise ValueError(f"not a relative POSIX path to a file: {path!r}")
+            for depth, name in enumerate(parts):
+                kind: Kind = "file" if depth == len(parts) - 1 else "folder"
+                listed = self.folders.setdefault("/".join(parts[:depth]), {})
+                if listed.setdefault(name, kind) != kind:
+                    raise ValueError(f"{'/'.join(parts[: depth + 1])!r} is both a file and a folder")
+            self.files.add(path)
+
+    def kind(self, path: str) -> Kind | None:
+        if path in self.files:
+            return "file"
+        return "folder" if path in self.folders else None
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        listed = self.folders.get(path)
+        if listed is None:
+            return Unreadable.code(errno.ENOTDIR if path in self.files else errno.ENOENT)
+        return [Entry(name, kind) for name, kind in listed.items()]
+
+    def not_a_file(self, path: str) -> Unreadable:
+        """Why ``path``, which is no file of the listing, cannot be read."""
+        return Unreadable.code(errno.EISDIR if path in self.folders else errno.ENOENT)
 
 
 class MappingSource:
     """Files held in memory: POSIX path -> content (text is stored as UTF-8).
 
-    A folder exists when it holds a file (as in git: there are no empty folders); with no files, not even
-    the templates folder exists.  Paths are checked when the source is made (no ``""``, ``.`` or ``..``
-    part, no file that is also a folder): a bad path is a mistake of the caller, a :class:`ValueError`.
+    Folders are as a :class:`Listing` has them.  Paths are checked when the source is made: a bad path is a
+    mistake of the caller, a :class:`ValueError`.
     """
 
     def __init__(self, files: Mapping[str, bytes | str], label: str = "<memory>") -> None:
         self._label = label
-        self._folders = index_folders(files)
+        self._listing = Listing(files)
         self._files: dict[str, bytes] = {
             path: content.encode("utf-8") if isinstance(content, str) else bytes(content)
             for path, content in files.items()
@@ -214,21 +234,14 @@ class MappingSource:
         return self._label
 
     def kind(self, path: str) -> Kind | None:
-        if path in self._files:
-            return "file"
-        return "folder" if path in self._folders else None
+        return self._listing.kind(path)
 
     def entries(self, path: str) -> list[Entry] | Unreadable:
-        listed = self._folders.get(path)
-        if listed is None:
-            return Unreadable.code(errno.ENOTDIR if path in self._files else errno.ENOENT)
-        return [Entry(name, kind) for name, kind in listed.items()]
+        return self._listing.entries(path)
 
     def read(self, path: str) -> bytes | Unreadable:
         found = self._files.get(path)
-        if found is None:
-            return Unreadable.code(errno.EISDIR if path in self._folders else errno.ENOENT)
-        return found
+        return self._listing.not_a_file(path) if found is None else found
 
     def identity(self, path: str) -> str | None:
         return None
