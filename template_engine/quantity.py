@@ -61,6 +61,12 @@ def parse_quantity(value: object) -> Decimal | None:
     return _parse_text(value)
 
 
+def is_quantity_text(value: str) -> bool:
+    """Whether ``value`` is a quantity as Run:ai's API takes it: the grammar above, with no blanks around
+    it (every such text also matches Run:ai's pattern ``^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$``)."""
+    return len(value) <= MAX_QUANTITY_LENGTH and value == value.strip() and _parse_text(value) is not None
+
+
 @lru_cache(maxsize=1024)
 def _parse_text(value: str) -> Decimal | None:
     m = _QUANTITY.fullmatch(value.strip())
@@ -76,4 +82,4 @@ def _parse_text(value: str) -> Decimal | None:
     return None if factor is None else number * factor
 
 
-__all__ = ["MAX_EXPONENT", "MAX_QUANTITY_LENGTH", "parse_quantity"]
+__all__ = ["MAX_EXPONENT", "MAX_QUANTITY_LENGTH", "is_quantity_text", "parse_quantity"]

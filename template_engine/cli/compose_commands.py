@@ -36,14 +36,24 @@ def _load(root: FsPath) -> Org:
         fail(exc)
 
 
+def org_problems(org: Org) -> list[Problem]:
+    """What ``validate`` reports of ``org``: every problem of its broken files, then its references."""
+    return [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
+
+
 def _compose_one(
     org: Org, template: str, project: str | None, department: str | None, variables: dict[str, str]
 ) -> Composition:
     try:
         view = org.view_of(project, department)
         found = org.find_template(template, view)
-        if project is None and department is None:
-            view = org.own_view(found)
+    except TemplateEngineError as exc:
+        # A template or scope that cannot be found may be one of the org's broken files: say them too.
+        more = [p for p in org_problems(org) if p not in exc.problems]
+        fail(TemplateEngineError([*exc.problems, *more]))
+    if project is None and department is None:
+        view = org.own_view(found)
+    try:
         return compose(org, found, view, variables)
     except TemplateEngineError as exc:
         fail(exc)
@@ -158,16 +168,25 @@ def check(
         department_of = scope.name if scope.type == "department" else None
         rows.append(_Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file]))
     if template is not None and not rows:
-        fail(TemplateEngineError([_no_pairs(template, project)]))
+        fail(TemplateEngineError([_no_pairs(template, project), *org_problems(org)]))  # as validate says
+    # Whatever validate finds fails the check too: a broken defaults file, policy or asset, an unknown
+    # department, a folder that cannot be listed (a broken template is already a row of its own).
+    in_rows = {file for ref, file in org.broken_refs.items() if isinstance(ref, TemplateRef)}
+    problems = [p for f in sorted(org.broken) if f not in in_rows for p in org.broken[f]]
+    problems += reference_problems(org)
+    if not rows and not problems:
+        where = f"project {project!r}" if project is not None else f"the org in {root}"
+        problems.append(Problem(f"no (project, template) pair in {where}: nothing to check", (), None))
     for name, warning in sorted(unused.items()):
         # No pair composed when there is no warning to show: then every variable went unused.
         click.echo(f"warning: {(warning or unused_variable(name)).one_line()}", err=True)
     if output == "text":
-        _print_table(rows)
+        _print_table(rows, problems)
     else:
         results = [r.to_dict() for r in rows]
-        emit({"results": results, "runnable": sum(r.is_runnable for r in rows), "total": len(rows)}, output)
-    sys.exit(0 if all(r.is_runnable for r in rows) else EXIT_FINDINGS)
+        answer = {"results": results, "runnable": sum(r.is_runnable for r in rows), "total": len(rows)}
+        emit({**answer, "problems": [p.to_dict() for p in problems]}, output)
+    sys.exit(0 if all(r.is_runnable for r in rows) and not problems else EXIT_FINDINGS)
 
 
 def _no_pairs(template: str, project: str | None) -> Problem:
@@ -187,7 +206,7 @@ def _describe(note: Note) -> str:
     return ": ".join(part for part in parts if part)
 
 
-def _print_table(rows: list[_Row]) -> None:
+def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
     head = ("PROJECT", "TEMPLATE", "SCOPE", "STATUS", "FIRST ISSUE")
     table = [
         (
@@ -203,7 +222,14 @@ def _print_table(rows: list[_Row]) -> None:
     for line in (head, *table):
         click.echo("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
     bad = sum(not r.is_runnable for r in rows)
-    click.echo(f"\n{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all")
+    summary = f"{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all"
+    if problems:
+        summary += f"; {len(problems)} problem(s) in the org (as `validate` reports them)"
+    click.echo(f"\n{summary}")
+    if problems:
+        click.echo("\nproblems:")
+        for problem in problems:
+            click.echo(f"  error: {problem.render()}")
     for r in rows:
         notes: list[tuple[str, Note]] = [("issue", i) for i in r.issues[1:]]
         notes += [("warning", w) for w in r.warnings or ()]
@@ -262,7 +288,7 @@ def explain_command(
 def validate(root: FsPath, output: str) -> None:
     """Check every file against the schema and the reference rules; exit 1 on any problem."""
     org = _load(root)
-    problems = [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
+    problems = org_problems(org)
     if output == "text":
         for problem in problems:
             click.echo(f"error: {problem.render()}")

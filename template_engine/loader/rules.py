@@ -11,8 +11,15 @@ from typing import Any
 
 from template_engine.errors import Problem
 from template_engine.loader.validate import key_problems, locate
-from template_engine.merge.plan import PlanNode
-from template_engine.models.documents import AssetKind, TemplateAssets, TemplateDocument
+from template_engine.loader.values import document_value_problems
+from template_engine.merge.plan import SPEC_PLAN, PlanNode
+from template_engine.models.documents import (
+    AssetKind,
+    DatasourceAsset,
+    LayerDocument,
+    TemplateAssets,
+    TemplateDocument,
+)
 from template_engine.paths import Path
 
 Lines = Mapping[Path, tuple[int, int]]
@@ -64,6 +71,20 @@ def datasource_shape(data: Mapping[str, Any], file: str, lines: Lines) -> list[P
             "spec.storage.<kind>: [one item]",
         )
     ]
+
+
+def document_rules(model: type[object], data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
+    """The rules a defaults, template or asset document of ``model`` must follow beyond its schema, the same
+    at every door (a file, a revision, ``db import``, a request body, a UI form): ``masterSpecSameAsWorker``
+    without a ``master`` section, keyed-list items with their key and no key twice, one item in a data
+    source, and the values Run:ai's API refuses (:mod:`.values`).  ``file`` and ``lines`` locate them."""
+    roots = SPEC_ROOTS if issubclass(model, LayerDocument | TemplateDocument) else (("spec",),)
+    if issubclass(model, DatasourceAsset):  # its one item is named by the asset, not by a key
+        problems = datasource_shape(data, file, lines)
+    else:
+        problems = master_conflict(data, file, lines) if roots is SPEC_ROOTS else []
+        problems += spec_key_problems(SPEC_PLAN, data, roots, file, lines)
+    return problems + document_value_problems(data, roots, file, lines)
 
 
 def asset_refs(doc: TemplateDocument) -> list[tuple[AssetKind, str, Path]]:

@@ -21,22 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
 from template_engine.loader.layout import read_layout
-from template_engine.loader.rules import (
-    SPEC_ROOTS,
-    Lines,
-    asset_refs,
-    datasource_shape,
-    master_conflict,
-    spec_key_problems,
-)
+from template_engine.loader.rules import asset_refs, document_rules
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.yaml_safe import load_yaml
-from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.documents import (
     ASSET_FOLDERS,
     ASSET_MODELS,
     AssetKind,
-    DatasourceAsset,
     LayerDocument,
     OrgDocument,
     TemplateDocument,
@@ -236,17 +227,6 @@ def _without_specs(doc: Doc) -> Doc:
     return doc.model_copy(update={"spec": None}) if doc.spec is not None else doc
 
 
-def document_rules(doc: object, data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:
-    """The rules a defaults, template or asset document that fits its schema (``doc``) must also follow;
-    ``file`` and ``lines`` locate them (no name-versus-file check: a document may come from no file)."""
-    if isinstance(doc, DatasourceAsset):
-        return datasource_shape(data, file, lines)
-    if isinstance(doc, LayerDocument | TemplateDocument):
-        problems = master_conflict(data, file, lines)
-        return problems + spec_key_problems(SPEC_PLAN, data, SPEC_ROOTS, file, lines)
-    return spec_key_problems(SPEC_PLAN, data, (("spec",),), file, lines)
-
-
 def load_defaults(
     files: sources.Source,
     rel: str,
@@ -264,7 +244,7 @@ def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, 
     doc, problems = validate(LayerDocument, source.data, rel, source.lines)
     if doc is None:
         return None, problems
-    problems = document_rules(doc, source.data, rel, source.lines)
+    problems = document_rules(type(doc), source.data, rel, source.lines)
     return (None if problems else Defaults(scope, source, _without_specs(doc))), problems
 
 
@@ -287,7 +267,7 @@ def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, 
         return None, problems
     stem = _stem(rel)
     problems = _name_matches_file(source, doc.meta.name, stem, "template")
-    problems += document_rules(doc, source.data, rel, source.lines)
+    problems += document_rules(type(doc), source.data, rel, source.lines)
     return (None if problems else Template(stem, scope, source, _without_specs(doc))), problems
 
 
@@ -325,7 +305,7 @@ def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, lis
         return None, problems
     stem = _stem(rel)
     problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
-    problems += document_rules(doc, source.data, rel, source.lines)
+    problems += document_rules(type(doc), source.data, rel, source.lines)
     return (None if problems else Asset(kind, stem, source, doc)), problems
 
 

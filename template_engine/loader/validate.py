@@ -186,9 +186,8 @@ def key_problems(
 ) -> list[Problem]:
     """Keyed-list items without their key, and keys given twice within this one document."""
     out = []
-    for message, path, other in check_keys(plan, spec):
+    for message, path, other, expected in check_keys(plan, spec):
         full = (*root, *path)
         related = (locate(file, lines, (*root, *other)),) if other is not None else ()
-        expected = "each key once per list in one file" if other is not None else "the item's identity key"
         out.append(Problem(message, full, locate(file, lines, full), expected, related))
     return out

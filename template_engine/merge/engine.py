@@ -526,16 +526,21 @@ def merge_layers(plan: PlanNode, layers: Sequence[Layer], start: MergeResult | N
         return _Run(plan, layers).run(start)
 
 
-def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None]]:
+_IDENTITY = "the item's identity key"
+_ONCE = "each key once per list in one file"
+
+
+def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None, str]]:
     """Keyed-list problems inside one layer: items without a key and keys given twice.
 
-    Returns ``(message, path, other_path)`` triples with the layer's own paths (list items by position);
-    ``other_path`` is the first position of a duplicate.  The fields of an item without its key are not
-    looked into.
+    Returns ``(message, path, other_path, expected)`` tuples with the layer's own paths (list items by
+    position); ``other_path`` is the first position of a duplicate.  The fields of an item without its
+    key, or whose key is an object or a list (no identity: it cannot be compared or hashed), are not looked
+    into.
     """
     if _keys_clean(plan, spec):
         return []
-    problems: list[tuple[str, Path, Path | None]] = []
+    problems: list[tuple[str, Path, Path | None, str]] = []
     first: dict[Path, dict[Match, Path]] = {}  # per keyed list, where each key was given first
     walk = steps(spec, plan, path, by_position=True, leaves=False)
     for here, item, node, _ in walk:
@@ -546,12 +551,19 @@ def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Pa
         if match is None:
             if mapping:
                 want = f"neither {key.field!r} nor {key.fallback!r}" if key.fallback else f"no {key.field!r}"
-                problems.append((f"keyed list item has {want} (its identity key)", here, None))
+                problems.append((f"keyed list item has {want} (its identity key)", here, None, _IDENTITY))
+            walk.skip()
+            continue
+        if isinstance(match.value, Mapping | list | tuple | set):
+            kind = "an object" if isinstance(match.value, Mapping) else "a list"
+            at = (*here, match.field)
+            message = f"the identity key {match.field!r} of a keyed list item is {kind}"
+            problems.append((message, at, None, "text or a number"))
             walk.skip()
             continue
         seen = first.setdefault(here[:-1], {})
         if match in seen:
-            problems.append((f"duplicate key {match} in one layer", here, seen[match]))
+            problems.append((f"duplicate key {match} in one layer", here, seen[match], _ONCE))
         else:
             seen[match] = here
     return problems

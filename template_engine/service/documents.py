@@ -32,14 +32,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from template_engine.errors import Problem
-from template_engine.loader.rules import (
-    SPEC_ROOTS,
-    datasource_shape,
-    master_conflict,
-    spec_key_problems,
-)
+from template_engine.loader.rules import document_rules
 from template_engine.loader.validate import validate
-from template_engine.merge.plan import SPEC_PLAN
+from template_engine.loader.values import quantities_as_text
 from template_engine.models.documents import (
     ASSET_MODELS,
     AssetKind,
@@ -52,7 +47,6 @@ from template_engine.models.documents import (
 from template_engine.paths import Match, Path, Segment, parse_path
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.storage.repository import text_problem
-from template_engine.service.values import document_value_problems
 
 M = TypeVar("M", bound=BaseModel)
 BODY = "request body"
@@ -231,7 +225,7 @@ def read_json(body: bytes) -> dict[str, Any]:
         raise bad_request(
             [Problem(f"the body must be a JSON object, not {_kind(data)}", (), None, "a JSON object")]
         )
-    return data
+    return quantities_as_text(data)  # type: ignore[no-any-return]
 
 
 def _checked(model: type[M], data: Any, more: Any = None) -> M:
@@ -244,12 +238,9 @@ def _checked(model: type[M], data: Any, more: Any = None) -> M:
     return doc
 
 
-def _rules(data: Mapping[str, Any]) -> list[Problem]:
-    return (
-        master_conflict(data, BODY, {})
-        + spec_key_problems(SPEC_PLAN, data, SPEC_ROOTS, BODY, {})
-        + document_value_problems(data, SPEC_ROOTS)
-    )
+def _rules(data: Mapping[str, Any], model: type[BaseModel] = TemplateDocument) -> list[Problem]:
+    """The rules beyond the schema, the same function a templates folder's files go through."""
+    return document_rules(model, data, BODY, {})
 
 
 def template_problems(data: Any, rest: Any = None) -> tuple[TemplateDocument | None, list[Problem]]:
@@ -267,23 +258,18 @@ def template_problems(data: Any, rest: Any = None) -> tuple[TemplateDocument | N
 
 
 def check_defaults(data: Any) -> LayerDocument:
-    return _checked(LayerDocument, data, lambda _doc: _rules(data))
+    return _checked(LayerDocument, data, lambda _doc: _rules(data, LayerDocument))
 
 
 def defaults_problems(data: Any) -> list[Problem]:
     """Every problem :func:`check_defaults` answers for ``data``, without raising."""
     doc, problems = validate(LayerDocument, data, BODY, {})
-    return _rules(data) if doc is not None else problems
+    return _rules(data, LayerDocument) if doc is not None else problems
 
 
 def check_asset(kind: AssetKind, data: Any) -> EnvironmentAsset | ComputeAsset | DatasourceAsset:
-    def more(doc: Any) -> list[Problem]:
-        values = document_value_problems(data, (("spec",),))
-        if isinstance(doc, DatasourceAsset):
-            return datasource_shape(data, BODY, {}) + values
-        return spec_key_problems(SPEC_PLAN, data, (("spec",),), BODY, {}) + values
-
-    return _checked(ASSET_MODELS[kind], data, more)
+    model = ASSET_MODELS[kind]
+    return _checked(model, data, lambda _doc: _rules(data, model))
 
 
 def strip_nulls(value: Any) -> Any:

@@ -29,6 +29,7 @@ from template_engine.loader.rules import asset_refs
 from template_engine.loader.sources import FolderSource
 from template_engine.loader.tree import load_org, read_source, reference_problems
 from template_engine.loader.validate import locate, validate
+from template_engine.loader.values import quantities_as_text
 from template_engine.models.documents import AssetKind, OrgDocument
 from template_engine.org import Org, Scope, Source
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
@@ -363,7 +364,7 @@ class _Import:
         for scope, entry in self.folder.org.defaults.items():
             key, dept_id, project_id = self.place(scope)
             current = self.repo.defaults([key]).get(key)
-            data = dict(entry.source.data)
+            data = quantities_as_text(dict(entry.source.data))
             version = current.audit.version if current else None
             self.repo.put_defaults(key, data, version, self.subject, dept_id, project_id)
             self.restamp(t.defaults, key, self.kept(entry.source))
@@ -386,7 +387,7 @@ class _Import:
         asset_ids: dict[tuple[str, str], str] = {}
         for kind, assets in self.folder.org.assets.items():
             for name, asset in assets.items():
-                data = dict(asset.source.data)
+                data = quantities_as_text(dict(asset.source.data))
                 stored = self.repo.assets_named([(kind, name)]).get((kind, name))
                 kept = self.kept(asset.source)
                 if stored is None:
@@ -404,7 +405,7 @@ class _Import:
         for scope, by_name in self.folder.org.templates.items():
             key, dept_id, project_id = self.place(scope)
             for name, template in by_name.items():
-                data = dict(template.source.data)
+                data = quantities_as_text(dict(template.source.data))
                 existing = self.repo.template_named(key, name)
                 kept = self.kept(template.source)
                 if existing is None:

@@ -28,6 +28,7 @@ from template_engine.compose import Composition
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
+from template_engine.loader.values import document_value_problems
 from template_engine.merge.plan import SPEC_PLAN, item_key
 from template_engine.models.spec import WorkerSpec
 from template_engine.paths import Path, format_path
@@ -62,7 +63,6 @@ from template_engine.service.schemas import (
 )
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.storage.tables import now
-from template_engine.service.values import document_value_problems
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"], route_class=JsonRoute)
 

@@ -1,10 +1,13 @@
-"""Run:ai's rules for the values of a spec, beyond the engine's schema: what Run:ai's API refuses, this
-service refuses too, so that everything it stores and answers fits Run:ai's schemas.
+"""Run:ai's rules for the values of a spec, beyond the engine's schema: what Run:ai's API refuses, every
+door refuses too (a folder's files, a git revision, ``db import``, the API's bodies, the UI's forms and
+workload submissions), so that a green ``check`` is not followed by a refused submission.
 
 The engine's models take any text where Run:ai's schema has a pattern (a template value may be a Jinja2
-expression, rendered later), so these rules are checked where a spec enters the service: template, defaults
-and asset bodies and workload submissions.  A value that holds an expression (``{{`` or ``{%``) is left to
-its rendering.  Each rule names a field by its path in a spec, ``*`` standing for any item of a list.
+expression, rendered later), so these rules are checked with the document's other rules
+(:func:`template_engine.loader.rules.document_rules`).  A value that holds an expression (``{{`` or ``{%``)
+is left to its rendering.  Each rule names a field by its path in a spec, ``*`` standing for any item of a
+list.  Quantities are read by the one grammar of :mod:`template_engine.quantity`, which accepts a subset of
+Run:ai's quantity pattern (``tests/test_quantity.py`` checks it).
 """
 
 from __future__ import annotations
@@ -15,17 +18,17 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from template_engine.errors import Problem
+from template_engine.loader.validate import locate
 from template_engine.paths import Path
-from template_engine.quantity import MAX_QUANTITY_LENGTH
+from template_engine.quantity import is_quantity_text
 
 #: A Kubernetes object name (a DNS label): Run:ai's pattern for the names of secrets, config maps...
 DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-#: A Kubernetes quantity, as Run:ai's schema writes it.
-QUANTITY = re.compile(r"^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _HTTP_PATH = re.compile(r"^(/[a-zA-Z0-9\-_./]*)?$")
 _ATTRIBUTE_KEY = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
 Check = Callable[[Any], str | None]
+Lines = Mapping[Path, tuple[int, int]]
 
 
 def _text(pattern: re.Pattern[str], words: str, longest: int = 1024) -> Check:
@@ -51,9 +54,18 @@ _NAME = _text(
     DNS_LABEL,
     "a Kubernetes name: lowercase letters, digits and '-', starting and ending with a letter or digit",
 )
-_QUANTITY = _text(
-    QUANTITY, "a quantity written as text, such as '512Mi', '20M' or '1Gi'", longest=MAX_QUANTITY_LENGTH
-)
+
+
+def _quantity(value: Any) -> str | None:
+    """A quantity: text in the one grammar, or a whole number where the model takes one (an extended
+    resource's ``quantity: 2``, as Run:ai's own example writes it)."""
+    whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if whole or (isinstance(value, str) and is_quantity_text(value)):
+        return None
+    return "a quantity written as text, such as '512Mi', '20M' or '1Gi'"
+
+
+_QUANTITY = _quantity
 
 #: Field path (``*``: any list item) -> the rule its value keeps in Run:ai's schema.
 RULES: dict[tuple[str, ...], Check] = {
@@ -95,8 +107,11 @@ def _values(spec: Any, path: Path, shape: tuple[str, ...]) -> Iterator[tuple[Pat
         yield path, shape, spec
 
 
-def spec_value_problems(spec: Any, root: Path) -> list[Problem]:
-    """Every value of ``spec`` (found at ``root`` in its document) that Run:ai's schema refuses."""
+def spec_value_problems(
+    spec: Any, root: Path, file: str = "request body", lines: Lines | None = None
+) -> list[Problem]:
+    """Every value of ``spec`` (found at ``root`` in the document ``file``, whose ``lines`` locate its
+    fields) that Run:ai's schema refuses."""
     problems = []
     for path, shape, value in _values(spec, (), ()):
         check = RULES.get(shape)
@@ -104,13 +119,17 @@ def spec_value_problems(spec: Any, root: Path) -> list[Problem]:
             continue
         expected = check(value)
         if expected is not None:
+            full = (*root, *path)
+            where = locate(file, lines or {}, full)
             problems.append(
-                Problem(f"invalid value {value!r} (Run:ai's API refuses it)", (*root, *path), None, expected)
+                Problem(f"invalid value {value!r} (Run:ai's API refuses it)", full, where, expected)
             )
     return problems
 
 
-def document_value_problems(data: Any, roots: tuple[tuple[str, ...], ...]) -> list[Problem]:
+def document_value_problems(
+    data: Any, roots: tuple[tuple[str, ...], ...], file: str = "request body", lines: Lines | None = None
+) -> list[Problem]:
     """:func:`spec_value_problems` of each spec of a document (``spec``, ``master.spec``...)."""
     problems: list[Problem] = []
     for root in roots:
@@ -118,5 +137,30 @@ def document_value_problems(data: Any, roots: tuple[tuple[str, ...], ...]) -> li
         for part in root:
             spec = spec.get(part) if isinstance(spec, Mapping) else None
         if spec is not None:
-            problems += spec_value_problems(spec, root)
+            problems += spec_value_problems(spec, root, file, lines)
     return problems
+
+
+def quantities_as_text(value: Any) -> Any:
+    """``value`` (a document or a request body) with every whole-number quantity written as text, as Run:ai's
+    schema types it (``compute.extendedResources[*].quantity: 2`` becomes ``"2"``); a copy where anything
+    changes, ``value`` itself otherwise.  A file may write ``quantity: 2`` (the contract's own cases do);
+    what the service stores and answers is Run:ai's shape."""
+    if isinstance(value, Mapping):
+        out = {key: quantities_as_text(item) for key, item in value.items()}
+        compute = out.get("compute")
+        if isinstance(compute, Mapping) and isinstance(compute.get("extendedResources"), list):
+            items = [_quantity_text(item) for item in compute["extendedResources"]]
+            out["compute"] = {**compute, "extendedResources": items}
+        return out if any(out[k] is not value[k] for k in out) else value
+    if isinstance(value, list):
+        items = [quantities_as_text(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def _quantity_text(item: Any) -> Any:
+    number = item.get("quantity") if isinstance(item, Mapping) else None
+    if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+        return {**item, "quantity": str(number)}
+    return item
