@@ -7,11 +7,12 @@ and returns every problem it finds.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from template_engine.errors import Problem
 from template_engine.loader.validate import key_problems, locate
-from template_engine.loader.values import document_value_problems
+from template_engine.loader.values import MAX_VALUES, count_values, document_value_problems, too_many_values
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.models.documents import (
     AssetKind,
@@ -77,7 +78,12 @@ def document_rules(model: type[object], data: Mapping[str, Any], file: str, line
     """The rules a defaults, template or asset document of ``model`` must follow beyond its schema, the same
     at every door (a file, a revision, ``db import``, a request body, a UI form): ``masterSpecSameAsWorker``
     without a ``master`` section, keyed-list items with their key and no key twice, one item in a data
-    source, and the values Run:ai's API refuses (:mod:`.values`).  ``file`` and ``lines`` locate them."""
+    source, and the values Run:ai's API refuses (:mod:`.values`).  ``file`` and ``lines`` locate them.
+    A document of more than :data:`~.values.MAX_VALUES` values has that one problem: nothing more of it is
+    read."""
+    count = count_values(data)
+    if count > MAX_VALUES:
+        return [replace(too_many_values(count), location=locate(file, lines, ()))]
     roots = SPEC_ROOTS if issubclass(model, LayerDocument | TemplateDocument) else (("spec",),)
     if issubclass(model, DatasourceAsset):  # its one item is named by the asset, not by a key
         problems = datasource_shape(data, file, lines)

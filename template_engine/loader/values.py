@@ -27,6 +27,13 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 _HTTP_PATH = re.compile(r"^(/[a-zA-Z0-9\-_./]*)?$")
 _ATTRIBUTE_KEY = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
+#: The most values one document may hold, at every door: objects, arrays, strings, numbers, booleans and
+#: nulls (an object's keys are not counted).  A template or a workload holds a few hundred; a document of
+#: 1 MiB can hold about 200,000, whose validation and composition would cost seconds and hundreds of MB, and
+#: a stored document the API could not take back in a PUT.
+MAX_VALUES = 20_000
+MAX_VALUES_EXPECTED = f"at most {MAX_VALUES} values (objects, arrays, strings, numbers, true, false and null)"
+
 Check = Callable[[Any], str | None]
 Lines = Mapping[Path, tuple[int, int]]
 
@@ -90,6 +97,25 @@ RULES: dict[tuple[str, ...], Check] = {
         63,
     ),
 }
+
+
+def too_many_values(count: int) -> Problem:
+    """The problem of a document of ``count`` values, more than :data:`MAX_VALUES`."""
+    return Problem(f"the document holds {count} values", (), None, MAX_VALUES_EXPECTED)
+
+
+def count_values(data: Any, stop: int = MAX_VALUES) -> int:
+    """The values of ``data`` (keys not counted), counted without recursion up to ``stop + 1``."""
+    count = 0
+    stack = [data]
+    while stack and count <= stop:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count + len(stack) if count > stop else count
 
 
 def _expression(value: Any) -> bool:

@@ -32,9 +32,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from template_engine.errors import Problem
+from template_engine.loader import values
 from template_engine.loader.rules import document_rules
 from template_engine.loader.validate import validate
-from template_engine.loader.values import quantities_as_text
 from template_engine.models.documents import (
     ASSET_MODELS,
     AssetKind,
@@ -57,10 +57,8 @@ MAX_INT_DIGITS = 4300
 MAX_DEPTH = 64
 #: The longest field path ``fieldsToClear`` takes.
 MAX_PATH_LENGTH = 1000
-#: The most JSON values one body may hold: objects, arrays, strings, numbers, ``true``, ``false`` and ``null``
-#: (an object's keys are not counted).  A template or a workload holds a few hundred; a body of 1 MiB can
-#: hold about 200,000, whose validation and composition would cost seconds and hundreds of MB.
-MAX_VALUES = 20_000
+#: The most JSON values one body may hold: the one bound of a document at every door (:mod:`..loader.values`).
+MAX_VALUES = values.MAX_VALUES
 
 
 # -- the one JSON decoding step -----------------------------------------------------------------------------
@@ -205,7 +203,7 @@ def read_json(body: bytes) -> dict[str, Any]:
             f"the body holds {count} JSON values",
             (),
             None,
-            f"at most {MAX_VALUES} values (objects, arrays, strings, numbers, true, false and null)",
+            values.MAX_VALUES_EXPECTED,
         )
         raise ApiError(413, f"The request body holds more than {MAX_VALUES} JSON values.", [problem])
     try:
@@ -225,7 +223,7 @@ def read_json(body: bytes) -> dict[str, Any]:
         raise bad_request(
             [Problem(f"the body must be a JSON object, not {_kind(data)}", (), None, "a JSON object")]
         )
-    return quantities_as_text(data)  # type: ignore[no-any-return]
+    return values.quantities_as_text(data)  # type: ignore[no-any-return]
 
 
 def _checked(model: type[M], data: Any, more: Any = None) -> M:

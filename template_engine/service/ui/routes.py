@@ -451,7 +451,10 @@ def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[str]]:
     try:
         data = load_yaml(text, f"the {document} document").data
     except InputError as exc:
-        return None, [p.one_line() for p in exc.problems]
+        # Each with what was expected, as the API's answer says it (``details``).
+        return None, [
+            p.one_line() + (f" (expected {p.expected})" if p.expected else "") for p in exc.problems
+        ]
     if data is None:
         return {}, []
     if not isinstance(data, dict):
