@@ -121,9 +121,7 @@ def test_a_cookie_made_by_hand_from_a_token_signs_no_one_in(sqlite_url: str, cli
     assert _open(_with_cookie(clients(app), _signed_in(clients(app), ADMIN)))
 
 
-def test_neither_the_cookie_nor_the_page_nor_the_database_holds_the_token(
-    app: FastAPI, clients: Any
-) -> None:
+def test_neither_the_cookie_nor_the_page_nor_the_database_holds_the_token(app: FastAPI, clients: Any) -> None:
     client = clients(app)
     response = Browser(client).sign_in(VISION)
     cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith(f"{SESSION_COOKIE}="))
@@ -146,9 +144,7 @@ def test_neither_the_cookie_nor_the_page_nor_the_database_holds_the_token(
 def test_a_session_expires_at_its_lifetime(sqlite_url: str, seeded_sqlite: Path, auth_file: Path) -> None:
     shutil.copyfile(seeded_sqlite, make_url(sqlite_url).database or "")
     clock = Clock()
-    app = create_app(
-        Settings(database_url=sqlite_url, auth_file=auth_file, session_seconds=600), clock=clock
-    )
+    app = create_app(Settings(database_url=sqlite_url, auth_file=auth_file, session_seconds=600), clock=clock)
     with TestClient(app, base_url=BASE) as client:
         response = Browser(client).sign_in(VIEWER)
         cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE))
@@ -186,9 +182,7 @@ def test_the_default_lifetime_is_eight_hours(app: FastAPI) -> None:
     assert Settings.from_workers(settings.for_workers()).session_seconds == 1200
 
 
-def test_two_apps_on_one_database_share_a_session(
-    database_url: str, auth_file: Path, clients: Any
-) -> None:
+def test_two_apps_on_one_database_share_a_session(database_url: str, auth_file: Path, clients: Any) -> None:
     first = create_app(Settings(database_url=database_url, auth_file=auth_file, seed=TEMPLATES))
     second = create_app(Settings(database_url=database_url, auth_file=auth_file))
     on_first = clients(first)
