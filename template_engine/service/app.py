@@ -8,6 +8,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +29,7 @@ from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import WORKER_SETTINGS, Settings
 from template_engine.service.storage.database import Revisions, create_db_engine, migrate
+from template_engine.service.storage.sessions import Sessions
 from template_engine.service.tokens import Signer
 from template_engine.service.ui.session import Guarded
 
@@ -121,9 +123,10 @@ def _migrate_and_seed(engine: Engine, settings: Settings) -> None:
             _log.info("seeded the database from %s", settings.seed)
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) -> FastAPI:
     """A ready application: the schema is created or migrated, and ``settings.seed`` imported into an empty
-    database, before this returns."""
+    database, before this returns.  ``clock`` (seconds since the epoch) is what the UI's sessions read the
+    time from: a test gives its own to see a session expire without waiting."""
     authenticator = _authenticator(settings)
     engine = create_db_engine(settings.database_url)
     _migrate_and_seed(engine, settings)
@@ -152,6 +155,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.store = Store(engine)
     app.state.authenticator = authenticator
     app.state.settings = settings
+    app.state.sessions = Sessions(engine)
+    app.state.clock = clock
     errors.install(app)
     app.router.routes.extend(_shared_routes())
     app.dependency_overrides = _NoOverrides()

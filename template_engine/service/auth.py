@@ -165,6 +165,22 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+def _credential_ref(kind: bytes, name: bytes) -> str:
+    """What a UI session records of the credential it was opened with: a digest that names an auth-file
+    token (by its SHA-256, hashed again) or an application (by its client id), and gives neither."""
+    return hashlib.sha256(b"template-engine session credential\0" + kind + b"\0" + name).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """A token that signs in: its principal, a digest naming it (:func:`_credential_ref`) and, for an
+    application's token, when it expires (seconds since the epoch; ``None``: an auth-file token)."""
+
+    principal: Principal
+    ref: str
+    expires: int | None
+
+
 #: Compared with when a client id is unknown, so that a login takes the same time either way.
 _NO_SECRET = _digest(secrets.token_hex(16))
 
@@ -186,6 +202,12 @@ class Authenticator:
         self._entries = entries
         self._applications = applications or {}
         self._signer = signer
+        # Who holds each credential a session may name (first entry wins, as in :meth:`authenticate`).
+        self._holders: dict[str, Principal] = {}
+        for digest, principal in entries:
+            self._holders.setdefault(_credential_ref(b"token", digest), principal)
+        for client_id, (_, principal) in self._applications.items():
+            self._holders[_credential_ref(b"application", client_id.encode("utf-8"))] = principal
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -206,6 +228,25 @@ class Authenticator:
             if hmac.compare_digest(digest, presented) and found is None:
                 found = principal
         return found
+
+    def sign_in(self, token: str, now: int | None = None) -> Credential | None:
+        """The credential of a token that is valid at ``now`` (:meth:`authenticate`), for a UI session; the
+        session keeps its :attr:`~Credential.ref`, never the token."""
+        at = _now() if now is None else now
+        principal = self.authenticate(token, at)
+        if principal is None:
+            return None
+        if self._signer is not None and token.count(".") == 2:
+            claims = self._signer.verify(token, at)
+            if claims is not None:
+                ref = _credential_ref(b"application", claims.subject.encode("utf-8"))
+                return Credential(principal, ref, claims.expires)
+        return Credential(principal, _credential_ref(b"token", _digest(token)), None)
+
+    def holder(self, ref: str) -> Principal | None:
+        """Who holds the credential ``ref`` names now: ``None`` once its token has left the auth file, or
+        its application has (a session opened with it then ends)."""
+        return self._holders.get(ref)
 
     def expired(self, token: str, now: int | None = None) -> bool:
         """Whether ``token`` is one this service issued that has expired."""

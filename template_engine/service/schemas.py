@@ -675,15 +675,19 @@ class WorkloadListOut(BaseModel):
 
 
 class TokenRequestIn(BaseModel):
-    """Run:ai's ``TokenRequest``: an application's client credentials.  Keys are matched case-insensitively
-    (Run:ai's SDK sends ``AppId``/``AppSecret``, its document says ``appID``/``appSecret`` and
-    ``clientID``/``clientSecret``)."""
+    """Run:ai's ``TokenRequest`` for an application's client credentials, strict: its keys as Run:ai's
+    document spells them (``clientID``/``clientSecret``, the deprecated ``appID``/``appSecret``) or as
+    Run:ai's Python SDK sends them (``AppId``/``AppSecret``), one pair, nothing else."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     grantType: Literal["app_token", "client_credentials"] | None = None
-    AppId: str | None = Field(default=None, description="The application's client id (also clientId).")
-    AppSecret: str | None = Field(default=None, description="Its secret (also clientSecret).")
+    clientID: str | None = Field(default=None, description="The application's client id.")
+    clientSecret: str | None = Field(default=None, description="Its secret.")
+    appID: str | None = Field(default=None, description="The client id (deprecated: use clientID).")
+    appSecret: str | None = Field(default=None, description="The secret (deprecated: use clientSecret).")
+    AppId: str | None = Field(default=None, description="The client id, as Run:ai's Python SDK sends it.")
+    AppSecret: str | None = Field(default=None, description="The secret, as Run:ai's Python SDK sends it.")
 
 
 class TokenOut(BaseModel):

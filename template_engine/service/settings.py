@@ -16,12 +16,23 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: The bytes of answers each process keeps (``TEMPLATE_ENGINE_CACHE_BYTES``; 0 turns the cache off).
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
+#: How long a UI session lasts after sign-in, in seconds (``TEMPLATE_ENGINE_SESSION_SECONDS``): 8 hours, a
+#: working day; an application token's session ends when the token does, if that is sooner.
+DEFAULT_SESSION_SECONDS = 8 * 3600
+#: The bounds of that setting (a value outside them, or not a number, gives the default).
+MIN_SESSION_SECONDS, MAX_SESSION_SECONDS = 60, 7 * 24 * 3600
+
 #: How ``serve --workers N`` hands its settings to the worker processes it starts (JSON; not a user knob).
 WORKER_SETTINGS = "TEMPLATE_ENGINE_WORKER_SETTINGS"
 
 
 def _number(text: str | None, default: int) -> int:
     return int(text) if text and text.isdigit() else default
+
+
+def _session_seconds(text: str | None) -> int:
+    seconds = _number(text, DEFAULT_SESSION_SECONDS)
+    return seconds if MIN_SESSION_SECONDS <= seconds <= MAX_SESSION_SECONDS else DEFAULT_SESSION_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,8 @@ class Settings:
     #: The key the development application's tokens are signed with: ``serve --workers N --dev`` draws one
     #: for all its workers (a token one issued is valid at every other); ``None`` draws one per process.
     dev_signing_key: bytes | None = None
+    #: How long a UI session lasts after sign-in (seconds).
+    session_seconds: int = DEFAULT_SESSION_SECONDS
 
     @classmethod
     def from_env(
@@ -64,6 +77,7 @@ class Settings:
             max_body_bytes=_number(env.get("TEMPLATE_ENGINE_MAX_BODY_BYTES"), DEFAULT_MAX_BODY_BYTES),
             seed=seed,
             cache_bytes=_number(env.get("TEMPLATE_ENGINE_CACHE_BYTES"), DEFAULT_CACHE_BYTES),
+            session_seconds=_session_seconds(env.get("TEMPLATE_ENGINE_SESSION_SECONDS")),
         )
 
     def for_workers(self) -> str:
@@ -76,6 +90,7 @@ class Settings:
             "max_body_bytes": self.max_body_bytes,
             "cache_bytes": self.cache_bytes,
             "dev_signing_key": None if self.dev_signing_key is None else self.dev_signing_key.hex(),
+            "session_seconds": self.session_seconds,
         }
         return json.dumps(data)
 
@@ -90,4 +105,5 @@ class Settings:
             max_body_bytes=int(data["max_body_bytes"]),
             cache_bytes=int(data["cache_bytes"]),
             dev_signing_key=None if key is None else bytes.fromhex(key),
+            session_seconds=int(data.get("session_seconds", DEFAULT_SESSION_SECONDS)),
         )

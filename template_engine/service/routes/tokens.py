@@ -1,9 +1,16 @@
 """Client-credentials login: ``POST /api/v1/token`` (Run:ai's ``grant_token``, the SDK's login).
 
-The body is Run:ai's ``TokenRequest``; its keys are matched case-insensitively, as Run:ai's server does:
-the SDK sends ``{"grantType": "app_token", "AppId": ..., "AppSecret": ...}``, Run:ai's document spells them
-``appID``/``appSecret`` and, with ``grantType: client_credentials``, ``clientID``/``clientSecret``.  The
-answer is ``{"accessToken": <a signed JWT>, "expiresIn": <seconds>}``; wrong or missing credentials are a
+The body is Run:ai's ``TokenRequest``, read strictly: its keys are the document's, spelled as the document
+spells them (``grantType``, ``clientID``/``clientSecret``, the deprecated ``appID``/``appSecret``), plus
+``AppId``/``AppSecret``, the spelling Run:ai's Python SDK sends (runapy 1.224.0's ``ApiClient`` logs in with
+``{"grantType": "app_token", "AppId": ..., "AppSecret": ...}``).  Every other key is refused with 400 naming
+it: a key that differs from one of those only in case (``clientid``, ``APPSECRET``) with the spelling
+meant, the document's keys of the grants this service does not give (``refreshToken``, ``code``,
+``password``...) as such, anything else as unknown.  A body naming the client id twice (``clientID`` and
+``AppId``) or the secret twice (``clientSecret`` and ``AppSecret``), or mixing the two pairs, is refused:
+which one counts would be a guess.
+
+The answer is ``{"accessToken": <a signed JWT>, "expiresIn": <seconds>}``; wrong or missing credentials are a
 400 ``Error``, the only refusal Run:ai's ``/api/v1/token`` declares (a 401 would make the SDK retry the
 login three times before it gives up).  No token is needed to log in.
 """
@@ -15,25 +22,94 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from template_engine.errors import Problem
 from template_engine.service.auth import Authenticator
 from template_engine.service.bodies import documented
-from template_engine.service.errors import ApiError
+from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.routes.common import JsonObject, JsonRoute, errors, json_response
 from template_engine.service.schemas import TokenOut, TokenRequestIn
 
 router = APIRouter(prefix="/api/v1", tags=["Tokens"], route_class=JsonRoute)
 
-GRANTS = frozenset({"app_token", "client_credentials"})
-_IDS = ("appid", "clientid")
-_SECRETS = ("appsecret", "clientsecret")
+GRANTS = ("app_token", "client_credentials")
+#: Run:ai's ``TokenRequestGrantTypeEnum``: the grants its document names.
+RUNAI_GRANTS = (*GRANTS, "refresh_token", "exchange_token", "password", "external_token_exchange")
+#: The client id's and the secret's keys, by pair: Run:ai's document's, then the SDK's spelling.
+PAIRS = (("clientID", "clientSecret"), ("appID", "appSecret"), ("AppId", "AppSecret"))
+IDS = tuple(pair[0] for pair in PAIRS)
+SECRETS = tuple(pair[1] for pair in PAIRS)
+#: The keys of Run:ai's ``TokenRequest`` for the grants this service does not give.
+OTHER_GRANTS_KEYS = ("code", "redirectUri", "refreshToken", "username", "password", "externalToken")
+KEYS = ("grantType", *IDS, *SECRETS)
 REFUSED = "Invalid client credentials."
+_EXPECTED = "grantType, and clientID with clientSecret (or AppId with AppSecret, or appID with appSecret)"
 
 
-def _credential(body: dict[str, Any], names: tuple[str, ...]) -> str | None:
-    for key, value in body.items():
-        if key.lower() in names and isinstance(value, str) and value:
-            return value
-    return None
+def _key_problems(raw: dict[str, Any]) -> list[Problem]:
+    problems = []
+    for key, value in raw.items():
+        if key in OTHER_GRANTS_KEYS:
+            problems.append(
+                Problem(
+                    f"{key} belongs to a grant this service does not give: it gives tokens for an "
+                    "application's client credentials only",
+                    (key,),
+                    None,
+                    _EXPECTED,
+                )
+            )
+        elif key not in KEYS:
+            meant = [k for k in (*KEYS, *OTHER_GRANTS_KEYS) if k.lower() == key.lower()]
+            message = (
+                f"unknown field: keys are case-sensitive, the field is spelled {' or '.join(meant)}"
+                if meant
+                else "unknown field"
+            )
+            problems.append(Problem(message, (key,), None, _EXPECTED))
+        elif not isinstance(value, str):
+            problems.append(Problem("must be a string", (key,), None, "a string"))
+    return problems
+
+
+def _grant_problems(raw: dict[str, Any]) -> list[Problem]:
+    grant = raw.get("grantType")
+    if not isinstance(grant, str) or grant in GRANTS:
+        return []
+    known = grant in RUNAI_GRANTS
+    what = "a grant this service does not give" if known else "not one of Run:ai's grant types"
+    return [Problem(f"{grant!r} is {what}", ("grantType",), None, " or ".join(GRANTS))]
+
+
+def _pair_problems(raw: dict[str, Any]) -> list[Problem]:
+    problems = []
+    for what, keys in (("client id", IDS), ("secret", SECRETS)):
+        given = [key for key in keys if key in raw]
+        if len(given) > 1:
+            problems.append(
+                Problem(
+                    f"the {what} is given {len(given)} times ({', '.join(given)}): give it once",
+                    (given[1],),
+                    None,
+                    f"one of {', '.join(keys)}",
+                )
+            )
+    pairs = {index for index, pair in enumerate(PAIRS) for key in pair if key in raw}
+    if len(pairs) > 1 and not problems:
+        named = [key for pair in PAIRS for key in pair if key in raw]
+        problems.append(
+            Problem(
+                f"{' and '.join(named)} mix two pairs of credentials: give one pair",
+                (named[1],),
+                None,
+                _EXPECTED,
+            )
+        )
+    return problems
+
+
+def _one(raw: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    value = next((raw[key] for key in keys if key in raw), None)
+    return value if isinstance(value, str) and value else None
 
 
 @router.post(
@@ -44,12 +120,12 @@ def _credential(body: dict[str, Any], names: tuple[str, ...]) -> str | None:
 )
 def grant_token(request: Request, raw: JsonObject) -> JSONResponse:
     """Log an application in with its client credentials; answers a bearer token for the API."""
-    grant = next((v for k, v in raw.items() if k.lower() == "granttype"), None)
-    if grant is not None and (not isinstance(grant, str) or grant not in GRANTS):
-        raise ApiError(400, f"grantType {grant!r} is not supported: use app_token or client_credentials.")
-    client_id, secret = _credential(raw, _IDS), _credential(raw, _SECRETS)
+    problems = [*_key_problems(raw), *_grant_problems(raw), *_pair_problems(raw)]
+    if problems:
+        raise bad_request(problems, "The token request is not valid.")
+    client_id, secret = _one(raw, IDS), _one(raw, SECRETS)
     if client_id is None or secret is None:
-        raise ApiError(400, "The request has no client credentials: send AppId and AppSecret.")
+        raise ApiError(400, "The request has no client credentials: send clientID and clientSecret.")
     authenticator: Authenticator = request.app.state.authenticator
     issued = authenticator.login(client_id, secret)
     if issued is None:

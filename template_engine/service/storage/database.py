@@ -105,11 +105,15 @@ def create_db_engine(url: str) -> Engine:
 
 
 @contextmanager
-def transaction(engine: Engine, write: bool, consistent: bool = False) -> Iterator[Connection]:
+def transaction(
+    engine: Engine, write: bool, consistent: bool = False, org: bool = True
+) -> Iterator[Connection]:
     """One transaction: committed when the block ends, rolled back when it raises.
 
     ``consistent``: every statement sees the same state of the database (PostgreSQL's REPEATABLE READ; an
     SQLite transaction always does), for a reader that must not mix two states, such as an export.
+    ``org=False``: a write of the service's own runtime tables (the UI's sessions), not of the org: the org
+    revision stays, so no cache of composed answers is invalidated by a sign-in.
     """
     with engine.connect() as connection:
         options: dict[str, Any] = {_WRITE: write}
@@ -118,7 +122,7 @@ def transaction(engine: Engine, write: bool, consistent: bool = False) -> Iterat
         connection.execution_options(**options)
         with connection.begin():
             yield connection
-            if write:
+            if write and org:
                 _bump(connection)
 
 

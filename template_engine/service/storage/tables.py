@@ -205,6 +205,26 @@ org_revision = Table(
     Column("revision", BigInteger, nullable=False),
 )
 
+#: The UI's sign-in sessions (:mod:`..ui.session`), shared by every process on the database.  The cookie
+#: holds a random id; a row holds only its SHA-256 (``id_hash``), so the table gives no one a session.
+#: ``credential`` names what the session was opened with (a digest naming an auth-file token or an
+#: application, never the token: :meth:`..auth.Authenticator.sign_in`); the principal is the one it signed
+#: in.  Sign-out deletes the row; a row past ``expires_at`` is no session, and is deleted when the next
+#: session opens.  Created by ``runtime.create_all`` at start-up on any schema version (no migration step).
+ui_sessions = Table(
+    "ui_sessions",
+    runtime,
+    Column("id_hash", String(64), primary_key=True),
+    Column("subject", String(253), nullable=False),
+    Column("role", String(32), nullable=False),
+    Column("department", String(253)),
+    Column("project", String(253)),
+    Column("credential", String(64), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
+)
+Index("ix_ui_sessions_expires", ui_sessions.c.expires_at)
+
 
 def now() -> datetime:
     return datetime.now(UTC)

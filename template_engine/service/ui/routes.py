@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,7 +36,6 @@ from template_engine.diffing.pairs import pair_id
 from template_engine.errors import InputError, Problem, TemplateEngineError
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import format_path
-from template_engine.service.auth import Principal
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, bad_request
@@ -78,16 +76,8 @@ def _static(name: str) -> bytes:
     return b"\n".join(path.read_bytes() for path in files)
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
-    """The signed-in caller: the principal, the session's token and the CSRF token of its forms."""
-
-    principal: Principal
-    token: str
-
-    @property
-    def csrf(self) -> str:
-        return session.csrf_token(self.token)
+#: The signed-in caller: the principal, the session's id and the CSRF token of its forms.
+Session = session.SignedIn
 
 
 class _SignIn(Exception):
@@ -133,10 +123,10 @@ def _safe_next(request: Request, given: str | None) -> str:
 
 
 def _session(request: Request) -> Session:
-    found = session.principal_of(request)
+    found = session.signed_in(request)
     if found is None:
         raise _SignIn
-    return Session(*found)
+    return found
 
 
 def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
@@ -201,7 +191,7 @@ def _checked_post(request: Request, fields: Mapping[str, str] | None, me: Sessio
             "Refused: the body is not one of this UI's forms (application/x-www-form-urlencoded, UTF-8, "
             f"at most {session.MAX_FIELDS} fields).",
         )
-    if not session.csrf_ok(fields.get("csrf"), me.token):
+    if not session.csrf_ok(fields.get("csrf"), me.session_id):
         return _refused(request, me, "Refused: the form's CSRF token is missing or wrong; reload the page.")
     return None
 
@@ -243,8 +233,10 @@ def sign_in(request: Request, fields: Form) -> Response:
         return _sign_in_page(request, next_page, message, 403)
     token = fields.get("token", "").strip()
     authenticator = request.app.state.authenticator
-    if not token or authenticator.authenticate(token) is None:
-        expired = bool(token) and authenticator.expired(token)
+    now = int(request.app.state.clock())
+    credential = authenticator.sign_in(token, now) if token else None
+    if credential is None:
+        expired = bool(token) and authenticator.expired(token, now)
         message = (
             "That token has expired: ask for a new one (POST /api/v1/token)."
             if expired
@@ -253,18 +245,18 @@ def sign_in(request: Request, fields: Form) -> Response:
         return _sign_in_page(request, next_page, message, 401)
     response = session.protect(RedirectResponse(next_page, status_code=303))
     session.clear_session(response, request, (session.SIGN_IN_COOKIE,))
-    session.set_session(response, request, token)
+    session.open_session(response, request, credential)  # the token goes no further than this request
     return response
 
 
 @router.post("/sign-out")
 def sign_out(request: Request, fields: Form) -> Response:
-    found = session.principal_of(request)
-    if found is not None:
-        me = Session(*found)
+    me = session.signed_in(request)
+    if me is not None:
         refused = _checked_post(request, fields, me)
         if refused is not None:
             return refused
+        session.end_session(request)  # revoked in the database: a copy of the cookie stops working too
     response = _redirect(request, "/sign-in")
     session.clear_session(response, request)
     return response

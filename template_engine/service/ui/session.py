@@ -1,17 +1,25 @@
 """A browser's session with the UI, and the guards every UI answer carries.
 
-The session is the API's own bearer token (a token of the auth file, or one an application got from
-``POST /api/v1/token``), kept in a cookie the page's script cannot read (``HttpOnly``), that no other site's
-request carries (``SameSite=Strict``), that only travels over HTTPS (``Secure``, except on
-``http://127.0.0.1`` and ``http://localhost``, for development) and only to the UI (``Path=/ui``).  Every
-request is authenticated again with the :class:`~template_engine.service.auth.Authenticator`, so a token
-removed from the auth file, or an application token that expired, ends the session, and a browser has
-exactly the rights the token has over the API.
+Signing in takes one of the API's bearer tokens (a token of the auth file, or one an application got from
+``POST /api/v1/token``) and opens a session in the database (:mod:`..storage.sessions`): the cookie holds
+the session's random id, never the token, and the token is not kept anywhere after the sign-in request.  The
+cookie is one the page's script cannot read (``HttpOnly``), that no other site's request carries
+(``SameSite=Strict``), that only travels over HTTPS (``Secure``, except on ``http://127.0.0.1`` and
+``http://localhost``, for development) and only to the UI (``Path=/ui``).
+
+Every request looks the session up in the database, so every process on it knows a session the moment it
+opens and none after sign-out deletes it (a copied cookie stops working then).  A session ends at its
+expiry (``Settings.session_seconds`` after sign-in, 8 hours by default, or when the application token it was
+opened with expires, if sooner), and as soon as its credential leaves the auth file or the binding it signed
+in changes (:meth:`~template_engine.service.auth.Authenticator.holder`).  An unknown, revoked or expired id
+is no session: the visitor is signed out.  The time is read from ``app.state.clock`` (``create_app``'s
+``clock``), so a test moves it instead of waiting.
 
 Cross-site request forgery: every state-changing request is a ``POST`` whose form carries the session's
-CSRF token (an HMAC of the session token, so it needs no server-side state and is the same on every replica),
-and is refused when its ``Origin`` (or, without one, its ``Referer``) names another host.  The sign-in form,
-before there is a session, uses a random double-submit cookie instead.  ``GET`` never changes anything.
+CSRF token (an HMAC of the session id, so it needs no more state than the session and is the same on every
+replica), and is refused when its ``Origin`` (or, without one, its ``Referer``) names another host.  The
+sign-in form, before there is a session, uses a random double-submit cookie instead.  ``GET`` never changes
+anything.
 
 Every answer gets a strict Content-Security-Policy (scripts and styles from the UI's own path only, no inline
 script, no framing), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy`` and ``Cache-Control: no-store``.
@@ -19,11 +27,12 @@ script, no framing), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy`` an
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Request
@@ -31,28 +40,31 @@ from fastapi.responses import Response
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from template_engine.service.auth import Authenticator, Principal
+from template_engine.service.auth import Authenticator, Credential, Principal
+from template_engine.service.storage.sessions import SessionRow, Sessions
 
 __all__ = [
     "SESSION_COOKIE",
     "SIGN_IN_COOKIE",
     "Guarded",
+    "SignedIn",
     "clear_session",
     "csrf_token",
+    "end_session",
     "form",
     "new_nonce",
-    "principal_of",
+    "open_session",
     "protect",
     "same_origin",
-    "set_session",
     "set_sign_in_cookie",
+    "signed_in",
     "ui_path",
 ]
 
 SESSION_COOKIE = "te_session"
 #: The double-submit token of the sign-in form (there is no session to derive one from yet).
 SIGN_IN_COOKIE = "te_sign_in"
-_CSRF_CONTEXT = b"template-engine ui csrf v1"
+_CSRF_CONTEXT = b"template-engine ui csrf v2"
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 #: The most fields a UI form has (a guard on what ``parse_qs`` builds).
 MAX_FIELDS = 16
@@ -89,26 +101,80 @@ def _secure(request: Request) -> bool:
     return not (request.url.scheme == "http" and (request.url.hostname or "") in _LOOPBACK)
 
 
-def _encode(token: str) -> str:
-    return base64.urlsafe_b64encode(token.encode("utf-8")).decode("ascii")
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """The caller of a request with a session: its principal and the session's id (the cookie's value)."""
+
+    principal: Principal
+    session_id: str
+
+    @property
+    def csrf(self) -> str:
+        return csrf_token(self.session_id)
 
 
-def _decode(value: str) -> str | None:
-    try:
-        return base64.urlsafe_b64decode(value.encode("ascii")).decode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError):
-        return None
+def _now(request: Request) -> datetime:
+    clock: Callable[[], float] = request.app.state.clock
+    return datetime.fromtimestamp(clock(), UTC)
 
 
-def set_session(response: Response, request: Request, token: str) -> None:
+def _sessions(request: Request) -> Sessions:
+    sessions: Sessions = request.app.state.sessions
+    return sessions
+
+
+def open_session(response: Response, request: Request, credential: Credential) -> None:
+    """Open a session for ``credential`` in the database and give the browser its id in the cookie."""
+    now = _now(request)
+    lifetime = timedelta(seconds=request.app.state.settings.session_seconds)
+    expires = now + lifetime
+    if credential.expires is not None:
+        expires = min(expires, datetime.fromtimestamp(credential.expires, UTC))
+    principal = credential.principal
+    row = SessionRow(
+        principal.subject,
+        principal.role,
+        principal.department,
+        principal.project,
+        credential.ref,
+        now,
+        expires,
+    )
+    session_id = _sessions(request).open(row)
     response.set_cookie(
         SESSION_COOKIE,
-        _encode(token),
+        session_id,
+        max_age=max(1, int((expires - now).total_seconds())),
         path=ui_path(request),
         secure=_secure(request),
         httponly=True,
         samesite="strict",
     )
+
+
+def signed_in(request: Request) -> SignedIn | None:
+    """The session of the request's cookie, or ``None``: no cookie, an id the database does not hold (never
+    opened, signed out, or a value made by hand), a session past its expiry, or one whose credential no
+    longer signs in its principal."""
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if not session_id:
+        return None
+    row = _sessions(request).find(session_id, _now(request))
+    if row is None:
+        return None
+    authenticator: Authenticator = request.app.state.authenticator
+    holder = authenticator.holder(row.credential)
+    stored = (row.subject, row.role, row.department, row.project)
+    if holder is None or (holder.subject, holder.role, holder.department, holder.project) != stored:
+        return None
+    return SignedIn(holder, session_id)
+
+
+def end_session(request: Request) -> None:
+    """Revoke the request's session in the database (every process stops knowing it)."""
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        _sessions(request).revoke(session_id)
 
 
 def clear_session(
@@ -138,28 +204,14 @@ def set_sign_in_cookie(response: Response, request: Request, nonce: str) -> None
     )
 
 
-def session_token(request: Request) -> str | None:
-    value = request.cookies.get(SESSION_COOKIE)
-    return _decode(value) if value else None
+def csrf_token(session_id: str) -> str:
+    """The CSRF token of a session: unguessable without the session's id, and revealing nothing of it."""
+    return hmac.new(session_id.encode("utf-8"), _CSRF_CONTEXT, hashlib.sha256).hexdigest()
 
 
-def principal_of(request: Request) -> tuple[Principal, str] | None:
-    """The principal of the session and its token, or ``None`` (no session, or a token no longer valid)."""
-    token = session_token(request)
-    if not token:
-        return None
-    authenticator: Authenticator = request.app.state.authenticator
-    principal = authenticator.authenticate(token)
-    return (principal, token) if principal is not None else None
-
-
-def csrf_token(token: str) -> str:
-    """The CSRF token of a session: unguessable without the session token, and revealing nothing of it."""
-    return hmac.new(token.encode("utf-8"), _CSRF_CONTEXT, hashlib.sha256).hexdigest()
-
-
-def csrf_ok(given: str | None, token: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode("utf-8"), csrf_token(token).encode("ascii"))
+def csrf_ok(given: str | None, session_id: str) -> bool:
+    expected = csrf_token(session_id).encode("ascii")
+    return given is not None and hmac.compare_digest(given.encode("utf-8"), expected)
 
 
 def sign_in_ok(request: Request, given: str | None) -> bool:
