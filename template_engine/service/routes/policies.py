@@ -5,7 +5,8 @@ project (:mod:`..policy_api` says what a policy is made of here).
 ``departmentId``/``projectId``; ``PUT`` (overwrite) and ``PATCH`` (``reset`` field paths, then merge) name it
 in the body's ``meta``, and take ``validateOnly``: the answer is the policy the write would make and
 ``affectedTemplates``, every template whose effective spec or compliance it would change, field by field
-(:mod:`..impact`), and nothing is stored.  Every answer is the scope's ``DistributedPolicyV2``.  Roles are
+(:mod:`..impact`), and nothing is stored.  Every answer is the scope's ``DistributedPolicyV2``, with an ETag
+(:func:`~..policy_api.policy_version`) that ``PUT``, ``PATCH`` and ``DELETE`` hold ``If-Match`` to.  Roles are
 those of the defaults: every role reads the policies of the scopes it reads; a scope's admin (a department
 admin for its department and its projects, a project editor for its project, a system admin for all) writes
 them.
