@@ -405,9 +405,20 @@ def _effective(ctx: Ctx, place: Placement) -> dict[str, Any]:
     return ({"defaults": defaults} if defaults else {}) | shape
 
 
-def policy_body(ctx: Ctx, place: Placement) -> dict[str, Any]:
+def policy_version(policy: PolicyRow | None, defaults: DefaultsRow | None) -> int:
+    """The version of a scope's policy over HTTP (its ETag): one number for the versions of its two stored
+    documents (0 for one it has not), so that a change to either, through a policy route or
+    ``/api/v1/defaults``, changes it.  Cantor's pairing, so no two pairs share a number: no policy and no
+    defaults is 0, a first policy document alone 1, first defaults alone 2, both 4."""
+    p = policy.audit.version if policy is not None else 0
+    d = defaults.audit.version if defaults is not None else 0
+    return (p + d) * (p + d + 1) // 2 + d
+
+
+def policy_body(ctx: Ctx, place: Placement) -> tuple[dict[str, Any], int]:
     """``DistributedPolicyV2`` of ``place``: ``meta`` and ``policy`` when the scope has a policy or defaults
-    of its own, ``effective`` always, ``effectiveUpdatedAt`` when any scope of its branch has either."""
+    of its own, ``effective`` always, ``effectiveUpdatedAt`` when any scope of its branch has either; and
+    :func:`policy_version` of the very rows ``policy`` was made of."""
     keys = place.chain_keys()
     policies = ctx.repo.policies(keys)
     defaults = ctx.repo.defaults(keys)
@@ -421,7 +432,7 @@ def policy_body(ctx: Ctx, place: Placement) -> dict[str, Any]:
     stamps = [p.audit.updated_at for p in policies.values()] + [d.audit.updated_at for d in defaults.values()]
     if stamps:
         body["effectiveUpdatedAt"] = timestamp(max(stamps))
-    return body
+    return body, policy_version(own_policy, own_defaults)
 
 
 def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:

@@ -47,6 +47,8 @@ WORKLOAD_NAME_RULE = (
 )
 #: Department and project ids, in paths, queries and bodies.
 ID_PATTERN = r"^[0-9]{1,18}$"
+#: ``If-Match``: ``*``, or one or more of the ETags this service sends (``"3"``, also weak: ``W/"3"``).
+IF_MATCH_PATTERN = r'^(\*|(W/)?"[0-9]{1,18}"( *, *(W/)?"[0-9]{1,18}")*)$'
 
 #: Every pattern a request is checked against, in plain words: what a 400 says instead of the expression.
 PATTERN_RULES: dict[str, str] = {
@@ -54,6 +56,8 @@ PATTERN_RULES: dict[str, str] = {
     NAME_PATTERN: f"must be a name: {NAME_RULE}",
     WORKLOAD_NAME_PATTERN: f"must be a workload name: {WORKLOAD_NAME_RULE}",
     ID_PATTERN: "must be an id: 1 to 18 digits, such as '1'",
+    IF_MATCH_PATTERN: 'must be an ETag this service sent, such as "3" (also W/"3", several separated by '
+    "commas, or *)",
 }
 #: The scope types a request may name: Run:ai calls the top scope ``tenant``; ``system`` is this service's
 #: name for it (and Run:ai's internal one).  ``cluster`` is taken and refused with a 400 that says why.

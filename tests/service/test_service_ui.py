@@ -559,6 +559,54 @@ def test_save_stores_and_a_stale_version_is_refused(browser_for: Any, api: TestC
     )
 
 
+def test_a_policy_form_read_before_an_api_write_is_refused_instead_of_undoing_it(
+    browser_for: Any, api: TestClient, org: Org
+) -> None:
+    """The policy form carries the version it was read at: an API write in between makes its save a 412 with
+    the stale message; the defaults form likewise after a policy write changed the defaults."""
+    key = org.key("department", "research")
+    scope = {"scope": "department", "departmentId": key[11:]}
+    editor = browser_for(RESEARCH)
+    url = f"/ui/scope/{key}/edit/policy"
+    form = editor.form(url)
+    defaults_url = f"/ui/scope/{key}/edit/defaults"
+    defaults_form = editor.form(defaults_url)
+    read = api.get("/api/v2/policy/distributed", params=scope)
+    rules = {"worker": {**read.json()["policy"]["rules"]["worker"], "tty": {"canEdit": False}}}
+    meta = {"scope": "department", "departmentId": key[11:]}
+    changed = api.patch(
+        "/api/v2/policy/distributed",
+        json={"meta": meta, "policy": {"rules": rules}},
+        headers={"If-Match": read.headers["ETag"]},
+    )
+    assert changed.status_code == 200, changed.json()
+    document = yaml.safe_load(form["text"])
+    document["rules"]["worker"].pop("ports", None)
+    stale = editor.post(url, {**form, "text": yaml.safe_dump(document), "action": "save"})
+    assert stale.status_code == 412 and 'id="stale"' in stale.text
+    assert "has changed since it was read" in html.unescape(stale.text)
+    assert (
+        api.get("/api/v2/policy/distributed", params=scope).json()["policy"]["rules"]
+        == changed.json()["policy"]["rules"]
+    )
+    # The defaults are half of the policy: the policy write above left them, this one changes them.
+    worker = {"labels": {"instances": [{"name": "written", "value": "by-the-api"}]}}
+    now = api.get("/api/v2/policy/distributed", params=scope)
+    assert (
+        api.patch(
+            "/api/v2/policy/distributed",
+            json={"meta": meta, "policy": {"defaults": {"worker": worker}}},
+            headers={"If-Match": now.headers["ETag"]},
+        ).status_code
+        == 200
+    )
+    text = yaml.safe_load(defaults_form["text"]) or {}
+    text.setdefault("spec", {})["priorityClass"] = "high"
+    refused = editor.post(defaults_url, {**defaults_form, "text": yaml.safe_dump(text), "action": "save"})
+    assert refused.status_code == 412 and 'id="stale"' in refused.text
+    assert "priorityClass" not in api.get(_defaults_url(key)).json()["spec"]
+
+
 def test_an_invalid_document_is_refused_with_its_problems(
     browser_for: Any, api: TestClient, org: Org
 ) -> None:

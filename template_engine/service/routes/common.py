@@ -8,6 +8,7 @@ and the handler's ``raw`` is that same decoded object.
 from __future__ import annotations
 
 import email.message
+import re
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
@@ -23,7 +24,7 @@ from template_engine.service.auth import Principal, authenticate
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.schemas import TENANT_ID, ErrorOut
+from template_engine.service.schemas import IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
     400: "Bad request: the body, a parameter or a reference is not valid (details name the field).",
@@ -128,16 +129,17 @@ def etag(version: int) -> str:
 
 
 def check_if_match(header: str | None, version: int) -> None:
-    """``If-Match`` must name the current version (``"3"``, ``W/"3"`` and ``*`` are understood)."""
+    """``If-Match`` must name the current version (``"3"``, ``W/"3"``, several separated by commas, or ``*``);
+    a 412 with the current ETag when it does not.  The header's grammar is checked before the handler runs
+    (:data:`IfMatch`); one that does not follow it is a 400 here too, for a caller that did not."""
     if header is None:
         return
+    if re.fullmatch(IF_MATCH_PATTERN, header) is None:
+        rule = PATTERN_RULES[IF_MATCH_PATTERN]
+        raise bad_request([Problem(f"header parameter: {rule} (got {header[:40]!r})", ("If-Match",))])
     for tag in header.split(","):
-        tag = tag.strip()
-        if tag == "*":
-            return
-        if tag.startswith("W/"):
-            tag = tag[2:]
-        if tag.strip('"') == str(version):
+        tag = tag.strip().removeprefix("W/")
+        if tag == "*" or tag.strip('"') == str(version):
             return
     raise ApiError(
         412,
@@ -236,4 +238,12 @@ Auth = Annotated[Principal, Depends(authenticate)]
 StoreDep = Annotated[Store, Depends(store_of)]
 Raw = Annotated[Any, Depends(raw_body)]
 JsonObject = Annotated[dict[str, Any], Depends(json_object)]
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag read, such as "3".')]
+IfMatch = Annotated[
+    str | None,
+    Header(
+        alias="If-Match",
+        pattern=IF_MATCH_PATTERN,
+        description='The ETag read, such as "3" (also W/"3", several separated by commas, or *): the write '
+        "is refused with 412 when the resource has changed since. Anything else is a 400.",
+    ),
+]

@@ -5,7 +5,8 @@ project (:mod:`..policy_api` says what a policy is made of here).
 ``departmentId``/``projectId``; ``PUT`` (overwrite) and ``PATCH`` (``reset`` field paths, then merge) name it
 in the body's ``meta``, and take ``validateOnly``: the answer is the policy the write would make and
 ``affectedTemplates``, every template whose effective spec or compliance it would change, field by field
-(:mod:`..impact`), and nothing is stored.  Every answer is the scope's ``DistributedPolicyV2``.  Roles are
+(:mod:`..impact`), and nothing is stored.  Every answer is the scope's ``DistributedPolicyV2``, with an ETag
+(:func:`~..policy_api.policy_version`) that ``PUT``, ``PATCH`` and ``DELETE`` hold ``If-Match`` to.  Roles are
 those of the defaults: every role reads the policies of the scopes it reads; a scope's admin (a department
 admin for its department and its projects, a project editor for its project, a system admin for all) writes
 them.
@@ -42,13 +43,16 @@ from template_engine.service.policy_api import (
     defaults_document,
     policy_body,
     policy_document,
+    policy_version,
     request_form,
 )
 from template_engine.service.routes.common import (
     Auth,
+    IfMatch,
     JsonObject,
     JsonRoute,
     StoreDep,
+    check_if_match,
     errors,
     json_response,
     no_content,
@@ -85,19 +89,41 @@ _RESET_ROOTS = ("defaults", "rules", "imposedAssets")
 
 @dataclass(frozen=True, slots=True)
 class PolicyWrite:
-    """The scope's ``DistributedPolicyV2`` after a write and, validating only, the templates it would change
-    (with the names of the stored documents, for provenance)."""
+    """The scope's ``DistributedPolicyV2`` after a write, its version (:func:`policy_version`, the ETag) and,
+    validating only, the templates it would change (with the names of the stored documents, for
+    provenance)."""
 
     body: dict[str, Any]
+    version: int
     affected: list[Affected] | None = None
     labels: dict[str, str] | None = None
 
 
-def _would_change(body: dict[str, Any], before: StoredOrg, after: StoredOrg) -> PolicyWrite:
+def _would_change(body: dict[str, Any], version: int, before: StoredOrg, after: StoredOrg) -> PolicyWrite:
     found = affected(before, after)
     return PolicyWrite(
-        {**body, "affectedTemplates": affected_body(found, after)}, found, {**before.labels, **after.labels}
+        {**body, "affectedTemplates": affected_body(found, after)},
+        version,
+        found,
+        {**before.labels, **after.labels},
     )
+
+
+def _locked(ctx: Ctx, place: Placement) -> tuple[PolicyRow | None, DefaultsRow | None]:
+    """The scope's policy and defaults documents, locked for this transaction (``FOR UPDATE`` on
+    PostgreSQL; SQLite's write transactions are serialised already).
+
+    Every policy write locks whichever of the two rows exist, so a second writer waits here for the first
+    to commit.  A row that did not exist cannot be locked, and PostgreSQL's READ COMMITTED showed this
+    statement the database as it was before the wait: when one is missing, both are read again, after the
+    wait, so the version :func:`check_if_match` compares is the one the write changes (a row inserted by a
+    writer that locked nothing makes the second insert fail: a 409, nothing written)."""
+    policy = ctx.repo.policies([place.key], lock=True).get(place.key)
+    defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+    if policy is None or defaults is None:
+        policy = ctx.repo.policies([place.key], lock=True).get(place.key)
+        defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+    return policy, defaults
 
 
 def _place(
@@ -161,7 +187,8 @@ def _save(
     layer: dict[str, Any],
 ) -> None:
     """Store the scope's policy document and defaults document; an empty one is removed, an unchanged one is
-    left as it is (a policy imported from a file keeps its text)."""
+    left as it is (a policy imported from a file keeps its text).  Each update names the version read
+    (:class:`~template_engine.service.storage.repository.StaleVersion` otherwise)."""
     department_id = place.department.id if place.type == "department" and place.department else None
     project_id = place.project.id if place.project else None
     repo, subject = ctx.repo, ctx.subject
@@ -188,19 +215,22 @@ def write_policy(
     validate_only: bool,
     change: Change,
     version: int | None = None,
+    if_match: str | None = None,
 ) -> PolicyWrite:
     """Check and store a scope's policy (``meta`` names the scope as a request's ``meta`` does); with
-    ``validate_only``, roll back and answer what it would make and change.  ``version`` (the UI's stale-edit
-    check): the version of the scope's policy document the change was made on (0: it had none); a 412
-    when it is another."""
+    ``validate_only``, roll back and answer what it would make and change.  ``if_match``: the request's
+    ``If-Match``, held to :func:`policy_version` (a 412 with the current ETag when it names another, in the
+    transaction that writes, after the rows are locked).  ``version`` (the UI's stale-edit check, whose form
+    edits only the policy document and keeps the defaults as they are): the version of the scope's policy
+    document the change was made on (0: it had none); a 412 when it is another."""
     try:
         with store.write(principal) as ctx:
             place = _place(
                 ctx, meta["scope"], meta.get("departmentId"), meta.get("projectId"), ("meta",), 400
             )
             ctx.access.require_write(place.ref)
-            policy = ctx.repo.policies([place.key], lock=True).get(place.key)
-            defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+            policy, defaults = _locked(ctx, place)
+            check_if_match(if_match, policy_version(policy, defaults))
             current = policy.audit.version if policy else 0
             if version is not None and version != current:
                 raise ApiError(
@@ -215,14 +245,15 @@ def write_policy(
             refuse(problems + more, "The policy is not valid.")
             before = stored_org(ctx) if validate_only else None
             _save(ctx, place, policy, document, defaults, layer)
-            body = policy_body(ctx, place)
+            body, written = policy_body(ctx, place)
             if before is not None:
                 after = stored_org(ctx)
-                raise DryRun(partial(_would_change, body, before, after))
+                unchanged = policy_version(policy, defaults)
+                raise DryRun(partial(_would_change, body, unchanged, before, after))
     except DryRun as done:
         answer: PolicyWrite = done.answer()  # after the rollback: composing holds no lock
         return answer
-    return PolicyWrite(body)
+    return PolicyWrite(body, written)
 
 
 def _write(
@@ -231,14 +262,17 @@ def _write(
     raw: dict[str, Any],
     validate_only: bool | None,
     change: Change,
+    if_match: str | None,
 ) -> JSONResponse:
-    return json_response(write_policy(store, principal, raw["meta"], bool(validate_only), change).body)
+    written = write_policy(store, principal, raw["meta"], bool(validate_only), change, if_match=if_match)
+    return json_response(written.body, version=written.version)
 
 
-_WRITE_RESPONSES = {200: {"model": PolicyWriteOut}, **errors(409)}
+_ETAG = {"ETag": {"schema": {"type": "string"}, "description": 'The version of the policy, such as "4".'}}
+_WRITE_RESPONSES = {200: {"model": PolicyWriteOut, "headers": _ETAG}, **errors(409, 412)}
 
 
-@router.get("/distributed", response_model=PolicyOut, responses=errors(404))
+@router.get("/distributed", response_model=PolicyOut, responses={200: {"headers": _ETAG}, **errors(404)})
 def get_distributed_policy(
     scope: ScopeQuery,
     principal: Auth,
@@ -249,12 +283,12 @@ def get_distributed_policy(
 ) -> JSONResponse:
     """The policy of a scope (``meta`` and ``policy``, when it has one of its own) and its effective policy:
     the merged defaults, and every rule and imposed data source of its branch, each rule with its
-    ``sourceOfRule``."""
+    ``sourceOfRule``.  The ETag is the version of the scope's own policy (``"0"``: none), for ``If-Match``."""
     with store.read(principal) as ctx:
         place = _place(ctx, scope, departmentId, projectId, (), 404)
         ctx.access.require_read(place.ref)
-        body = policy_body(ctx, place)
-    return json_response(body)
+        body, version = policy_body(ctx, place)
+    return json_response(body, version=version)
 
 
 @router.put(
@@ -269,12 +303,18 @@ def overwrite_distributed_policy(
     store: StoreDep,
     validateOnly: ValidateOnly = None,
     approveClusterDeletion: ApproveQuery = None,
+    if_match: IfMatch = None,
 ) -> JSONResponse:
     """Replace a scope's policy: its rules, imposed data sources and defaults (what ``policy`` does not give
     is removed; the defaults' ``masterSpecSameAsWorker`` is kept)."""
     refuse(schema_problems(PolicyOverwrite, raw))
     return _write(
-        store, principal, raw, validateOnly, lambda _ctx, _p, _d: strip_nulls(raw.get("policy") or {})
+        store,
+        principal,
+        raw,
+        validateOnly,
+        lambda _ctx, _p, _d: strip_nulls(raw.get("policy") or {}),
+        if_match,
     )
 
 
@@ -290,6 +330,7 @@ def change_distributed_policy(
     store: StoreDep,
     validateOnly: ValidateOnly = None,
     approveClusterDeletion: ApproveQuery = None,
+    if_match: IfMatch = None,
 ) -> JSONResponse:
     """Change a scope's policy: remove the fields at the ``reset`` paths, then merge ``policy`` in (objects
     field by field, lists whole; ``null`` changes nothing)."""
@@ -300,10 +341,10 @@ def change_distributed_policy(
         current = clear_fields(request_form(ctx, policy, defaults), paths, _RESET_ROOTS, field="reset")
         return merge_patch(current, strip_nulls(raw.get("policy") or {}))
 
-    return _write(store, principal, raw, validateOnly, change)
+    return _write(store, principal, raw, validateOnly, change, if_match)
 
 
-@router.delete("/distributed", status_code=204, response_class=Response, responses=errors(404, 409))
+@router.delete("/distributed", status_code=204, response_class=Response, responses=errors(404, 409, 412))
 def delete_distributed_policy(
     scope: ScopeQuery,
     principal: Auth,
@@ -312,14 +353,15 @@ def delete_distributed_policy(
     projectId: ProjectQuery = None,
     clusterId: ClusterQuery = None,
     approveClusterDeletion: ApproveQuery = None,
+    if_match: IfMatch = None,
 ) -> Response:
     """Remove a scope's policy: its rules, imposed data sources and defaults (the defaults'
     ``masterSpecSameAsWorker`` is kept)."""
     with store.write(principal) as ctx:
         place = _place(ctx, scope, departmentId, projectId, (), 404)
         ctx.access.require_write(place.ref)
-        policy = ctx.repo.policies([place.key], lock=True).get(place.key)
-        defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
+        policy, defaults = _locked(ctx, place)
+        check_if_match(if_match, policy_version(policy, defaults))
         layer, problems = defaults_document(defaults.document if defaults else {}, None)
         refuse(problems)
         _save(ctx, place, policy, {}, defaults, layer)
