@@ -1,0 +1,54 @@
+"""A keyed-list item whose key is an object or a list is a 400 on the field, from any role, on every route
+that takes a spec: never a 500 (it was ``TypeError: unhashable type`` in the key check), and a role that may
+not write gets its 403 (issue 17, item 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import ADMIN, VIEWER, VISION, bearer
+
+from template_engine.merge.plan import SPEC_PLAN
+
+KEYS: list[Any] = [[], {}, [1], {"a": 1}]
+#: Every keyed list directly under a spec, with its key field.
+LISTS = sorted(
+    (name, node.key.field)
+    for name, node in (SPEC_PLAN.children or {}).items()
+    if node.key is not None and not node.whole
+)
+
+
+def _spec(field: str, key_field: str, key: Any) -> dict[str, Any]:
+    return {"image": "python:3.11", "distributedFramework": "PyTorch", field: [{key_field: key}]}
+
+
+def test_there_are_keyed_lists_to_try() -> None:
+    assert len(LISTS) >= 8, LISTS
+
+
+@pytest.mark.parametrize(("field", "key_field"), LISTS)
+def test_a_non_scalar_key_is_a_400_on_the_field_for_every_role_and_route(
+    client: Any, ids: Any, field: str, key_field: str
+) -> None:
+    project = ids.projects["vision"]
+    for key in KEYS:
+        spec = _spec(field, key_field, key)
+        template = {
+            "meta": {"name": "bad-key", "scopeType": "project", "scopeId": str(project)},
+            "spec": spec,
+        }
+        where = f"spec.{field}[0].{key_field}"
+        for token in (ADMIN, VISION, VIEWER):
+            headers = bearer(token)
+            preview = client.post(
+                "/api/v1/workload-templates/distributed/preview", json=template, headers=headers
+            )
+            assert preview.status_code == 400, (token, key, preview.text)
+            assert where in [p.get("field") for p in preview.json()["problems"]], preview.text
+            created = client.post("/api/v1/workload-templates/distributed", json=template, headers=headers)
+            assert created.status_code == (403 if token == VIEWER else 400), (token, key, created.text)
+            workload = {"name": "bad-key", "projectId": str(project), "spec": spec}
+            submitted = client.post("/api/v1/workloads/distributed", json=workload, headers=headers)
+            assert submitted.status_code == (403 if token == VIEWER else 400), (token, key, submitted.text)

@@ -1,0 +1,84 @@
+"""``check`` is the CI gate: it fails on whatever ``validate`` finds and names it, an org with no pairs
+says so and fails, and ``preview`` names the org's problems when the template it was asked for is not
+visible (issue 17, item 3).  In process, through click's runner (the CLI's own tests run it as a process)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from template_engine.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
+
+
+@pytest.fixture
+def org(tmp_path: Path) -> Path:
+    root = tmp_path / "org"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def test_the_example_org_passes_both_gates(org: Path) -> None:
+    assert _run("validate", "--root", str(org))[0] == 0
+    code, out = _run("check", "--root", str(org), "-o", "json")
+    assert json.loads(out)["problems"] == []
+    # The example org keeps one template that is not runnable on purpose: exit 1 for that, not for problems.
+    assert code == 1 and json.loads(out)["runnable"] < json.loads(out)["total"]
+
+
+def test_an_empty_org_file_fails_the_check_naming_what_validate_finds(org: Path) -> None:
+    (org / "org.yaml").write_text("", encoding="utf-8")
+    code, validated = _run("validate", "--root", str(org), "-o", "json")
+    assert code == 1
+    wanted = {p["message"] for p in json.loads(validated)["problems"]}
+    assert any("research" in message for message in wanted), wanted
+    code, out = _run("check", "--root", str(org), "-o", "json")
+    assert code == 1
+    answer = json.loads(out)
+    assert {p["message"] for p in answer["problems"]} == wanted
+    code, text = _run("check", "--root", str(org))
+    assert code == 1
+    assert f"{len(wanted)} problem(s) in the org" in text
+    assert all(message in text for message in wanted)
+
+
+def test_a_broken_defaults_file_fails_the_check_at_its_line(org: Path) -> None:
+    defaults = org / "departments" / "research" / "defaults.yaml"
+    defaults.write_text(
+        defaults.read_text(encoding="utf-8") + "  imagePullSecrets:\n  - {name: Bad_Secret}\n",
+        encoding="utf-8",
+    )
+    code, out = _run("check", "--root", str(org), "-o", "json")
+    assert code == 1
+    (problem,) = json.loads(out)["problems"]
+    assert problem["field"] == "spec.imagePullSecrets[0].name"
+    assert problem["file"] == "departments/research/defaults.yaml" and problem["line"] > 1
+    assert "Run:ai" in problem["message"]
+
+
+def test_an_org_without_pairs_fails_the_check(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    (root / "org.yaml").write_text("departments: []\n", encoding="utf-8")
+    code, out = _run("check", "--root", str(root))
+    assert code == 1
+    assert "no (project, template) pair" in out and "0 in all" in out
+
+
+def test_preview_names_the_broken_file_behind_a_template_it_cannot_see(org: Path) -> None:
+    (org / "org.yaml").write_text("", encoding="utf-8")
+    result = CliRunner().invoke(main, ["preview", "--root", str(org), "-p", "vision", "-t", "vit-finetune"])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "research" in result.output  # the unknown department, not only "not visible"
