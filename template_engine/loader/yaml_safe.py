@@ -29,6 +29,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.paths import Path
+from template_engine.storable import BAD_TEXT, KEY_EXPECTED, TEXT_EXPECTED, text_problem
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -86,8 +87,7 @@ _SAFE_TAGS = {
 }
 
 
-#: Characters no text may hold: NUL (no database stores it) and lone surrogates (not Unicode text).
-_BAD_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+_BAD_TEXT = BAD_TEXT
 #: A plain scalar YAML 1.1 leaves as text but that reads as a number anywhere else (``1e400``, ``-.5E+9``);
 #: one digit run before the dot, so no backtracking.
 _NUMERAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
@@ -95,17 +95,7 @@ _NUMERAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
 _BAD_ESCAPE = "found invalid Unicode character escape code"
 
 
-def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot be stored (a NUL character, a lone surrogate), or ``None``; the service's words."""
-    found = _BAD_TEXT.search(text)
-    if found is None:
-        return None
-    if found.group() == "\x00":
-        return "holds a NUL character (\\u0000)"
-    return f"holds a lone surrogate ({ascii(found.group())[1:-1]}), which is not Unicode text"
-
-
-_TEXT_EXPECTED = "text without NUL characters or lone surrogates"
+_TEXT_EXPECTED = TEXT_EXPECTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,9 +215,7 @@ class _Builder:
             key = str(key_node.value)
             why = text_problem(key)
             if why is not None:  # at the mapping, as the service says it: the key itself would garble a path
-                self.note(
-                    f"the key {key!r} {why}", key_node, path, "keys without NUL characters or lone surrogates"
-                )
+                self.note(f"the key {key!r} {why}", key_node, path, KEY_EXPECTED)
                 continue
             if key in seen:
                 first = seen[key].start_mark

@@ -46,7 +46,7 @@ from template_engine.models.documents import (
 )
 from template_engine.paths import Match, Path, Segment, parse_path
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.storage.repository import text_problem
+from template_engine.storable import unstorable
 
 M = TypeVar("M", bound=BaseModel)
 BODY = "request body"
@@ -114,40 +114,15 @@ def _int(text: str) -> int | _Refused:
     return int(text)
 
 
+def _refused(value: Any) -> tuple[str, str] | None:
+    return (value.message, value.expected) if isinstance(value, _Refused) else None
+
+
 def _problems(body: Any) -> Iterator[Problem]:
-    """Every refused value of a decoded body, walked without recursion (bodies come from anyone)."""
-    stack: list[tuple[Path, Any]] = [((), body)]
-    while stack:
-        path, value = stack.pop()
-        if len(path) > MAX_DEPTH:
-            yield Problem(f"the body is nested more than {MAX_DEPTH} levels deep", path[:MAX_DEPTH])
-            return
-        if isinstance(value, _Refused):
-            yield Problem(value.message, path, None, value.expected)
-        elif isinstance(value, str):
-            why = text_problem(value)
-            if why is not None:
-                yield Problem(f"the text {why}", path, None, "text without NUL characters or lone surrogates")
-        elif isinstance(value, dict):
-            children: list[tuple[Path, Any]] = []
-            bad_keys: set[str] = set()
-            for key, item in value.items():
-                why = text_problem(key)
-                if why is None:
-                    children.append(((*path, key), item))
-                else:
-                    bad_keys.add(key)
-                    yield Problem(
-                        f"the key {key!r} {why}", path, None, "keys without NUL characters or lone surrogates"
-                    )
-            for key in value.repeated if isinstance(value, _Repeated) else ():
-                if key not in bad_keys:
-                    yield Problem(
-                        f"the key {key!r} is given more than once", (*path, key), None, "each key once"
-                    )
-            stack.extend(reversed(children))
-        elif isinstance(value, list):
-            stack.extend(reversed([((*path, index), item) for index, item in enumerate(value)]))
+    """Every refused value of a decoded body: the one walk of what cannot be stored (:mod:`...storable`),
+    which also names the numbers and constants the decoder refused and the keys given twice."""
+    for path, message, expected in unstorable(body, True, _refused, MAX_DEPTH):
+        yield Problem(message, path, None, expected or None)
 
 
 def _kind(value: Any) -> str:

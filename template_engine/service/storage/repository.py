@@ -13,8 +13,6 @@ transaction rolls back and the database is as it was.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +20,8 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Row, Select, Table, delete, func, insert, select, update
 
+from template_engine import storable
+from template_engine.paths import Path
 from template_engine.service.storage import tables as t
 
 
@@ -36,53 +36,16 @@ class Unstorable(Exception):
     column itself), ``reason`` what is wrong with it.
     """
 
-    def __init__(self, column: str, path: tuple[str | int, ...], reason: str) -> None:
+    def __init__(self, column: str, path: Path, reason: str) -> None:
         self.column = column
         self.path = path
         self.reason = reason
         super().__init__(f"{column} {path}: {reason}")
 
 
-_BAD_TEXT = re.compile(r"[\x00\ud800-\udfff]")
-
-
-def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot be stored or answered (a NUL character, a lone surrogate), or None."""
-    found = _BAD_TEXT.search(text)
-    if found is None:
-        return None
-    if found.group() == "\x00":
-        return "holds a NUL character (\\u0000)"
-    return f"holds a lone surrogate ({ascii(found.group())[1:-1]}), which is not Unicode text"
-
-
-def unstorable(value: Any, document: bool) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def unstorable(value: Any, document: bool) -> Iterator[tuple[Path, str]]:
     """The places and reasons ``value`` cannot be stored; ``document``: it goes to a JSON column."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
-    while stack:
-        path, item = stack.pop()
-        if isinstance(item, str):
-            why = text_problem(item)
-            if why is not None:
-                yield path, f"the text {why}"
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                yield path, f"the number {item} is not finite"
-        elif isinstance(item, int):
-            continue
-        elif document and isinstance(item, dict):
-            for key, child in item.items():
-                why = text_problem(key) if isinstance(key, str) else "is not text"
-                if why is not None:
-                    yield path, f"the key {key!r} {why}"
-                else:
-                    stack.append(((*path, key), child))
-        elif document and isinstance(item, list | tuple):
-            stack.extend(((*path, index), child) for index, child in enumerate(item))
-        elif document:
-            yield path, f"a {type(item).__name__} is not a JSON value"
+    return ((path, reason) for path, reason, _ in storable.unstorable(value, document))
 
 
 def _check_storable(table: Table, values: Mapping[str, Any]) -> None:
