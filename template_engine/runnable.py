@@ -29,6 +29,9 @@ class RunnableIssue:
     #: asset entry) is written; ``None`` for an issue that is not about a policy.
     rule: str | None = None
     source: Location | None = None
+    #: A mandatory field that is not provided (Run:ai answers those with the rule ``required``): callers
+    #: branch on this, never on the message.
+    mandatory: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -112,16 +115,19 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
     def add(path: Path, message: str) -> None:
         issues.append(RunnableIssue(replica, path, message))
 
+    def missing(path: Path, message: str) -> None:
+        issues.append(RunnableIssue(replica, path, message, mandatory=True))
+
     if not spec.get("image"):
-        add(("image",), "mandatory image is not provided")
+        missing(("image",), "mandatory image is not provided")
     if replica == "worker" and not spec.get("distributedFramework"):
-        add(("distributedFramework",), "mandatory distributedFramework is not provided")
+        missing(("distributedFramework",), "mandatory distributedFramework is not provided")
 
     for names, required in REQUIRED_ITEM_FIELDS.items():
         for path, item in _items(spec, names, plan):
             for attr in required:
                 if item.get(attr) in (None, ""):
-                    add((*path, attr), f"mandatory {attr} of {format_path(path)} is not provided")
+                    missing((*path, attr), f"mandatory {attr} of {format_path(path)} is not provided")
             if names == ("tolerations",):
                 if item.get("operator") != "Exists" and not item.get("key"):
                     add((*path, "key"), f"{format_path(path)} needs a key unless its operator is Exists")

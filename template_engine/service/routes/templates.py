@@ -287,7 +287,7 @@ class _Comply:
             }
             if issue.rule is not None:
                 entry["rule"] = issue.rule
-            elif issue.message.startswith("mandatory "):
+            elif issue.mandatory:
                 entry["rule"] = "required"
             found.append(entry)
         return found

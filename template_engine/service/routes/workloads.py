@@ -164,7 +164,7 @@ def _runnable_issues(
         entry: dict[str, Any] = {"field": field, "details": issue.message}
         if issue.rule is not None:
             entry["rule"] = issue.rule
-        elif issue.message.startswith("mandatory "):
+        elif issue.mandatory:
             entry["rule"] = "required"
         out.append(entry)
     return out
