@@ -5,8 +5,10 @@ visible (issue 17, item 3).  In process, through click's runner (the CLI's own t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -82,3 +84,22 @@ def test_preview_names_the_broken_file_behind_a_template_it_cannot_see(org: Path
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert "research" in result.output  # the unknown department, not only "not visible"
+
+
+def test_a_folder_check_cannot_list_fails_the_check_naming_it(
+    org: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the OS refuses a listing (tests may run as root, where chmod blocks nothing)."""
+    blocked = os.fspath(org / "projects")
+    scandir = os.scandir
+
+    def guarded(path: Any = ".") -> Any:
+        if os.fspath(path) == blocked:
+            raise PermissionError(13, "Permission denied", blocked)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", guarded)
+    code, out = _run("check", "--root", str(org), "-o", "json")
+    assert code == 1
+    messages = [p["message"] for p in json.loads(out)["problems"]]
+    assert "cannot list the folder projects/: Permission denied" in messages

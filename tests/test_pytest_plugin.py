@@ -344,6 +344,23 @@ def test_an_invalid_file_fails_instead_of_its_pairs_vanishing(project: pytest.Py
     result.stdout.fnmatch_lines(["no pair any more: snapshots/departments/research/sweep.yaml"])
 
 
+def test_a_value_runai_refuses_fails_the_files_test_at_its_line(project: pytest.Pytester) -> None:
+    """The plugin reports what the API would refuse, as validate does: a Run:ai value rule, at file:line."""
+    updated(project)
+    write(
+        project.path,
+        {"templates/departments/research/defaults.yaml": "spec:\n  imagePullSecrets:\n  - {name: Bad_x}\n"},
+    )
+    result = run(project)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ template_files_valid _*",
+            "1 invalid file(s) in templates: *",
+            "  departments/research/defaults.yaml:3*imagePullSecrets[[]0[]].name: invalid value 'Bad_x'*",
+        ]
+    )
+
+
 def test_an_unreadable_org_is_one_clear_collection_error(project: pytest.Pytester) -> None:
     write(project.path, {"templates/org.yaml": "departments: [\n"})
     result = run(project)
