@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from template_engine import Composition
+from template_engine.errors import InputError
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.runnable import check
 
@@ -47,14 +48,18 @@ def test_a_number_that_is_not_a_quantity_is_an_issue(value: float) -> None:
 
 
 def test_preview_and_check_report_an_overflowing_quantity(write_tree: WriteTree, preview: Preview) -> None:
+    """A quantity beyond the grammar's bounds is a problem of the file, at its line, as the API refuses it:
+    preview stops on it and check fails naming it (it was a runnable issue found only after composing)."""
     job = (
         "meta:\n  name: job\nspec:\n  image: python:3.11\n  distributedFramework: PyTorch\n  numWorkers: 2\n"
         "  compute:\n    cpuMemoryRequest: '1e99999999999999999999'\n    cpuMemoryLimit: 1Gi\n"
     )
     root = write_tree({"projects/vision/templates/job.yaml": job})
-    composition = preview(root, "job", "vision")
-    assert not composition.runnable.is_runnable
-    assert [i.field for i in composition.runnable.issues] == [("compute", "cpuMemoryRequest")]
+    with pytest.raises(InputError) as refused:
+        preview(root, "job", "vision")
+    (problem,) = refused.value.problems
+    assert problem.path == ("spec", "compute", "cpuMemoryRequest")
+    assert problem.location is not None and problem.location.line == 8
     result = subprocess.run(
         [sys.executable, "-m", "template_engine", "check", "--root", str(root), "-p", "vision", "-t", "job"],
         capture_output=True,
@@ -63,4 +68,5 @@ def test_preview_and_check_report_an_overflowing_quantity(write_tree: WriteTree,
         check=False,
     )
     assert "Traceback" not in result.stderr
-    assert "is not a valid quantity" in result.stdout + result.stderr
+    assert result.returncode == 1
+    assert "invalid value '1e99999999999999999999'" in result.stdout
