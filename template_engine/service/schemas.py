@@ -365,6 +365,8 @@ class ExplainEntryOut(BaseModel):
 class ExplainOut(BaseModel):
     entries: list[ExplainEntryOut]
     warnings: list[RunnableIssueOut]
+    #: The template's ``runnable``, as its GET answers it (the issues of a template that cannot be composed).
+    runnable: RunnableOut
 
 
 # -- defaults -----------------------------------------------------------------------------------------------
