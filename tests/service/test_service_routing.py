@@ -72,7 +72,9 @@ def test_a_segment_the_parameter_does_not_accept_is_no_path(client: Any, templat
             if any(re.fullmatch(_regex(other), path) for other in TEMPLATES):
                 continue  # a path of its own (``/workload-templates/count``): answered by that route
             for method in methods:
-                response = client.request(method, path, json={} if method in ("POST", "PUT", "PATCH") else None)
+                response = client.request(
+                    method, path, json={} if method in ("POST", "PUT", "PATCH") else None
+                )
                 assert response.status_code == 404, (method, path, response.text)
                 if method != "HEAD":
                     assert response.json() == {"code": 404, "message": "No such endpoint."}
