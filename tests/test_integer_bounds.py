@@ -95,7 +95,10 @@ BIG = "9" * 400
 def test_a_400_digit_number_of_workers_in_a_file_is_a_problem_at_its_line(
     write_tree: Callable[[Mapping[str, Any]], Path],
 ) -> None:
-    body = f"meta:\n  name: job\nspec:\n  image: x\n  numWorkers: {BIG}\n  ports:\n  - container: 80\n    external: -{BIG}\n"
+    body = (
+        f"meta:\n  name: job\nspec:\n  image: x\n  numWorkers: {BIG}\n"
+        f"  ports:\n  - container: 80\n    external: -{BIG}\n"
+    )
     root = write_tree({"projects/vision/templates/job.yaml": body})
     problems = load_org(root).broken["projects/vision/templates/job.yaml"]
     found = {(p.path, p.location.line if p.location else None, p.message, p.expected) for p in problems}

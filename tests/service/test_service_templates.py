@@ -337,7 +337,7 @@ def test_a_template_that_cannot_render_is_not_runnable(client: Any) -> None:
 
 def test_explain_answers_what_get_answers(client: Any, ids: Ids) -> None:
     """Issue 17: explain answered 400 for a stored template whose expression fails while GET answered 200 with
-    the issue; now both answer 200 with the same ``runnable``, from the template's scope and from a project."""
+    the issue; now both answer 200 with the same ``runnable``, from the template's scope and a project."""
     body = _job("fails-below", "department", ids.departments["research"], workingDir="/w/{{ nobody }}")
     created = client.post(BASE, json=body)
     assert created.status_code == 202
