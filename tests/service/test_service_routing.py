@@ -59,7 +59,7 @@ def test_every_path_parameter_of_the_api_is_typed() -> None:
     def endpoint(name: str) -> None:
         return None
 
-    with pytest.raises(TypeError, match="path parameter 'name' must be a uuid.UUID or an id"):
+    with pytest.raises(TypeError, match=r"path parameter .name. must be a uuid\.UUID or an id"):
         JsonRoute("/api/v1/things/{name}", endpoint)
 
 
