@@ -280,8 +280,8 @@ def _document(app: FastAPI) -> dict[str, Any]:
 
 
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-#: The integer bounds a float cannot hold: FastAPI's document model keeps ``minimum`` and ``maximum`` as floats,
-#: and ``float(INT64_MAX)`` is ``2**63``, one past the bound.
+#: The integer bounds a float cannot hold: FastAPI's document model keeps ``minimum`` and ``maximum`` as
+#: floats, and ``float(INT64_MAX)`` is ``2**63``, one past the bound.
 _EXACT = {float(bound): bound for bound in (INT64_MIN, INT64_MAX)}
 
 
