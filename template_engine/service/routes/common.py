@@ -275,14 +275,6 @@ def asset_problems(ctx: Ctx, doc: TemplateDocument) -> tuple[list[str], list[Pro
     return [found[(kind, name)].id for kind, name, _ in refs if (kind, name) in found], problems
 
 
-def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
-    """The ids of the assets a template document names; an unknown one is a 400 on its field."""
-    ids, problems = asset_problems(ctx, doc)
-    if problems:
-        raise bad_request(problems)
-    return ids
-
-
 # -- the dependencies every route module declares its handlers with -----------------------------------------
 
 Auth = Annotated[Principal, Depends(authenticate)]
