@@ -171,7 +171,13 @@ IMPORT_GROUPS = (
     ("the spec models (pydantic builds their validators)", ("template_engine.models",)),
     (
         "report/schema/init's modules imported at start (views.schema only, since they are lazy)",
-        ("template_engine.views", "template_engine.diff", "template_engine.gitrev", "jinja2", "markupsafe"),
+        (
+            "template_engine.views",
+            "template_engine.diff",
+            "template_engine.loader.gitrev",
+            "jinja2",
+            "markupsafe",
+        ),
     ),
     ("pydantic and pydantic-core", ("pydantic", "annotated_types", "typing_extensions")),
     ("the rest of template_engine", ("template_engine",)),

@@ -85,8 +85,8 @@ def phases(repo: Path, runs: int, cache: Path | None) -> dict[str, Any]:
     compare (compose the pairs whose inputs changed, on both sides).  With ``cache``, a filled fact cache
     (warm): files it knows are read only when a composition needs them, within the compare step."""
     from template_engine.diff import diff_orgs
-    from template_engine.gitrev import open_version
     from template_engine.loader.facts import FactCache
+    from template_engine.loader.gitrev import open_version
     from template_engine.loader.sources import FolderSource
     from template_engine.loader.tree import load_org
 
@@ -119,9 +119,9 @@ def impact_phases(repo: Path, rel: str, runs: int, cache: Path) -> dict[str, Any
     apart (the rest of the step is composing both sides' pairs and comparing them).  Also the blobs read
     from git."""
     from template_engine.diff import diff_orgs
-    from template_engine.gitrev import open_version
     from template_engine.loader import tree
     from template_engine.loader.facts import FactCache
+    from template_engine.loader.gitrev import open_version
     from template_engine.loader.sources import FolderSource, OverlaySource
     from template_engine.loader.tree import load_org
 

@@ -7,7 +7,8 @@ replica in the order of the checks below).  Nothing here raises.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
@@ -31,7 +32,7 @@ class RunnableIssue:
     source: Location | None = None
     #: A mandatory field that is not provided (Run:ai answers those with the rule ``required``): callers
     #: branch on this, never on the message.
-    mandatory: bool = field(default=False, compare=False)
+    mandatory: bool = dataclasses.field(default=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

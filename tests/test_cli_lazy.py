@@ -21,7 +21,7 @@ NOT_FOR_CHECK = [
     "template_engine.cli.policy_commands",
     "template_engine.service.commands",
     "template_engine.diff",
-    "template_engine.gitrev",
+    "template_engine.loader.gitrev",
     "template_engine.views.site",
     "template_engine.loader.facts",
     "template_engine.loader.deferred",

@@ -9,6 +9,7 @@ never imports the composition.  Every import counts, at module level or inside a
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -155,3 +156,270 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     finally:
         GRAPH.clear()
         GRAPH.update(saved)
+
+
+# -- I/O: only the modules of the map do it -----------------------------------------------------------------
+
+#: The modules of the core that do I/O, and what they do; every other module of the core does none.
+#: docs/architecture.md ("Where the I/O is") names each of them, and every edge module that does I/O.
+CORE_IO: dict[str, str] = {
+    "loader.sources": "reads a folder: the loader's I/O seam (os.scandir, stat, read_bytes)",
+    "loader.gitrev": "runs git for a revision's listing and blobs (subprocess)",
+    "loader.facts": "the facts cache between processes: an SQLite file, a lock file, a warning on stderr",
+    "loader.tree": "resolve_root: whether templates/ and ./org.yaml exist",
+    "policy.vocabulary": "reads the packaged vocabulary.json",
+    "policy.vocabulary_source": "the maintainer's script that writes vocabulary.json from Run:ai's document",
+    "staging": "writes folders aside and puts them in place by renames",
+    "views.site": "writes the static report",
+    "views.html": "Jinja2's FileSystemLoader reads the page templates",
+}
+#: Modules whose import is I/O: processes, databases, sockets, the network, file trees, terminals.
+IO_MODULES = (
+    "subprocess",
+    "sqlite3",
+    "socket",
+    "ssl",
+    "select",
+    "selectors",
+    "asyncio",
+    "signal",
+    "multiprocessing",
+    "shutil",
+    "tempfile",
+    "glob",
+    "fcntl",
+    "mmap",
+    "http",
+    "urllib",
+    "ftplib",
+    "smtplib",
+    "webbrowser",
+    "importlib.resources",
+    "sqlalchemy",
+    "psycopg",
+    "httpx",
+    "requests",
+    "uvicorn",
+)
+#: ...and the pure parts of those packages.
+PURE_MODULES = ("urllib.parse",)
+#: ``os.NAME`` that is I/O (the environment, files, processes).
+OS_IO = frozenset(
+    [
+        "environ",
+        "environb",
+        "getenv",
+        "getenvb",
+        "putenv",
+        "unsetenv",
+        "listdir",
+        "scandir",
+        "walk",
+        "fwalk",
+        "stat",
+        "lstat",
+        "open",
+        "read",
+        "write",
+        "remove",
+        "unlink",
+        "rename",
+        "renames",
+        "replace",
+        "mkdir",
+        "makedirs",
+        "rmdir",
+        "removedirs",
+        "link",
+        "symlink",
+        "readlink",
+        "chmod",
+        "chown",
+        "fchmod",
+        "fdopen",
+        "fsync",
+        "close",
+        "truncate",
+        "utime",
+        "access",
+        "system",
+        "popen",
+        "getcwd",
+        "getcwdb",
+        "chdir",
+        "getpid",
+        "getppid",
+        "kill",
+        "urandom",
+        "fork",
+        "startfile",
+    ]
+)
+#: ``os.path.NAME`` that reads the file system.
+OS_PATH_IO = frozenset(
+    [
+        "exists",
+        "lexists",
+        "isfile",
+        "isdir",
+        "islink",
+        "ismount",
+        "isjunction",
+        "realpath",
+        "abspath",
+        "samefile",
+        "getsize",
+        "getmtime",
+        "getatime",
+        "getctime",
+        "expanduser",
+        "expandvars",
+    ]
+)
+#: ``time.NAME`` that reads the clock or waits.
+TIME_IO = frozenset(
+    [
+        "time",
+        "time_ns",
+        "monotonic",
+        "monotonic_ns",
+        "perf_counter",
+        "perf_counter_ns",
+        "process_time",
+        "localtime",
+        "gmtime",
+        "ctime",
+        "sleep",
+    ]
+)
+#: Methods that read or write the file system (``pathlib``'s), or read the clock (``datetime``'s).
+METHOD_IO = frozenset(
+    [
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "iterdir",
+        "glob",
+        "rglob",
+        "exists",
+        "is_file",
+        "is_dir",
+        "is_symlink",
+        "lstat",
+        "mkdir",
+        "unlink",
+        "rmdir",
+        "touch",
+        "symlink_to",
+        "hardlink_to",
+        "readlink",
+        "chmod",
+        "resolve",
+        "samefile",
+        "expanduser",
+        "home",
+        "cwd",
+        "owner",
+        "now",
+        "utcnow",
+        "today",
+        "FileSystemLoader",
+        "PackageLoader",
+    ]
+)
+#: Builtins that are I/O, and what of ``sys`` is the process's environment or terminal.
+BUILTIN_IO = frozenset({"open", "input", "print"})
+SYS_IO = frozenset({"argv", "stdin", "stdout", "stderr", "orig_argv"})
+
+
+def _io_module(name: str) -> bool:
+    if any(name == p or name.startswith(f"{p}.") for p in PURE_MODULES):
+        return False
+    return any(name == p or name.startswith(f"{p}.") for p in IO_MODULES)
+
+
+def _io_uses(source: str, filename: str = "<test>") -> list[str]:
+    """Every I/O a module's text does, read with ``ast``: ``line: what``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, filename)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            found += [(line, f"import {a.name}") for a in node.names if _io_module(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if _io_module(node.module):
+                found.append((line, f"from {node.module} import ..."))
+            elif node.module in ("os", "time", "sys"):
+                names = {"os": OS_IO, "time": TIME_IO, "sys": SYS_IO}[node.module]
+                found += [
+                    (line, f"from {node.module} import {a.name}") for a in node.names if a.name in names
+                ]
+            elif node.module == "os.path":
+                found += [(line, f"from os.path import {a.name}") for a in node.names if a.name in OS_PATH_IO]
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("os", "time", "sys"):
+                names = {"os": OS_IO, "time": TIME_IO, "sys": SYS_IO}[owner.id]
+                if node.attr in names:
+                    found.append((line, f"{owner.id}.{node.attr}"))
+            elif (
+                isinstance(owner, ast.Attribute)
+                and isinstance(owner.value, ast.Name)
+                and (owner.value.id, owner.attr) == ("os", "path")
+            ):
+                if node.attr in OS_PATH_IO:
+                    found.append((line, f"os.path.{node.attr}"))
+            elif node.attr in METHOD_IO:
+                found.append((line, f".{node.attr}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BUILTIN_IO:
+            found.append((line, f"{node.func.id}()"))
+    return [f"{line}: {what}" for line, what in sorted(set(found))]
+
+
+IO_USES: dict[str, list[str]] = {
+    _local(m): _io_uses(MODULES[m].read_text(encoding="utf-8"), str(MODULES[m])) for m in MODULES
+}
+
+
+@pytest.mark.parametrize("module", [_local(m) for m in CORE if _local(m) not in CORE_IO])
+def test_the_core_does_no_io_outside_the_map(module: str) -> None:
+    assert IO_USES[module] == [], f"{module} does I/O; only {sorted(CORE_IO)} may (docs/architecture.md)"
+
+
+@pytest.mark.parametrize("module", sorted(CORE_IO))
+def test_each_module_of_the_map_does_io(module: str) -> None:
+    """The map stays true: a module that no longer does I/O leaves it."""
+    assert f"{ROOT}.{module}" in MODULES
+    assert IO_USES[module] != []
+
+
+def test_the_architecture_page_names_every_module_that_does_io() -> None:
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Where the I/O is", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z_]+(?:[./][a-z_]+)*)(?:\.py)?`", section))
+    named = {n.replace("/", ".").removesuffix(".py") for n in named}
+    doing = {module for module, uses in IO_USES.items() if uses and module}
+    assert sorted(doing - named) == []
+    assert sorted(set(CORE_IO) - named) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("import subprocess", ["1: import subprocess"]),
+        ("from sqlite3 import connect", ["1: from sqlite3 import ..."]),
+        ("import os\nx = os.environ['A']", ["2: os.environ"]),
+        ("from os import getenv", ["1: from os import getenv"]),
+        ("import os\nos.path.exists('x')", ["2: os.path.exists"]),
+        ("import time\nt = time.time()", ["2: time.time"]),
+        ("import datetime\nd = datetime.datetime.now()", ["2: .now"]),
+        ("from pathlib import Path\nPath('x').read_text()", ["2: .read_text"]),
+        ("with open('x') as f:\n    pass", ["1: open()"]),
+        ("import urllib.request", ["1: import urllib.request"]),
+        ("import http.client", ["1: import http.client"]),
+        ("import socket", ["1: import socket"]),
+        ("import urllib.parse\nimport os\nos.path.join('a', 'b')\n'a'.replace('a', 'b')", []),
+    ],
+)
+def test_the_io_reader_sees_each_kind_of_io(text: str, found: list[str]) -> None:
+    assert _io_uses(text) == found

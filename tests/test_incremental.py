@@ -24,11 +24,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from template_engine import gitrev
 from template_engine.cli import main
 from template_engine.cli.diff_commands import cache_folder
 from template_engine.diff import diff_orgs
-from template_engine.loader import tree
+from template_engine.loader import gitrev, tree
 from template_engine.loader.deferred import DeferredTemplate, StaleFacts
 from template_engine.loader.facts import FILE_NAME, KEY_NAME, KEY_SIZE, UNRELATED, FactCache, fingerprinted
 from template_engine.loader.sources import FolderSource, MappingSource, OverlaySource

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from template_engine import InputError, compose, gitrev, load_org
-from template_engine.gitrev import GitRevisionSource, open_version, read_revision
-from template_engine.loader import tree
+from template_engine import InputError, compose, load_org
+from template_engine.loader import gitrev, tree
+from template_engine.loader.gitrev import GitRevisionSource, open_version, read_revision
 from template_engine.loader.sources import (
     Entry,
     FolderSource,

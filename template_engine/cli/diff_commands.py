@@ -27,8 +27,8 @@ from template_engine.errors import Problem, TemplateEngineError
 
 if TYPE_CHECKING:  # the comparison, git and the loader are imported when a command runs, not at start
     from template_engine.diff import OrgDiff, PairDiff
-    from template_engine.gitrev import Version
     from template_engine.loader.facts import FactCache
+    from template_engine.loader.gitrev import Version
     from template_engine.loader.sources import Source
     from template_engine.org import Org
 
@@ -219,7 +219,7 @@ def _version_name(version: Version) -> str:
 
 
 def _version(root: Path, against: str) -> Version:
-    from template_engine.gitrev import open_version
+    from template_engine.loader.gitrev import open_version
 
     try:
         return open_version(root, against)

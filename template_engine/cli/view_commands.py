@@ -28,7 +28,7 @@ __all__ = ["init", "report", "schema"]
 def _against(root: FsPath, against: str, new: Org, variables: dict[str, str]) -> OrgDiff:
     """``new`` compared with ``root`` at ``against`` (a folder or a git revision), as ``diff`` does."""
     from template_engine.diff import diff_orgs
-    from template_engine.gitrev import open_version
+    from template_engine.loader.gitrev import open_version
     from template_engine.org import Org
 
     try:

@@ -8,8 +8,8 @@ problem of that entry; nothing here raises on bad input.
 * :class:`FolderSource`: a folder on disk, symbolic links followed (a dangling one is a ``"broken link"``);
 * :class:`MappingSource`: files held in memory (tests, and any caller that has the bytes already);
 * :class:`OverlaySource`: another source with one file replaced, added or removed (``impact FILE``);
-* :class:`template_engine.gitrev.GitRevisionSource`: the folder as a git revision has it, its blobs read when
-  asked for (:mod:`template_engine.gitrev` is the only module that runs git).
+* :class:`template_engine.loader.gitrev.GitRevisionSource`: the folder as a git revision has it, its blobs
+  read when asked for (:mod:`template_engine.loader.gitrev` is the only module that runs git).
 
 A file's content is known by its git blob id (:func:`blob_id`): a revision knows it without reading the file
 (:meth:`Source.identity`), other sources by hashing the bytes.  The loader keys what it learnt about a file
@@ -181,7 +181,7 @@ class Listing:
 
     A bad path (a ``""``, ``.`` or ``..`` part, or a file that is also a folder) is a :class:`ValueError`.
     The sources whose files are listed before they are read (:class:`MappingSource`,
-    :class:`template_engine.gitrev.GitRevisionSource`) answer ``kind`` and ``entries`` with it.
+    :class:`template_engine.loader.gitrev.GitRevisionSource`) answer ``kind`` and ``entries`` with it.
     """
 
     def __init__(self, paths: Iterable[str]) -> None:

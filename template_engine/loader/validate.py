@@ -150,6 +150,8 @@ def _problem(
         return _wrong_shape(model, file, lines, err, path)
     got = err.get("input")
     shown = repr(got) if not isinstance(got, Mapping | list) else type(got).__name__
+    if isinstance(got, int) and not isinstance(got, bool) and len(shown) > 20:
+        shown = f"{'-' if got < 0 else ''}a {len(str(abs(got)))}-digit integer"
     if isinstance(got, bool) and kind == "string_type":
         shown += " (YAML reads yes/no/on/off/true/false as a boolean: quote it)"
     elif isinstance(got, int | float) and kind == "string_type":

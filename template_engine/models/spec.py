@@ -20,6 +20,10 @@ from pydantic import Field
 
 from template_engine.models.markers import MergeKey, ReplaceWhole
 from template_engine.models.spec_items import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
     AccessModes,
     AddedAttrValue,
     Annotation,
@@ -45,6 +49,8 @@ from template_engine.models.spec_items import (
     HostPathItem,
     ImagePullPolicy,
     ImagePullSecret,
+    Int32,
+    Int64,
     Label,
     MountPropagation,
     MpiLauncherCreationPolicy,
@@ -70,6 +76,10 @@ from template_engine.models.spec_items import (
 )
 
 __all__ = [
+    "INT32_MAX",
+    "INT32_MIN",
+    "INT64_MAX",
+    "INT64_MIN",
     "WORKER_ONLY_FIELDS",
     "AccessModes",
     "AddedAttrValue",
@@ -103,6 +113,8 @@ __all__ = [
     "HttpGetAction",
     "ImagePullPolicy",
     "ImagePullSecret",
+    "Int32",
+    "Int64",
     "Label",
     "MasterSpec",
     "MatchExpression",
@@ -168,7 +180,7 @@ class Compute(SpecModel):
     cpuCoreLimit: float | None = Field(default=None, ge=0)
     cpuMemoryRequest: str | None = None
     cpuMemoryLimit: str | None = None
-    gpuDevicesRequest: int | None = Field(default=None, ge=0)
+    gpuDevicesRequest: Int32 | None = Field(default=None, ge=0)
     gpuRequestType: GpuRequestType | None = None
     gpuPortionRequest: float | None = Field(default=None, ge=0, le=1)
     gpuPortionLimit: float | None = Field(default=None, ge=0, le=1)
@@ -201,8 +213,8 @@ class Security(SpecModel):
     seccompProfileType: SeccompProfileType | None = None
     runAsNonRoot: bool | None = None
     readOnlyRootFilesystem: bool | None = None
-    runAsUid: int | None = None
-    runAsGid: int | None = None
+    runAsUid: Int64 | None = None
+    runAsGid: Int64 | None = None
     supplementalGroups: str | None = None
     allowPrivilegeEscalation: bool | None = None
     hostIpc: bool | None = None
@@ -213,7 +225,7 @@ class HttpGetAction(SpecModel):
     """The HTTP GET request a probe sends."""
 
     path: str | None = None
-    port: int | None = Field(default=None, ge=1, le=65535)
+    port: Int32 | None = Field(default=None, ge=1, le=65535)
     host: str | None = None
     scheme: ProbeScheme | None = None
 
@@ -227,11 +239,11 @@ class ProbeHandler(SpecModel):
 class Probe(SpecModel):
     """A container probe and its timing."""
 
-    initialDelaySeconds: int | None = Field(default=None, ge=0)
-    periodSeconds: int | None = Field(default=None, ge=1)
-    timeoutSeconds: int | None = Field(default=None, ge=1)
-    successThreshold: int | None = Field(default=None, ge=1)
-    failureThreshold: int | None = Field(default=None, ge=1)
+    initialDelaySeconds: Int32 | None = Field(default=None, ge=0)
+    periodSeconds: Int32 | None = Field(default=None, ge=1)
+    timeoutSeconds: Int32 | None = Field(default=None, ge=1)
+    successThreshold: Int32 | None = Field(default=None, ge=1)
+    failureThreshold: Int32 | None = Field(default=None, ge=1)
     handler: ProbeHandler | None = None
 
 
@@ -311,9 +323,9 @@ class CommonSpec(EnvironmentFields):
     preemptibility: Preemptibility | None = None
     restartPolicy: RestartPolicy | None = None
     terminateAfterPreemption: bool | None = None
-    terminationGracePeriodSeconds: int | None = Field(default=None, ge=0)
-    autoDeletionTimeAfterCompletionSeconds: int | None = None
-    backoffLimit: int | None = None
+    terminationGracePeriodSeconds: Int64 | None = Field(default=None, ge=0)
+    autoDeletionTimeAfterCompletionSeconds: Int64 | None = None
+    backoffLimit: Int64 | None = None
 
 
 class MasterSpec(CommonSpec):
@@ -328,15 +340,15 @@ class WorkerSpec(CommonSpec):
     for PyTorch.
     """
 
-    numWorkers: int | None = Field(default=None, ge=1)
+    numWorkers: Int32 | None = Field(default=None, ge=1)
     distributedFramework: DistributedFramework | None = None
-    minReplicas: int | None = None
-    maxReplicas: int | None = None
-    slotsPerWorker: int | None = Field(default=None, ge=1)
+    minReplicas: Int32 | None = None
+    maxReplicas: Int32 | None = None
+    slotsPerWorker: Int32 | None = Field(default=None, ge=1)
     sshAuthMountPath: str | None = None
     mpiLauncherCreationPolicy: MpiLauncherCreationPolicy | None = None
     cleanPodPolicy: CleanPodPolicy | None = None
-    segmentSize: int | None = None
+    segmentSize: Int32 | None = None
     imagePullSecrets: Annotated[list[ImagePullSecret] | None, MergeKey("name")] = None
 
 

@@ -19,6 +19,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from template_engine.models.markers import MergeKey, ReplaceWhole
 
+# --- integers within Run:ai's bounds -----------------------------------------------------------------------
+
+#: Run:ai's ``format: int32`` and ``format: int64`` (runai-openapi-1.224.0.json).  An integer Run:ai gives no
+#: format (``numWorkers``, ``minReplicas``, ``maxReplicas``, ``slotsPerWorker``) is an int32: the Kubernetes
+#: field it becomes is one (docs/decisions.md).  A field's own minimum or maximum (``Field(ge=1)``) narrows
+#: these further.  The model is every door's schema: a template file, ``db import``, the CLI and the API.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
+
 # --- enumerations (reference/runai-facts.md, section 6) -------------------------------------------------
 
 ImagePullPolicy = Literal["Always", "Never", "IfNotPresent"]
@@ -161,16 +172,16 @@ class Toleration(SpecModel):
     key: str | None = None
     value: str | None = None
     effect: TolerationEffect | None = None
-    seconds: int | None = Field(default=None, ge=1)
+    seconds: Int64 | None = Field(default=None, ge=1)
     exclude: bool | None = None
 
 
 class Port(SpecModel):
     """An item of ``ports`` (key: ``name``, else ``container``)."""
 
-    container: int | None = Field(default=None, ge=1, le=65535)
+    container: Int32 | None = Field(default=None, ge=1, le=65535)
     serviceType: ServiceType | None = None
-    external: int | None = None
+    external: Int32 | None = None
     toolType: str | None = None
     toolName: str | None = None
     name: str | None = None
@@ -183,7 +194,7 @@ class ExposedUrl(SpecModel):
     ``authorizedUsers`` and ``authorizedGroups`` are scalar lists, replaced whole by the highest layer.
     """
 
-    container: int | None = Field(default=None, ge=1, le=65535)
+    container: Int32 | None = Field(default=None, ge=1, le=65535)
     url: str | None = None
     authorizationType: AuthorizationType | None = None
     authorizedUsers: Annotated[list[str] | None, ReplaceWhole()] = None
@@ -218,7 +229,7 @@ class ExtendedResource(SpecModel):
     """
 
     resource: str | None = None
-    quantity: str | int | None = None
+    quantity: str | Int64 | None = None
     exclude: bool | None = None
 
 

@@ -80,19 +80,3 @@ def vocabulary() -> Mapping[Replica, Section]:
     """The root section of rules for each replica."""
     raw = json.loads(Path(__file__).with_name("vocabulary.json").read_text(encoding="utf-8"))
     return {replica: Section(replica, {k: _node(v) for k, v in raw[replica].items()}) for replica in REPLICAS}
-
-
-def node_at(replica: Replica, path: tuple[str, ...]) -> Node | None:
-    """The vocabulary node of a field path below the replica (``("compute", "gpuDevicesRequest")``)."""
-    node: Node = vocabulary()[replica]
-    for name in path:
-        if isinstance(node, Section):
-            found = node.fields.get(name)
-        elif isinstance(node, ItemsFamily):
-            found = node.attributes.get(name)
-        else:
-            return None
-        if found is None:
-            return None
-        node = found
-    return node

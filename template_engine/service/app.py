@@ -20,6 +20,7 @@ from pydantic.json_schema import models_json_schema
 from sqlalchemy import Engine
 from starlette.routing import BaseRoute
 
+from template_engine.models.spec import INT64_MAX, INT64_MIN
 from template_engine.service import errors
 from template_engine.service.answers import AnswerCache, RevisionFeed
 from template_engine.service.auth import DEV_APPLICATION, DEV_TOKENS, Authenticator
@@ -279,7 +280,27 @@ def _document(app: FastAPI) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)
     _add_body_models(components)
+    _exact_bounds(schema)
     return schema
+
+
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+#: The integer bounds a float cannot hold: FastAPI's document model keeps ``minimum`` and ``maximum`` as
+#: floats, and ``float(INT64_MAX)`` is ``2**63``, one past the bound.
+_EXACT = {float(bound): bound for bound in (INT64_MIN, INT64_MAX)}
+
+
+def _exact_bounds(node: Any) -> None:
+    """Integer bounds written as integers again (``2147483647``, not ``2147483647.0``; int64's exactly)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _BOUNDS and isinstance(value, float) and value.is_integer():
+                node[key] = _EXACT.get(value, int(value))
+            else:
+                _exact_bounds(value)
+    elif isinstance(node, list):
+        for item in node:
+            _exact_bounds(item)
 
 
 def _add_body_models(components: dict[str, Any]) -> None:

@@ -226,10 +226,6 @@ def parse_filters(raw: Sequence[str] | None) -> list[Filter]:
     return TEMPLATES.parse(raw)
 
 
-def split_filters(text: str) -> list[str]:
-    return TEMPLATES.split(text)
-
-
 def field_text(entry: Mapping[str, Any], name: str) -> str:
     return _template_text(entry, name)
 

@@ -59,9 +59,24 @@ PATTERN_RULES: dict[str, str] = {
     IF_MATCH_PATTERN: 'must be an ETag this service sent, such as "3" (also W/"3", several separated by '
     "commas, or *)",
 }
-#: The scope types a request may name: Run:ai calls the top scope ``tenant``; ``system`` is this service's
-#: name for it (and Run:ai's internal one).  ``cluster`` is taken and refused with a 400 that says why.
-ScopeType = Literal["system", "tenant", "cluster", "department", "project"]
+#: The scope types the service takes: Run:ai calls the top scope ``tenant``; ``system`` is this service's
+#: name for it (and Run:ai's internal one).
+SCOPE_TYPES = ("system", "tenant", "department", "project")
+_NO_CLUSTER = (
+    " (`cluster`, which Run:ai has, is refused with a 400 that says why: this service has no cluster layer)"
+)
+#: The scope types a request may name.  ``cluster`` is read, so that its 400 says why it is refused, but the
+#: OpenAPI document does not offer it: the document states what the service takes.
+ScopeType = Annotated[
+    Literal["system", "tenant", "cluster", "department", "project"],
+    WithJsonSchema(
+        {
+            "type": "string",
+            "enum": list(SCOPE_TYPES),
+            "description": "system (or tenant), department or project" + _NO_CLUSTER,
+        }
+    ),
+]
 #: The scope types a template has (responses): the top scope is answered ``system``.
 OwnScopeType = Literal["system", "department", "project"]
 #: This service serves one tenant; its id is the ``scopeId`` of the top scope and every ``tenantId``.
@@ -369,6 +384,8 @@ class ExplainEntryOut(BaseModel):
 class ExplainOut(BaseModel):
     entries: list[ExplainEntryOut]
     warnings: list[RunnableIssueOut]
+    #: The template's ``runnable``, as its GET answers it (the issues of a template that cannot be composed).
+    runnable: RunnableOut
 
 
 # -- defaults -----------------------------------------------------------------------------------------------
@@ -439,14 +456,48 @@ class ProjectListOut(BaseModel):
 # -- policies -----------------------------------------------------------------------------------------------
 
 #: Run:ai's ``PolicyScope`` parameter (``tenant`` is the top scope; ``system`` is taken as its other name;
-#: ``cluster`` is refused with a 400 that says why).
-PolicyScopeType = Literal["tenant", "system", "cluster", "department", "project"]
+#: ``cluster`` is read and refused with a 400 that says why, and not offered by the document).
+PolicyScopeType = Annotated[
+    Literal["tenant", "system", "cluster", "department", "project"],
+    WithJsonSchema(
+        {
+            "type": "string",
+            "enum": ["tenant", "system", "department", "project"],
+            "description": "tenant (or system), department or project" + _NO_CLUSTER,
+        }
+    ),
+]
+_NULL = {"type": "null"}
+#: Which ids each policy scope takes, in the document as the service enforces it (``routes/policies._place``):
+#: the tenant none, a department its ``departmentId`` and no ``projectId``, a project its ``projectId``.
+POLICY_SCOPE_RULE: dict[str, Any] = {
+    "allOf": [
+        {
+            "if": {"properties": {"scope": {"enum": ["tenant", "system"]}}, "required": ["scope"]},
+            "then": {"properties": {"departmentId": _NULL, "projectId": _NULL}},
+        },
+        {
+            "if": {"properties": {"scope": {"const": "department"}}, "required": ["scope"]},
+            "then": {
+                "required": ["departmentId"],
+                "properties": {"departmentId": {"not": _NULL}, "projectId": _NULL},
+            },
+        },
+        {
+            "if": {"properties": {"scope": {"const": "project"}}, "required": ["scope"]},
+            "then": {"required": ["projectId"], "properties": {"projectId": {"not": _NULL}}},
+        },
+    ]
+}
 
 
 class PolicyMetaIn(_Body):
     """Run:ai's ``PolicyCreationFields``: which scope's policy a write is for.  The service names a policy
     after its scope: ``name`` is accepted and not stored; there is no cluster layer, ``clusterId`` is not
-    used."""
+    used.  The tenant takes no id, a department its ``departmentId`` only, a project its ``projectId``
+    (:data:`POLICY_SCOPE_RULE`)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=POLICY_SCOPE_RULE)
 
     name: str | None = Field(default=None, min_length=1, max_length=253)
     scope: PolicyScopeType

@@ -82,15 +82,10 @@ def test_every_problem_is_named_at_once(client: Any) -> None:
     ],
 )
 def test_invalid_ids_in_paths(client: Any, path: str) -> None:
+    """A segment that is not an id is no path of the service (test_service_routing.py sweeps every route)."""
     response = client.get(path)
-    assert response.status_code == 400
-    assert response.json()["problems"][0]["field"] in {
-        "templateId",
-        "workloadId",
-        "assetId",
-        "departmentId",
-        "projectId",
-    }
+    assert response.status_code == 404
+    assert response.json() == {"code": 404, "message": "No such endpoint."}
 
 
 @pytest.mark.parametrize("name", ["", "x" * 254, "has space", "-lead"])
@@ -197,3 +192,40 @@ def test_error_bodies_are_json_with_code_and_message(client: Any) -> None:
     ):
         body = json.loads(response.text)
         assert body["code"] == response.status_code and isinstance(body["message"], str)
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        (
+            T,
+            {"meta": {"name": "huge", "scopeType": "system"}, "spec": {"numWorkers": "N"}},
+            "spec.numWorkers",
+        ),
+        (
+            f"{T}/preview",
+            {"meta": {"name": "huge", "scopeType": "system"}, "spec": {"maxReplicas": "N"}},
+            "spec.maxReplicas",
+        ),
+        (
+            "/api/v1/defaults/system",
+            {"spec": {"compute": {"gpuDevicesRequest": "N"}}},
+            "spec.compute.gpuDevicesRequest",
+        ),
+        (
+            "/api/v1/asset/compute",
+            {"meta": {"name": "huge"}, "spec": {"compute": {"gpuDevicesRequest": "N"}}},
+            "spec.compute.gpuDevicesRequest",
+        ),
+    ],
+)
+def test_a_400_digit_integer_is_refused_with_its_field(client: Any, url: str, body: Any, field: str) -> None:
+    """Issue 17: a 400-digit numWorkers was stored; Run:ai's integers are int32 or int64 (the model's bounds,
+    tests/test_integer_bounds.py), so every door refuses it."""
+    content = json.dumps(body).replace('"N"', "9" * 400).encode()
+    method = "PATCH" if url.startswith("/api/v1/defaults") else "POST"
+    response = client.request(method, url, content=content, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    (problem,) = response.json()["problems"]
+    assert problem["field"] == field
+    assert "less than or equal to 2147483647" in problem["message"]

@@ -60,7 +60,7 @@ def test_bad_defaults_are_refused(client: Any, body: dict[str, Any], field: str)
 def test_defaults_of_unknown_scopes(client: Any) -> None:
     assert client.get("/api/v1/defaults/departments/999").status_code == 404
     assert client.put("/api/v1/defaults/projects/999", json={}).status_code == 404
-    assert client.get("/api/v1/defaults/projects/abc").status_code == 400
+    assert client.get("/api/v1/defaults/projects/abc").json() == {"code": 404, "message": "No such endpoint."}
 
 
 def test_department_defaults_reach_its_projects_only(client: Any, ids: Ids) -> None:

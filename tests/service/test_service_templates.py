@@ -331,8 +331,27 @@ def test_a_template_that_cannot_render_is_not_runnable(client: Any) -> None:
     assert "nobody" in got["runnable"]["issue"]
     assert got["combinedSpec"] is None
     explained = client.get(f"{BASE}/{got['meta']['id']}/explain")
-    assert explained.status_code == 400
-    assert "nobody" in explained.json()["details"]
+    assert explained.status_code == 200
+    assert explained.json() == {"entries": [], "warnings": [], "runnable": got["runnable"]}
+
+
+def test_explain_answers_what_get_answers(client: Any, ids: Ids) -> None:
+    """Issue 17: explain answered 400 for a stored template whose expression fails while GET answered 200 with
+    the issue; now both answer 200 with the same ``runnable``, from the template's scope and a project."""
+    body = _job("fails-below", "department", ids.departments["research"], workingDir="/w/{{ nobody }}")
+    created = client.post(BASE, json=body)
+    assert created.status_code == 202
+    url = f"{BASE}/{created.json()['meta']['id']}"
+    for params in ({}, {"projectId": ids.projects["vision"]}):
+        got = client.get(url, params=params)
+        explained = client.get(f"{url}/explain", params=params)
+        assert (got.status_code, explained.status_code) == (200, 200)
+        assert got.json()["runnable"]["isRunnable"] is False and got.json()["runnable"]["issues"]
+        assert explained.json()["runnable"] == got.json()["runnable"]
+        assert explained.json()["entries"] == []
+    vit = ids.template("vit-finetune", "project")
+    runnable = client.get(f"{BASE}/{vit}").json()["runnable"]
+    assert client.get(f"{BASE}/{vit}/explain").json()["runnable"] == runnable
 
 
 def test_preview_endpoint_stores_nothing(client: Any, ids: Ids) -> None:

@@ -233,7 +233,7 @@ def test_unknown_and_invalid_ids(client: Any) -> None:
     assert unknown.status_code == 404
     assert unknown.json()["code"] == 404 and unknown.json()["message"]
     assert client.delete(f"{URL}/00000000-0000-4000-8000-000000000000").status_code == 404
-    assert client.get(f"{URL}/not-a-uuid").status_code == 400
+    assert client.get(f"{URL}/not-a-uuid").json() == {"code": 404, "message": "No such endpoint."}
 
 
 @pytest.mark.parametrize(

@@ -2,19 +2,23 @@
 
 Every router is made with :class:`JsonRoute`: a route that takes a body decodes it once, strictly, with
 :func:`~template_engine.service.documents.read_json`, before FastAPI validates it against the route's model,
-and the handler's ``raw`` is that same decoded object.
+and the handler's ``raw`` is that same decoded object.  A :class:`JsonRoute`'s path parameters are matched
+by routing itself, from their declared types (:func:`typed_path`): a segment that is not an id or a UUID is
+no path of the service (404), never a 400 about the parameter.
 """
 
 from __future__ import annotations
 
 import email.message
 import re
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
+from starlette.convertors import Convertor, register_url_convertor
 
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
@@ -24,7 +28,7 @@ from template_engine.service.auth import Principal, authenticate
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json
 from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.schemas import IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
+from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
     400: "Bad request: the body, a parameter or a reference is not valid (details name the field).",
@@ -78,9 +82,57 @@ def is_json(content_type: str | None) -> bool:
     )
 
 
+class _IdConvertor(Convertor[str]):
+    """A department or project id in a path (:data:`~.schemas.ID_PATTERN`), kept as the text it is."""
+
+    regex = ID_PATTERN.removeprefix("^").removesuffix("$")
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("orgid", _IdConvertor())
+
+_PARAMETER = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)}")
+
+
+def _convertor(route: APIRoute, name: str) -> str:
+    """The convertor of path parameter ``name`` from its declared type: ``uuid`` for a ``uuid.UUID``
+    (Starlette's: hex digits, hyphens optional), ``orgid`` for a text of :data:`ID_PATTERN`."""
+    for param in route.dependant.path_params:
+        if param.name != name:
+            continue
+        if param.field_info.annotation is uuid.UUID:
+            return "uuid"
+        patterns = {getattr(m, "pattern", None) for m in param.field_info.metadata}
+        if param.field_info.annotation is str and ID_PATTERN in patterns:
+            return "orgid"
+    raise TypeError(
+        f"{route.path}: path parameter {name!r} must be a uuid.UUID or an id of ID_PATTERN, "
+        "so that routing refuses any other segment"
+    )
+
+
+def typed_path(route: APIRoute) -> str:
+    """``route.path`` with a convertor on each parameter (``/distributed/{templateId:uuid}``), so a route
+    matches only the segments its parameters accept."""
+    return _PARAMETER.sub(lambda m: "{" + m[1] + ":" + _convertor(route, m[1]) + "}", route.path)
+
+
 class JsonRoute(APIRoute):
     """A route whose JSON body is decoded before FastAPI reads it: what :func:`read_json` refuses is a 400
-    naming each field, whatever the route."""
+    naming each field, whatever the route; and whose path parameters match only what their types accept
+    (:func:`typed_path`), so that ``/distributed/count`` or ``PUT /distributed/preview`` never reaches
+    ``/distributed/{templateId}``: a 404, or a 405 naming the methods the path has."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        typed = typed_path(self)
+        if typed != path:  # FastAPI builds the route from the path: again, with the convertors in it
+            super().__init__(typed, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -222,14 +274,6 @@ def asset_problems(ctx: Ctx, doc: TemplateDocument) -> tuple[list[str], list[Pro
         if (kind, name) not in found
     ]
     return [found[(kind, name)].id for kind, name, _ in refs if (kind, name) in found], problems
-
-
-def resolve_assets(ctx: Ctx, doc: TemplateDocument) -> list[str]:
-    """The ids of the assets a template document names; an unknown one is a 400 on its field."""
-    ids, problems = asset_problems(ctx, doc)
-    if problems:
-        raise bad_request(problems)
-    return ids
 
 
 # -- the dependencies every route module declares its handlers with -----------------------------------------

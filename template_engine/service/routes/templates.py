@@ -531,7 +531,9 @@ def explain_template(
     projectId: ProjectQuery = None,
     field: Annotated[str | None, Query(max_length=1000, description="Narrow to this field path.")] = None,
 ) -> JSONResponse:
-    """Which layer set, added or excluded every field, as the CLI's ``explain``."""
+    """Which layer set, added or excluded every field, as the CLI's ``explain``, with the template's
+    ``runnable`` as its GET answers it.  A template that cannot be composed (an expression that fails) is
+    answered as GET answers it: 200, no entries, and the problems as its ``runnable`` issues."""
     try:
         path = parse_path(field) if field else ()
     except ValueError as exc:
@@ -542,12 +544,13 @@ def explain_template(
         row, own = _load(ctx, templateId)
         ctx.access.require_read(own.ref)
         view = view_from_query(ctx, own, projectId)
-        outcome = compose_row(ctx, row, own, view)
+        outcome, body = composed(ctx, row, own, view)
+    runnable = body["runnable"]
     if isinstance(outcome, list):
-        raise bad_request(outcome, "The template cannot be composed.")
+        return json_response({"entries": [], "warnings": [], "runnable": runnable})
     entries = [e.to_dict() for e in explain(outcome, path)]
     warnings = [w.to_dict() for w in outcome.runnable.warnings]
-    return json_response({"entries": entries, "warnings": warnings})
+    return json_response({"entries": entries, "warnings": warnings, "runnable": runnable})
 
 
 # -- any type: GET /api/v1/workload-templates[/{templateId}] -------------------------------------------------

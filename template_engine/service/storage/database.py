@@ -246,7 +246,3 @@ def migrate(engine: Engine) -> int:
                 update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION)
             )
         return int(found)
-
-
-def backend_name(engine: Engine) -> str:
-    return engine.dialect.name

@@ -321,7 +321,3 @@ def affected_views(
             )
         )
     return out
-
-
-def policy_text(data: Mapping[str, Any] | None) -> str:
-    return dump_yaml(data) if data else ""
