@@ -6,8 +6,8 @@ replica in the order of the checks below).  Nothing here raises.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
