@@ -23,6 +23,7 @@ from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import format_path, parse_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
+from template_engine.service.cache import uncommitted
 from template_engine.service.composer import (
     compose_row,
     composed,
@@ -402,8 +403,9 @@ def name_availability(
 def preview_template(
     principal: Auth, raw: JsonObject, store: StoreDep, projectId: ProjectQuery = None
 ) -> JSONResponse:
-    """Compose a template body without storing it (as seen from its scope, or ``?projectId=``)."""
-    with store.read(principal) as ctx:
+    """Compose a template body without storing it (as seen from its scope, or ``?projectId=``); nothing of
+    it is cached (it is keyed on no row)."""
+    with uncommitted(), store.read(principal) as ctx:
         own, document, doc, _ = _new(ctx, raw, write=False)
         view = view_from_query(ctx, own, projectId)
         stamp = now()
