@@ -7,12 +7,19 @@ expression units), never time.
 from __future__ import annotations
 
 import gc
+import re
 import tracemalloc
 from typing import Any
 
-from conftest import VIEWER, MakeApp, open_client
+import pytest
+from conftest import VIEWER, VISION, MakeApp, open_client
 
-from template_engine.service.cache import CACHE, Answer, Answers, DocCache, key_size
+from template_engine import diff
+from template_engine.diffing.pairs import compose_pair
+from template_engine.service import budget as budget_module
+from template_engine.service import impact
+from template_engine.service.budget import REQUEST_BUDGET
+from template_engine.service.cache import CACHE, STATS, Answer, Answers, DocCache, key_size
 
 T = "/api/v1/workload-templates/distributed"
 
@@ -102,3 +109,114 @@ def test_the_document_cache_is_bounded_in_bytes() -> None:
     assert 10 <= len(cache) <= 100_000 // 5_000
     assert cache.get(("doc", "huge"), lambda: "built", lambda: 30_000) == "built"  # over a quarter
     assert ("doc", "huge") not in [k for k in cache._items]
+
+
+# -- a request's work is priced before it runs ---------------------------------------------------------------
+
+
+def _expression_templates(client: Any, count: int, values: int = 1_000) -> None:
+    """The issue's ``count`` templates of ``values`` ``{{ project.name ~ i }}`` values, at the system scope
+    (every project sees them)."""
+    for n in range(count):
+        labels = [{"name": f"l{i}", "value": f"{{{{ project.name ~ {i} }}}}"} for i in range(values)]
+        body = {"meta": {"name": f"heavy-{n}", "scopeType": "system"}, "spec": {"labels": labels}}
+        assert client.post(T, json=body).status_code == 202
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The compositions a diff makes (``validateOnly``), by pair id: work counted, not timed."""
+    found: list[str] = []
+
+    def counting(org: Any, pair: Any, *args: Any, **kwargs: Any) -> Any:
+        found.append(pair.id)
+        return compose_pair(org, pair, *args, **kwargs)
+
+    monkeypatch.setattr(diff, "compose_pair", counting)
+    return found
+
+
+def _refused_numbers(answer: Any) -> tuple[int, int]:
+    assert answer.status_code == 413, answer.text
+    message = answer.json()["message"]
+    price, budget = re.findall(r"([\d,]+) (?:units of work|per request)", message)
+    return int(price.replace(",", "")), int(budget.replace(",", ""))
+
+
+def test_a_validate_only_write_over_the_budget_is_refused_before_composing(
+    client: Any, ids: Any, made: list[str]
+) -> None:
+    """The issue: 20 templates of 1,000 expressions made a project editor's validateOnly PATCH cost 5.8 CPU-s
+    and a policy PUT 8.1, every time.  Now both are priced first and refused with the numbers, having
+    composed nothing; the stored documents are as they were."""
+    _expression_templates(client, 20)
+    project = ids.projects["vision"]
+    before = client.get(f"/api/v1/defaults/projects/{project}").json()
+    with open_client(client.app, VISION) as editor:
+        patch = {"spec": {"annotations": [{"name": "a", "value": "b"}]}}
+        answer = editor.patch(f"/api/v1/defaults/projects/{project}?validateOnly=true", json=patch)
+        price, budget = _refused_numbers(answer)
+        assert budget == REQUEST_BUDGET < price
+        assert "this change affects 2" in answer.json()["message"]  # 20 and the example's own
+        assert made == []
+        policy = {"meta": {"scope": "project", "projectId": project}, "policy": {"rules": {}}}
+        answer = editor.put("/api/v2/policy/distributed?validateOnly=true", json=policy)
+        assert _refused_numbers(answer)[0] > REQUEST_BUDGET and made == []
+    assert client.get(f"/api/v1/defaults/projects/{project}").json() == before
+    # Without validateOnly the write is stored, as before: it composes nothing.
+    assert client.patch(f"/api/v1/defaults/projects/{project}", json=patch).status_code == 200
+
+
+def test_a_validate_only_write_within_the_budget_composes_what_it_priced(
+    client: Any, ids: Any, made: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _expression_templates(client, 3)
+    project = ids.projects["vision"]
+    priced: list[int] = []
+
+    def admit(before: Any, after: Any, budget: int = REQUEST_BUDGET) -> Any:
+        inner = budget_module.admit_diff(before, after, budget)
+
+        def check(work: Any) -> None:
+            priced.append(len(work))
+            inner(work)
+
+        return check
+
+    monkeypatch.setattr(impact, "admit_diff", admit)
+    patch = {"spec": {"annotations": [{"name": "a", "value": "b"}]}}
+    answer = client.patch(f"/api/v1/defaults/projects/{project}?validateOnly=true", json=patch)
+    assert answer.status_code == 200, answer.text
+    assert len(answer.json()["affectedTemplates"]) * 2 == len(made) == priced[0] > 6
+
+
+def test_a_list_pages_its_work_and_a_list_that_composes_everything_is_priced(client: Any) -> None:
+    """The issue: a viewer's list after any write cost 5.1 CPU-s (20 such templates composed for one page).
+    Now a page holds the entries whose compositions fit the budget, ``nextOffset`` the rest; every entry is
+    listed once over the pages; no request composes more than the budget."""
+    _expression_templates(client, 20)
+    client.patch("/api/v1/defaults/system", json={"spec": {"annotations": [{"name": "w", "value": "1"}]}})
+    total = client.get("/api/v1/workload-templates/count").json()["count"]
+    seen: list[str] = []
+    requests = 0
+    with open_client(client.app, VIEWER) as viewer:
+        offset: int | None = 0
+        while offset is not None:
+            made = STATS.compositions
+            page = viewer.get(T, params={"offset": offset, "limit": 50}).json()
+            requests += 1
+            composed = STATS.compositions - made
+            heavy = sum(e["meta"]["name"].startswith("heavy-") for e in page["entries"])
+            # one heavy template is about 54,000 units: at most 500,000 // 54,000 of them per page
+            assert composed == len(page["entries"]) and heavy <= REQUEST_BUDGET // 54_000
+            seen += [e["meta"]["id"] for e in page["entries"]]
+            offset = page["pagination"].get("nextOffset")
+        assert len(seen) == len(set(seen)) == total and requests >= 2
+        made = STATS.compositions
+        for params in ({"sortBy": "runnable"}, {"filterBy": "runnable==true"}):
+            refused = viewer.get(T, params=params)
+            price, budget = _refused_numbers(refused)
+            assert f"composing the {total} templates" in refused.json()["message"] and price > budget
+        counted = viewer.get("/api/v1/workload-templates/count", params={"filterBy": "runnable==true"})
+        assert counted.status_code == 413
+        assert STATS.compositions == made
