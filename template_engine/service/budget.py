@@ -28,8 +28,8 @@ from template_engine.org import Org
 from template_engine.pricing import COMPOSITION_PRICE, Pricer
 from template_engine.service.errors import ApiError
 
-#: Units of work one request may spend: at most about a third of a CPU-second on the reference machine (a
-#: unit is 0.4 to 0.9 µs there, docs/performance.md).  The example org's largest validateOnly (a change of
+#: Units of work one request may spend: about 0.4 CPU-second at most on the reference machine (a unit is
+#: 0.4 to 0.9 µs there, docs/performance.md).  The example org's largest validateOnly (a change of
 #: the system defaults: 36 compositions) spends 48,000, a tenth of it.
 REQUEST_BUDGET = 500_000
 
