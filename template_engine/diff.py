@@ -8,7 +8,7 @@ department's pairs and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -121,12 +121,22 @@ def _compare(old: Outcome, new: Outcome) -> tuple[FieldChange, ...] | None:
     return tuple(diff_outputs(before, after, new.composition, old.composition))
 
 
+#: The compositions a diff will make, each as ``(org, pair)``, in the order it makes them.
+Work = Sequence[tuple[Org, Pair]]
+
+
 def diff_orgs(
-    old: Org, new: Org, variables: Mapping[str, str] | None = None, file: str | None = None
+    old: Org,
+    new: Org,
+    variables: Mapping[str, str] | None = None,
+    file: str | None = None,
+    admit: Callable[[Work], None] | None = None,
 ) -> OrgDiff:
     """Every pair whose effective output differs between ``old`` and ``new``.
 
-    With ``file`` (a path relative to the templates folder), also list the pairs that depend on it.
+    With ``file`` (a path relative to the templates folder), also list the pairs that depend on it.  With
+    ``admit``, the compositions the diff needs are found first and handed to it before any is made: it may
+    raise to refuse the work (a service prices them, :mod:`.pricing`).
     """
     before, after = _Side(old), _Side(new)
     unchanged_files: dict[str, bool] = {}
@@ -144,14 +154,32 @@ def diff_orgs(
     old_cache: MergeCache = {}
     new_cache: MergeCache = {}
     ids = list(after.pairs) + [pid for pid in before.pairs if pid not in after.pairs]
-    diffs: list[PairDiff] = []
     users: list[str] = []
-    composed = 0
+    # First what must be composed (nothing is composed yet), then the compositions.
+    planned: list[tuple[Pair | None, Pair | None]] = []
     for pid in ids:
         old_pair, new_pair = before.pairs.get(pid), after.pairs.get(pid)
         deps = set(before.deps(old_pair) if old_pair else ()) | set(after.deps(new_pair) if new_pair else ())
         if file is not None and (file in deps or file == "org.yaml"):
             users.append(pid)
+        if (
+            old_pair is not None
+            and new_pair is not None
+            and trust_files
+            and old_pair.view == new_pair.view
+            and before.deps(old_pair) == after.deps(new_pair)
+            and all(file_same(name) for name in after.deps(new_pair))
+        ):
+            continue
+        planned.append((old_pair, new_pair))
+    if admit is not None:
+        work = [(old, p) for p, _ in planned if p is not None] + [
+            (new, p) for _, p in planned if p is not None
+        ]
+        admit(work)
+    diffs: list[PairDiff] = []
+    composed = 0
+    for old_pair, new_pair in planned:
         if old_pair is None or new_pair is None:
             present = new_pair or old_pair
             assert present is not None
@@ -164,13 +192,6 @@ def diff_orgs(
             diffs.append(
                 PairDiff(present, status, None if new_pair else outcome, outcome if new_pair else None)
             )
-            continue
-        if (
-            trust_files
-            and old_pair.view == new_pair.view
-            and before.deps(old_pair) == after.deps(new_pair)
-            and all(file_same(name) for name in after.deps(new_pair))
-        ):
             continue
         old_outcome, new_outcome = (
             compose_pair(old, old_pair, variables, old_cache),

@@ -1,6 +1,8 @@
-"""The caches of one service process.
+"""The caches of one service process, each bounded in entries and in bytes (keys included).
 
-* :data:`CACHE`: validated documents by row identity and version (a row's version moves with every change).
+* :data:`CACHE`: validated documents of stored rows by row identity and version (a row's version moves with
+  every change).  Only documents that are stored enter it: a preview's document, or a ``validateOnly``
+  write's (read inside a transaction that rolls back), is validated and dropped (:func:`uncommitted`).
 * :class:`Answers`: whole ``200`` answers of the template reads, keyed by the org revision and the request
   (:mod:`.answers` keeps and serves them).
 * :class:`Compositions`: one template's composition and response body as seen from one scope, keyed by the
@@ -14,34 +16,103 @@ counts the work done, so tests can tell a hit from a recomposition without timin
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from template_engine.service.storage.database import Revision
 
+#: What one entry costs beyond its key and value (the LRU's node, the tuple, the size): an estimate.
+ENTRY_OVERHEAD = 256
+#: Bytes of memory a validated document (pydantic models, their lists and strings) holds per byte of its JSON
+#: text, measured with ``tracemalloc`` on templates of 100 to 4,900 labels or tolerations (12 to 15.4).
+MODEL_BYTES_PER_JSON_BYTE = 16
+
+
+def key_size(key: tuple[Any, ...]) -> int:
+    """An estimate of the bytes a cache key holds: its text and bytes (a query string, a path), nested
+    tuples included, and a word for anything else."""
+    size = ENTRY_OVERHEAD
+    stack: list[Any] = [key]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str | bytes):
+            size += len(item) + 50
+        elif isinstance(item, tuple):
+            stack.extend(item)
+            size += 8 * len(item) + 40
+        else:
+            size += 32
+    return size
+
+
+def json_size(data: Any) -> int:
+    """The length of ``data``'s JSON text (anything JSON cannot write counted by its ``str``)."""
+    return len(json.dumps(data, default=str, separators=(",", ":"), ensure_ascii=False))
+
+
+#: Whether the current request reads documents that are not stored (a ``validateOnly`` write, inside the
+#: transaction it rolls back): then :class:`DocCache` keeps nothing.
+_UNCOMMITTED: ContextVar[bool] = ContextVar("template_engine_uncommitted", default=False)
+
+
+@contextlib.contextmanager
+def uncommitted(when: bool = True) -> Iterator[None]:
+    """Within (``when``): documents read are not kept by :data:`CACHE` (they may never be stored)."""
+    token = _UNCOMMITTED.set(when or _UNCOMMITTED.get())
+    try:
+        yield
+    finally:
+        _UNCOMMITTED.reset(token)
+
 
 class DocCache:
-    """Validated documents by ``(kind, key, version, updated_at, ...)``; a small thread-safe LRU."""
+    """Validated documents by ``(kind, key, version, updated_at, ...)``: a thread-safe LRU bounded by entries
+    and by bytes, keys included (a document's bytes estimated from its JSON text, ``size``)."""
 
-    def __init__(self, size: int = 2048) -> None:
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._size = size
+    def __init__(self, max_entries: int = 2048, max_bytes: int = 128 * 1024 * 1024) -> None:
+        self._items: OrderedDict[tuple[Any, ...], tuple[Any, int]] = OrderedDict()
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def size(self) -> int:
+        """The bytes held, as estimated when each entry was kept."""
+        return self._bytes
+
+    def get(self, key: tuple[Any, ...], build: Callable[[], Any], size: Callable[[], int]) -> Any:
+        """The entry of ``key``, built (and kept, unless :func:`uncommitted` or too large) when missing;
+        ``size()`` estimates the bytes of the value."""
         with self._lock:
-            if key in self._items:
+            found = self._items.get(key)
+            if found is not None:
                 self._items.move_to_end(key)
-                return self._items[key]
+                return found[0]
         value = build()
+        if _UNCOMMITTED.get():
+            return value
+        cost = key_size(key) + size()
+        if cost > self._max_bytes // 4:
+            return value  # one document may not push out most of the others
         with self._lock:
-            self._items[key] = value
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._items[key] = (value, cost)
+            self._bytes += cost
+            while len(self._items) > self._max_entries or self._bytes > self._max_bytes:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._bytes -= dropped
         return value
 
 
@@ -110,6 +181,8 @@ class _ByRevision:
             return found[0]
 
     def keep(self, key: tuple[Any, ...], value: Any, size: int) -> None:
+        """Keep ``value``, of ``size`` bytes (its key's are added here)."""
+        size += key_size(key)
         if size > self._max_bytes // 4:
             return  # one answer may not push out most of the others
         with self._lock:
@@ -134,7 +207,8 @@ class Answer:
 
 
 class Answers:
-    """Whole answers by ``(revision, path, query, caller)``, bounded by entries and by bytes."""
+    """Whole answers by ``(revision, path, query, caller)``, bounded by entries and by bytes (the key's
+    path and query string included: a query string may be 64 KB)."""
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._lru = _ByRevision(max_entries, max_bytes)
@@ -155,18 +229,28 @@ class Answers:
 
 
 class Compositions:
-    """One template's ``(outcome, body)`` by ``(revision, template id, version, own scope, view)``.
+    """One template's ``(outcome, body)`` by ``(revision, template id, version, own scope, view)``, bounded
+    by entries and by bytes (an entry estimated from its body's JSON text, :data:`MODEL_BYTES_PER_JSON_BYTE`
+    times over: the composition's own values and provenance are of that order).
 
     Concurrent requests that need the same entry compose it once: the first builds it, the others wait for
     it (after a write, every client's next list needs the same hundred compositions at once).
     """
 
-    def __init__(self, max_entries: int = 4096) -> None:
-        self._lru = _ByRevision(max_entries, 2**62)
+    def __init__(self, max_entries: int = 4096, max_bytes: int = 128 * 1024 * 1024) -> None:
+        self._lru = _ByRevision(max_entries, max_bytes)
         self._pending: dict[tuple[Any, ...], threading.Event] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    @property
+    def size(self) -> int:
+        return self._lru.size
+
+    def get(self, key: tuple[Any, ...], build: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+        """The entry of ``key``, built once when missing; ``size(value)`` estimates its bytes."""
         found = self._lru.find(key)
         if found is not None:
             return found
@@ -180,7 +264,7 @@ class Compositions:
             return found if found is not None else build()  # the first one failed, or was not kept
         try:
             value = build()
-            self._lru.keep(key, value, 1)
+            self._lru.keep(key, value, size(value))
             return value
         finally:
             with self._lock:

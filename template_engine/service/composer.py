@@ -27,7 +27,13 @@ from template_engine.models.documents import (
 from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.paths import format_path
 from template_engine.policy.document import PolicyDocument
-from template_engine.service.cache import CACHE, CURRENT_READING, STATS
+from template_engine.service.cache import (
+    CACHE,
+    CURRENT_READING,
+    MODEL_BYTES_PER_JSON_BYTE,
+    STATS,
+    json_size,
+)
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.policy_store import policy_file, stored_policy
 from template_engine.service.schemas import TENANT_ID
@@ -48,7 +54,10 @@ def _model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | 
                 for e in exc.errors(include_url=False)
             ]
 
-    result: M | list[Problem] = CACHE.get((kind, key, audit.version, audit.updated_at), build)
+    def size() -> int:
+        return MODEL_BYTES_PER_JSON_BYTE * json_size(data)
+
+    result: M | list[Problem] = CACHE.get((kind, key, audit.version, audit.updated_at), build, size)
     return result
 
 
@@ -132,8 +141,12 @@ def composed(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Com
     if reading is None:
         return build()
     key = (reading.revision, row.id, row.audit.version, own.key, view.key)
-    found: Composed = reading.compositions.get(key, build)
+    found: Composed = reading.compositions.get(key, build, _composed_size)
     return found
+
+
+def _composed_size(found: Composed) -> int:
+    return MODEL_BYTES_PER_JSON_BYTE * json_size(found[1])
 
 
 def compose_submission(

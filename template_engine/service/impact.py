@@ -25,6 +25,7 @@ from template_engine.errors import Location, Problem
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
 from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, View, policy_ref
 from template_engine.policy.document import PolicyDocument
+from template_engine.service.budget import admit_diff
 from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file, stored_policy
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
@@ -184,8 +185,11 @@ class Affected:
 
 def affected(before: StoredOrg, after: StoredOrg) -> list[Affected]:
     """Every (view, template) pair whose effective spec or compliance differs between two versions of the
-    stored org, in the engine's pair order (what ``template-engine impact`` lists for the same change)."""
-    result = diff_orgs(before.org, after.org)
+    stored org, in the engine's pair order (what ``template-engine impact`` lists for the same change).
+
+    Priced first: a ``413`` when the compositions it needs would cost more than a request's budget
+    (:mod:`.budget`), before any is made."""
+    result = diff_orgs(before.org, after.org, admit=admit_diff(before.org, after.org))
     out = []
     for found in result.pairs:
         key = (found.pair.template.scope, found.pair.template.name)

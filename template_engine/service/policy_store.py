@@ -24,7 +24,7 @@ from template_engine.loader.yaml_safe import load_yaml
 from template_engine.org import SYSTEM, Scope
 from template_engine.paths import Path
 from template_engine.policy.document import PolicyDocument, read_policy
-from template_engine.service.cache import CACHE
+from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
 from template_engine.service.storage.repository import PolicyRow, Repository, scope_key
 from template_engine.service.yamltext import dump_yaml
 
@@ -58,7 +58,11 @@ def stored_policy(row: PolicyRow, scope: Scope) -> PolicyDocument | list[Problem
         return [replace(p, message=f"the stored policy is no longer valid: {p.message}") for p in problems]
 
     key = ("policy", row.scope_key, file, row.audit.version, row.audit.updated_at)
-    found: PolicyDocument | list[Problem] = CACHE.get(key, build)
+
+    def size() -> int:  # the lines read from its text are of the same order
+        return MODEL_BYTES_PER_JSON_BYTE * json_size(row.document)
+
+    found: PolicyDocument | list[Problem] = CACHE.get(key, build, size)
     return found
 
 

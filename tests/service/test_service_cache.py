@@ -265,7 +265,7 @@ def test_a_database_of_schema_version_2_gets_the_revision(database_url: str) -> 
 
 
 def test_answers_are_bounded_by_entries_and_bytes_and_dropped_with_their_revision() -> None:
-    answers = Answers(max_entries=3, max_bytes=4000)
+    answers = Answers(max_entries=3, max_bytes=6000)  # an entry: its body and about 500 key bytes
     one = Answer(((b"etag", b'"1"'),), b"x" * 500)
     for n in range(5):
         answers.put((("e", 1), f"/{n}"), one)
@@ -295,7 +295,7 @@ def test_concurrent_requests_compose_an_entry_once() -> None:
 
     found: list[str] = []
     threads = [
-        threading.Thread(target=lambda: found.append(compositions.get((("e", 1), "t"), build)))
+        threading.Thread(target=lambda: found.append(compositions.get((("e", 1), "t"), build, len)))
         for _ in range(8)
     ]
     for thread in threads:

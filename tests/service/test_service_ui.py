@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import yaml
@@ -768,3 +769,42 @@ def test_no_page_of_the_ui_origin_runs_a_script_from_elsewhere(api: TestClient) 
 def test_the_icon_browsers_ask_for_by_themselves_is_no_content_not_a_404(api: TestClient) -> None:
     answer = api.get("/favicon.ico")
     assert answer.status_code == 204 and answer.content == b""
+
+
+# -- the value limit of an API body --------------------------------------------------------------------------
+
+
+def test_a_form_over_the_value_limit_is_refused_with_the_numbers_and_stores_nothing(
+    browser_for: Any, api: TestClient, org: Org
+) -> None:
+    """The issue's 25,000 labels (714 KB): the API answers their body 413; the form did preview and save."""
+    from template_engine.service import cache
+    from template_engine.service.documents import MAX_VALUES
+
+    vision = org.key("project", "vision")
+    url = f"/ui/scope/{vision}/edit/defaults"
+    browser = browser_for(VISION)
+    form = browser.form(url)
+    before = api.get(_defaults_url(vision)).json()
+    labels = [{"name": f"l{i}", "value": "x"} for i in range(25_000)]
+    text = "spec:\n  labels:\n" + "".join(f"  - name: l{i}\n    value: x\n" for i in range(25_000))
+    assert yaml.safe_load(text) == {"spec": {"labels": labels}}
+    assert len(urlencode({**form, "text": text})) < 1024 * 1024  # under the body limit (the form is 700 KB)
+    assert api.put(_defaults_url(vision), json={"spec": {"labels": labels}}).status_code == 413
+    compositions = cache.STATS.compositions
+    for action in ("preview", "save"):
+        refused = browser.post(url, {**form, "text": text, "action": action})
+        assert refused.status_code == 413, action
+        assert 'id="problems"' in refused.text and "nothing was stored" in refused.text
+        shown = html.unescape(refused.text)
+        assert "the body holds 75003 JSON values" in shown and f"at most {MAX_VALUES} values" in shown
+    assert cache.STATS.compositions == compositions  # refused before anything was composed
+    assert api.get(_defaults_url(vision)).json() == before
+    # At the limit, the same form is previewed and saved, and what it saved reads back and is put again.
+    fitting = [{"name": f"l{i}", "value": "x"} for i in range((MAX_VALUES - 3) // 3)]
+    text = yaml.safe_dump({"spec": {"labels": fitting}})
+    assert browser.post(url, {**form, "text": text, "action": "save"}).status_code == 303
+    read = api.get(_defaults_url(vision))
+    assert read.json()["spec"]["labels"] == fitting
+    again = api.put(_defaults_url(vision), json=read.json(), headers={"If-Match": read.headers["ETag"]})
+    assert again.status_code == 200, again.text

@@ -37,7 +37,7 @@ _DESCRIPTIONS = {
     404: "Not found.",
     409: "Conflict: a name already taken, a resource in use, or a concurrent change.",
     412: "Precondition failed: If-Match does not name the current version.",
-    413: "The request body is too large.",
+    413: "The request body is too large, or the work it asks for is over a request's budget.",
     500: "Something went wrong: a bug (the traceback goes to the server log only).",
     503: "The database is unavailable; try again.",
 }

@@ -23,6 +23,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.service.auth import Principal
+from template_engine.service.cache import uncommitted
 from template_engine.service.context import Ctx, Placement, Store, parse_id
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
 from template_engine.service.impact import (
@@ -117,7 +118,7 @@ def write_defaults(
     """Check and store a scope's new defaults; with ``validate_only``, roll back and answer what the write
     would change instead (the same checks, the same 403, 404, 412 and 400)."""
     try:
-        with store.write(principal) as ctx:
+        with uncommitted(validate_only), store.write(principal) as ctx:
             place = _scope(ctx, kind, scope_id)
             ctx.access.require_write(place.ref)
             row = ctx.repo.defaults([place.key], lock=True).get(place.key)

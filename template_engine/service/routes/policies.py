@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from template_engine.errors import Problem
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, refuse, schema_problems
+from template_engine.service.cache import uncommitted
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import clear_fields, merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
@@ -224,7 +225,7 @@ def write_policy(
     edits only the policy document and keeps the defaults as they are): the version of the scope's policy
     document the change was made on (0: it had none); a 412 when it is another."""
     try:
-        with store.write(principal) as ctx:
+        with uncommitted(validate_only), store.write(principal) as ctx:
             place = _place(
                 ctx, meta["scope"], meta.get("departmentId"), meta.get("projectId"), ("meta",), 400
             )

@@ -21,8 +21,11 @@ from template_engine.explain import explain
 from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import format_path, parse_path
+from template_engine.pricing import Pricer
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
+from template_engine.service.budget import REQUEST_BUDGET, over_budget, rows_price
+from template_engine.service.cache import uncommitted
 from template_engine.service.composer import (
     compose_row,
     composed,
@@ -208,14 +211,41 @@ def _visible(ctx: Ctx) -> list[tuple[TemplateRow, Placement]]:
     return out
 
 
+class _Prices:
+    """The price of composing stored templates (:mod:`..budget`): the template's document and the defaults
+    and policies of the scopes it is seen from, read once per scope."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self.pricer = Pricer()
+        self._chains: dict[str, list[Any]] = {}
+
+    def __call__(self, row: TemplateRow, view: Placement) -> int:
+        chain = self._chains.get(view.key)
+        if chain is None:
+            keys = view.chain_keys()
+            chain = [r.document for r in self.ctx.repo.defaults(keys).values()]
+            chain += [r.document for r in self.ctx.repo.policies(keys).values()]
+            self._chains[view.key] = chain
+        return rows_price(self.pricer, [row.document, *chain])
+
+
 def _entries(
     ctx: Ctx, filter_by: list[str] | None, search: str | None, compose_all: bool
 ) -> list[dict[str, Any]]:
+    """The entries a list holds, composed when a filter or the order needs their ``runnable``: then every
+    one is priced first, and a ``413`` answers a list whose compositions exceed the request's budget."""
     filters = parse_filters(filter_by)
     entries: list[dict[str, Any]] = []
-    for row, own in _visible(ctx):
-        if search and search.lower() not in row.name.lower():
-            continue
+    listed = [(row, own) for row, own in _visible(ctx) if not search or search.lower() in row.name.lower()]
+    if compose_all or needs_composition(filters, None):
+        price = _Prices(ctx)
+        total = sum(price(row, own) for row, own in listed)
+        if total > REQUEST_BUDGET:
+            raise over_budget(
+                f"composing the {len(listed)} templates that are sorted or filtered by runnable", total
+            )
+    for row, own in listed:
         entry: dict[str, Any] = {"meta": template_meta(row, own, own), "_row": (row, own)}
         if compose_all or needs_composition(filters, None):
             entry = composed(ctx, row, own, own)[1] | {"_row": (row, own)}
@@ -309,9 +339,19 @@ def _list(
         entries = _entries(ctx, filter_by, search, sort_by == "runnable")
         entries.sort(key=sort_key(sort_by), reverse=sort_order == "desc")
         page = entries[offset : offset + limit]
-        out = []
+        out: list[dict[str, Any]] = []
+        price, spent = _Prices(ctx), 0
         for entry in page:
             row, own = entry.pop("_row")
+            # The page's work is paged too: entries are composed while they fit the request's budget (one
+            # at least), and the rest are left to the next page.
+            cost = 0 if "runnable" in entry else price(row, own)
+            target = compliance.target
+            if target is not None and own.contains(target):
+                cost += price(row, target)
+            if out and spent + cost > REQUEST_BUDGET:
+                break
+            spent += cost
             if "runnable" not in entry:
                 entry = dict(composed(ctx, row, own, own)[1])  # a copy: the composed body is shared
             issues = compliance.issues(ctx, row, own)
@@ -319,8 +359,8 @@ def _list(
                 entry["complianceIssues"] = issues
             out.append(entry)
     pagination: dict[str, Any] = {"limit": limit, "offset": offset}
-    if offset + limit < len(entries):  # Run:ai's nextOffset is never null: absent on the last page
-        pagination["nextOffset"] = offset + limit
+    if offset + len(out) < len(entries):  # Run:ai's nextOffset is never null: absent on the last page
+        pagination["nextOffset"] = offset + len(out)
     return json_response({"entries": out, "pagination": pagination})
 
 
@@ -402,8 +442,9 @@ def name_availability(
 def preview_template(
     principal: Auth, raw: JsonObject, store: StoreDep, projectId: ProjectQuery = None
 ) -> JSONResponse:
-    """Compose a template body without storing it (as seen from its scope, or ``?projectId=``)."""
-    with store.read(principal) as ctx:
+    """Compose a template body without storing it (as seen from its scope, or ``?projectId=``); nothing of
+    it is cached (it is keyed on no row)."""
+    with uncommitted(), store.read(principal) as ctx:
         own, document, doc, _ = _new(ctx, raw, write=False)
         view = view_from_query(ctx, own, projectId)
         stamp = now()

@@ -21,6 +21,7 @@ enforces the API's role rules through the same :class:`~template_engine.service.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -37,7 +38,7 @@ from template_engine.errors import InputError, Problem, TemplateEngineError
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import format_path
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import strip_nulls
+from template_engine.service.documents import read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form
@@ -454,6 +455,17 @@ def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[str]]:
     return data, []
 
 
+def _admitted(data: dict[str, Any], document: str, place: Placement) -> dict[str, Any]:
+    """The form's document after the admission of an API body: the UI builds the body the API's ``PUT``
+    would get (the defaults document, or ``{"meta": ..., "policy": ...}``) and reads it with the API's own
+    :func:`~template_engine.service.documents.read_json`, so a form holds no more values than a body may
+    (413, :data:`~template_engine.service.documents.MAX_VALUES`) and no value a body may not (400)."""
+    body = data if document == "defaults" else {"meta": _meta(place), "policy": data}
+    text = json.dumps(body, ensure_ascii=False, default=str).encode()
+    read = read_json(text)
+    return read if document == "defaults" else dict(read["policy"])
+
+
 def _policy_change(data: Mapping[str, Any]) -> Callable[[Ctx, PolicyRow | None, DefaultsRow | None], Any]:
     """The request form of a ``policy.yaml`` document (imposed assets by name): its rules and imposed data
     sources (ids), and the scope's defaults as they are."""
@@ -539,6 +551,7 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
             return again(400, problems=problems)
         preview = action == "preview"
         try:
+            data = _admitted(data, document, place)  # before any preview or save
             if document == "defaults":
                 scope_id = str(place.id) if place.id is not None else None
                 written = write_defaults(
@@ -560,6 +573,8 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
         except ApiError as exc:
             if exc.status == 400:
                 return again(400, problems=_lines(exc))
+            if exc.status == 413:  # the numbers: what the form holds and the most a body may
+                return again(413, problems=[exc.message, *_lines(exc)])
             if exc.status == 412:
                 return again(412, stale=exc.message)
             raise
