@@ -12,102 +12,49 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from template_engine.compose import Composition, compose
-from template_engine.errors import Location, Problem, TemplateEngineError
+from template_engine.errors import Problem, TemplateEngineError
 from template_engine.layers import Submission
 from template_engine.loader.rules import asset_refs
-from template_engine.models.documents import (
-    ASSET_MODELS,
-    AssetKind,
-    LayerDocument,
-    TemplateDocument,
-)
-from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
+from template_engine.org import Org, Template
 from template_engine.paths import format_path
-from template_engine.policy.document import PolicyDocument
 from template_engine.service.cache import (
-    CACHE,
     CURRENT_READING,
     MODEL_BYTES_PER_JSON_BYTE,
     STATS,
     json_size,
 )
 from template_engine.service.context import Ctx, Placement
-from template_engine.service.policy_store import policy_file, stored_policy
+from template_engine.service.policy_store import stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, TemplateRow
+from template_engine.service.stored import org_of_rows, stored_template
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | list[Problem]:
-    """The validated document, or the problems that keep a stored document from being used."""
-
-    def build() -> M | list[Problem]:
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            return [
-                Problem(f"the stored document is no longer valid: {e['msg']}", tuple(e["loc"]))
-                for e in exc.errors(include_url=False)
-            ]
-
-    def size() -> int:
-        return MODEL_BYTES_PER_JSON_BYTE * json_size(data)
-
-    result: M | list[Problem] = CACHE.get((kind, key, audit.version, audit.updated_at), build, size)
-    return result
-
-
 def template_of(row: TemplateRow, own: Placement) -> tuple[Template | None, list[Problem]]:
-    source = Source(f"db:templates/{row.id}", row.document, {})
-    doc = _model(TemplateDocument, "template", row.id, row.audit, row.document)
-    if isinstance(doc, list):
-        return None, [Problem(p.message, p.path, Location(source.file)) for p in doc]
-    return Template(row.name, own.scope(), source, doc), []
+    return stored_template(row, own.scope())
 
 
 def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
     """The part of the org a composition of ``template`` seen from ``view`` draws on: the defaults and the
-    policies of the view's scopes, the assets the template names and the data sources the policies impose."""
-    broken: dict[str, tuple[Problem, ...]] = {}
-    broken_refs: dict[tuple[str, ...], str] = {}
-    defaults: dict[Scope, Defaults] = {}
+    policies of the view's scopes, the assets the template names and the data sources the policies impose,
+    made into an ``Org`` by the one builder of stored rows (:func:`..stored.org_of_rows`)."""
     chain = dict(zip(view.chain_keys(), view.view().chain(), strict=True))
-    for key, row in ctx.repo.defaults(list(chain)).items():
-        source = Source(f"db:defaults/{key}", row.document, {})
-        doc = _model(LayerDocument, "defaults", key, row.audit, row.document)
-        if isinstance(doc, list):
-            broken[source.file] = tuple(doc)
-            doc = LayerDocument()
-        defaults[chain[key]] = Defaults(chain[key], source, doc)
-    policies: dict[Scope, PolicyDocument] = {}
-    for key, policy_row in ctx.repo.policies(list(chain)).items():
-        scope = chain[key]
-        policy = stored_policy(policy_row, scope)
-        if isinstance(policy, list):
-            broken[policy_file(scope)] = tuple(policy)
-            broken_refs[policy_ref(scope)] = policy_file(scope)
-        else:
-            policies[scope] = policy
+    defaults = [(chain[key], row) for key, row in ctx.repo.defaults(list(chain)).items()]
+    policy_rows = [(chain[key], row) for key, row in ctx.repo.policies(list(chain)).items()]
+    policies = [stored_policy(row, scope) for scope, row in policy_rows]
     wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)] if template is not None else []
-    wanted += [("datasource", i.name) for p in policies.values() for i in p.imposed]
-    assets: dict[AssetKind, dict[str, Asset]] = {}
-    for (kind, name), found in ctx.repo.assets_named(wanted).items():
-        source = Source(f"db:assets/{found.id}", found.document, {})
-        asset_kind: AssetKind = kind  # type: ignore[assignment]
-        asset = _model(ASSET_MODELS[asset_kind], "asset", found.id, found.audit, found.document)
-        if isinstance(asset, list):
-            broken[source.file] = tuple(asset)
-            continue
-        assets.setdefault(asset_kind, {})[name] = Asset(asset_kind, name, source, asset)
+    wanted += [("datasource", i.name) for p in policies if not isinstance(p, list) for i in p.imposed]
+    assets = list(ctx.repo.assets_named(wanted).values())
     departments: dict[str, tuple[str, ...]] = {}
     if view.department is not None:
         departments[view.department.name] = (view.project.name,) if view.project is not None else ()
-    templates = {template.scope: {template.name: template}} if template is not None else {}
-    return Org(departments, defaults, templates, assets, broken, broken_refs, (), policies)
+    more = (template,) if template is not None else ()
+    return org_of_rows(departments, defaults, policy_rows, assets, (), more)
 
 
 def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composition | list[Problem]:

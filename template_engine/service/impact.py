@@ -13,23 +13,22 @@ A stored document has no file and no lines: :func:`place_name` names it by what 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from template_engine.diff import PairDiff, diff_orgs
 from template_engine.diffing.fields import FieldChange
-from template_engine.errors import Location, Problem
-from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
-from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, View, policy_ref
-from template_engine.policy.document import PolicyDocument
+from template_engine.errors import Location
+from template_engine.org import Org, Scope, View
 from template_engine.service.budget import admit_diff
 from template_engine.service.context import Ctx
-from template_engine.service.policy_store import OrgUnits, policy_file, stored_policy
+from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
 from template_engine.service.storage.repository import TemplateRow
+from template_engine.service.stored import org_of_rows
 
 __all__ = [
     "Affected",
@@ -66,82 +65,45 @@ class StoredOrg:
         return out
 
 
-def _validated(model: type[BaseModel], data: Any) -> BaseModel | tuple[Problem, ...]:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        return tuple(
-            Problem(f"the stored document is no longer valid: {e['msg']}", tuple(e["loc"]))
-            for e in exc.errors(include_url=False)
-        )
-
-
 def _scope_words(scope: Scope) -> str:
     return "the system" if scope.name is None else str(scope)
 
 
 def stored_org(ctx: Ctx) -> StoredOrg:
     """Every department, project, defaults document, policy, asset and template of the database as one
-    ``Org``; a stored document the engine no longer accepts is broken, as a broken file of a folder is."""
+    ``Org``, made by the one builder of stored rows (:func:`..stored.org_of_rows`, as a composition's): a
+    stored document the engine no longer accepts is broken, as a broken file of a folder is."""
     repo = ctx.repo
     units = OrgUnits.read(repo)
-    broken: dict[str, tuple[Problem, ...]] = {}
-    broken_refs: dict[tuple[str, ...], str] = {}
     labels: dict[str, str] = {}
-    defaults: dict[Scope, Defaults] = {}
-    for row in repo.all_defaults():
-        scope = units.scopes.get(row.scope_key)
-        if scope is None:  # pragma: no cover - the foreign keys delete a scope's defaults with it
-            continue
-        source = Source(f"db:defaults/{row.scope_key}", row.document, {})
-        labels[source.file] = f"defaults of {_scope_words(scope)}, version {row.audit.version}"
-        doc = _validated(LayerDocument, row.document)
-        if isinstance(doc, tuple):  # as the composer does: the layer is empty, the problems are known
-            broken[source.file] = doc
-            doc = LayerDocument()
-        assert isinstance(doc, LayerDocument)
-        defaults[scope] = Defaults(scope, source, doc)
-    policies: dict[Scope, PolicyDocument] = {}
-    for policy_row in repo.all_policies():
-        scope = units.scopes.get(policy_row.scope_key)
-        if scope is None:  # pragma: no cover
-            continue
-        labels[policy_file(scope)] = f"policy of {_scope_words(scope)}, version {policy_row.audit.version}"
-        read = stored_policy(policy_row, scope)
-        if isinstance(read, list):
-            broken[policy_file(scope)] = tuple(read)
-            broken_refs[policy_ref(scope)] = policy_file(scope)
-        else:
-            policies[scope] = read
-    assets: dict[AssetKind, dict[str, Asset]] = {}
-    for asset_row in repo.assets():
-        kind: AssetKind = asset_row.kind  # type: ignore[assignment]
-        source = Source(f"db:assets/{asset_row.id}", asset_row.document, {})
-        labels[source.file] = f"{kind} asset {asset_row.name}, version {asset_row.audit.version}"
-        asset = _validated(ASSET_MODELS[kind], asset_row.document)
-        if isinstance(asset, tuple):
-            broken[source.file] = asset
-            continue
-        assets.setdefault(kind, {})[asset_row.name] = Asset(kind, asset_row.name, source, asset)  # type: ignore[arg-type]
-    templates: dict[Scope, dict[str, Template]] = {}
+
+    def placed(rows: Iterable[Any]) -> list[tuple[Scope, Any]]:
+        # The foreign keys delete a scope's rows with it: a row always has its scope.
+        return [(units.scopes[row.scope_key], row) for row in rows if row.scope_key in units.scopes]
+
+    defaults = placed(repo.all_defaults())
+    for scope, row in defaults:
+        labels[f"db:defaults/{row.scope_key}"] = (
+            f"defaults of {_scope_words(scope)}, version {row.audit.version}"
+        )
+    policies = placed(repo.all_policies())
+    for scope, row in policies:
+        labels[policy_file(scope)] = f"policy of {_scope_words(scope)}, version {row.audit.version}"
+    assets = list(repo.assets())
+    for asset_row in assets:
+        labels[f"db:assets/{asset_row.id}"] = (
+            f"{asset_row.kind} asset {asset_row.name}, version {asset_row.audit.version}"
+        )
+    templates = placed(repo.templates())
     rows: dict[tuple[Scope, str], TemplateRow] = {}
-    for template_row in repo.templates():
-        scope = units.scopes.get(template_row.scope_key)
-        if scope is None:  # pragma: no cover
-            continue
-        source = Source(f"db:templates/{template_row.id}", template_row.document, {})
-        labels[source.file] = f"template {template_row.name}, version {template_row.audit.version}"
-        template = _validated(TemplateDocument, template_row.document)
-        if isinstance(template, tuple):
-            broken[source.file] = template
-            continue
-        assert isinstance(template, TemplateDocument)
-        templates.setdefault(scope, {})[template_row.name] = Template(
-            template_row.name, scope, source, template
+    for scope, template_row in templates:
+        labels[f"db:templates/{template_row.id}"] = (
+            f"template {template_row.name}, version {template_row.audit.version}"
         )
         rows[(scope, template_row.name)] = template_row
-    org = Org(dict(units.tree), defaults, templates, assets, broken, broken_refs, (), policies)
-    return StoredOrg(org, rows, units, labels)
+    org = org_of_rows(units.tree, defaults, policies, assets, templates)
+    kept = {(tpl.scope, tpl.name) for by_name in org.templates.values() for tpl in by_name.values()}
+    return StoredOrg(org, {k: v for k, v in rows.items() if k in kept}, units, labels)
 
 
 def place_name(labels: Mapping[str, str]) -> Any:

@@ -1,0 +1,118 @@
+"""Database rows into the engine's :class:`~template_engine.org.Org`: the one builder.
+
+A composition reads the few rows of one view (:func:`template_engine.service.composer.org_for`), ``impact``
+and validateOnly read every row (:func:`template_engine.service.impact.stored_org`); both make their ``Org``
+here, so a stored document means the same to both: each row is a ``Source`` named ``db:<table>/<key>``,
+validated by its model (cached by row identity and version), and a document the engine no longer accepts is
+broken exactly as a broken file of a folder is (a defaults layer then counts as empty, an asset or a
+template is left out, a policy is a broken policy reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from template_engine.errors import Location, Problem
+from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
+from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
+from template_engine.policy.document import PolicyDocument
+from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
+from template_engine.service.policy_store import policy_file, stored_policy
+from template_engine.service.storage.repository import AssetRow, Audit, DefaultsRow, PolicyRow, TemplateRow
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def stored_model(model: type[M], kind: str, key: str, audit: Audit, data: Any) -> M | list[Problem]:
+    """The validated document of a row, or the problems that keep it from being used; cached by the row's
+    identity and version (a document that is only being previewed is not cached: :data:`CACHE`)."""
+
+    def build() -> M | list[Problem]:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            return [
+                Problem(f"the stored document is no longer valid: {e['msg']}", tuple(e["loc"]))
+                for e in exc.errors(include_url=False)
+            ]
+
+    def size() -> int:
+        return MODEL_BYTES_PER_JSON_BYTE * json_size(data)
+
+    result: M | list[Problem] = CACHE.get((kind, key, audit.version, audit.updated_at), build, size)
+    return result
+
+
+def defaults_source(key: str, row: DefaultsRow) -> Source:
+    return Source(f"db:defaults/{key}", row.document, {})
+
+
+def asset_source(row: AssetRow) -> Source:
+    return Source(f"db:assets/{row.id}", row.document, {})
+
+
+def template_source(row: TemplateRow) -> Source:
+    return Source(f"db:templates/{row.id}", row.document, {})
+
+
+def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:
+    """The template of ``row`` in ``scope``, or the problems (located in its document) that stop it."""
+    source = template_source(row)
+    doc = stored_model(TemplateDocument, "template", row.id, row.audit, row.document)
+    if isinstance(doc, list):
+        return None, [Problem(p.message, p.path, Location(source.file)) for p in doc]
+    return Template(row.name, scope, source, doc), []
+
+
+def org_of_rows(
+    departments: Mapping[str, tuple[str, ...]],
+    defaults: Iterable[tuple[Scope, DefaultsRow]],
+    policies: Iterable[tuple[Scope, PolicyRow]],
+    assets: Iterable[AssetRow],
+    templates: Iterable[tuple[Scope, TemplateRow]] = (),
+    more_templates: Iterable[Template] = (),
+) -> Org:
+    """The ``Org`` of these rows (``more_templates``: templates already made, such as a request's)."""
+    broken: dict[str, tuple[Problem, ...]] = {}
+    broken_refs: dict[tuple[str, ...], str] = {}
+    layers: dict[Scope, Defaults] = {}
+    for scope, row in defaults:
+        source = defaults_source(row.scope_key, row)
+        layer = stored_model(LayerDocument, "defaults", row.scope_key, row.audit, row.document)
+        if isinstance(layer, list):  # the layer counts as empty; its problems are known
+            broken[source.file] = tuple(layer)
+            layer = LayerDocument()
+        layers[scope] = Defaults(scope, source, layer)
+    rules: dict[Scope, PolicyDocument] = {}
+    for scope, policy_row in policies:
+        policy = stored_policy(policy_row, scope)
+        if isinstance(policy, list):
+            broken[policy_file(scope)] = tuple(policy)
+            broken_refs[policy_ref(scope)] = policy_file(scope)
+        else:
+            rules[scope] = policy
+    found: dict[AssetKind, dict[str, Asset]] = {}
+    for asset_row in assets:
+        kind: AssetKind = asset_row.kind  # type: ignore[assignment]
+        source = asset_source(asset_row)
+        asset = stored_model(ASSET_MODELS[kind], "asset", asset_row.id, asset_row.audit, asset_row.document)
+        if isinstance(asset, list):
+            broken[source.file] = tuple(asset)
+            continue
+        found.setdefault(kind, {})[asset_row.name] = Asset(kind, asset_row.name, source, asset)
+    by_scope: dict[Scope, dict[str, Template]] = {}
+    for scope, template_row in templates:
+        template, problems = stored_template(template_row, scope)
+        if template is None:
+            broken[template_source(template_row).file] = tuple(Problem(p.message, p.path) for p in problems)
+            continue
+        by_scope.setdefault(scope, {})[template.name] = template
+    for template in more_templates:
+        by_scope.setdefault(template.scope, {})[template.name] = template
+    return Org(dict(departments), layers, by_scope, found, broken, broken_refs, (), rules)
+
+
+__all__ = ["org_of_rows", "stored_model", "stored_template"]
