@@ -12,7 +12,13 @@ from typing import Any
 
 from template_engine.errors import Problem
 from template_engine.loader.validate import key_problems, locate
-from template_engine.loader.values import MAX_VALUES, count_values, document_value_problems, too_many_values
+from template_engine.loader.values import (
+    MAX_VALUES,
+    count_values,
+    document_value_problems,
+    specs_of,
+    too_many_values,
+)
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.models.documents import (
     AssetKind,
@@ -47,14 +53,7 @@ def spec_key_problems(
     plan: PlanNode, data: Mapping[str, Any], roots: tuple[tuple[str, ...], ...], file: str, lines: Lines
 ) -> list[Problem]:
     """Keyed-list items without their key, and keys given twice, in each spec of the document."""
-    problems: list[Problem] = []
-    for root in roots:
-        spec: Any = data
-        for part in root:
-            spec = spec.get(part) if isinstance(spec, Mapping) else None
-        if spec is not None:
-            problems += key_problems(plan, spec, root, file, lines)
-    return problems
+    return [p for root, spec in specs_of(data, roots) for p in key_problems(plan, spec, root, file, lines)]
 
 
 def datasource_shape(data: Mapping[str, Any], file: str, lines: Lines) -> list[Problem]:

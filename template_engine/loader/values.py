@@ -153,18 +153,21 @@ def spec_value_problems(
     return problems
 
 
-def document_value_problems(
-    data: Any, roots: tuple[tuple[str, ...], ...], file: str = "request body", lines: Lines | None = None
-) -> list[Problem]:
-    """:func:`spec_value_problems` of each spec of a document (``spec``, ``master.spec``...)."""
-    problems: list[Problem] = []
+def specs_of(data: Any, roots: tuple[tuple[str, ...], ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Each spec a document holds at one of ``roots`` (``spec``, ``master.spec``...), with its root."""
     for root in roots:
         spec: Any = data
         for part in root:
             spec = spec.get(part) if isinstance(spec, Mapping) else None
         if spec is not None:
-            problems += spec_value_problems(spec, root, file, lines)
-    return problems
+            yield root, spec
+
+
+def document_value_problems(
+    data: Any, roots: tuple[tuple[str, ...], ...], file: str = "request body", lines: Lines | None = None
+) -> list[Problem]:
+    """:func:`spec_value_problems` of each spec of a document (``spec``, ``master.spec``...)."""
+    return [p for root, spec in specs_of(data, roots) for p in spec_value_problems(spec, root, file, lines)]
 
 
 def quantities_as_text(value: Any) -> Any:
