@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from template_engine.errors import Problem
@@ -104,33 +104,67 @@ def too_many_values(count: int) -> Problem:
     return Problem(f"the document holds {count} values", (), None, MAX_VALUES_EXPECTED)
 
 
-def count_values(data: Any, stop: int = MAX_VALUES) -> int:
-    """The values of ``data`` (keys not counted), counted without recursion up to ``stop + 1``."""
-    count = 0
+def count_values(data: Any) -> int:
+    """The values of ``data`` (keys not counted), counted without recursion: each container adds its
+    children, and only containers are walked."""
+    count = 1
     stack = [data]
-    while stack and count <= stop:
+    while stack:
         value = stack.pop()
-        count += 1
+        children: Iterable[Any]
         if isinstance(value, Mapping):
-            stack.extend(value.values())
+            children = value.values()
         elif isinstance(value, list):
-            stack.extend(value)
-    return count + len(stack) if count > stop else count
+            children = value
+        else:
+            continue
+        count += len(children)
+        stack.extend(child for child in children if isinstance(child, Mapping | list))
+    return count
 
 
 def _expression(value: Any) -> bool:
     return isinstance(value, str) and ("{{" in value or "{%" in value)
 
 
-def _values(spec: Any, path: Path, shape: tuple[str, ...]) -> Iterator[tuple[Path, tuple[str, ...], Any]]:
+Trie = dict[str, Any]
+
+
+def _trie(rules: Mapping[tuple[str, ...], Check]) -> Trie:
+    """:data:`RULES` as a tree of field names (``*``: any list item) whose leaves are the checks, so that a
+    spec is walked only along the fields some rule names."""
+    root: Trie = {}
+    for shape, check in rules.items():
+        node = root
+        for part in shape[:-1]:
+            node = node.setdefault(part, {})
+        node[shape[-1]] = check
+    return root
+
+
+_RULE_TREE = _trie(RULES)
+
+
+def _ruled(spec: Any, node: Trie, path: Path) -> Iterator[tuple[Path, Any, Check]]:
+    """Each scalar value of ``spec`` a rule names, with its path and the rule's check."""
     if isinstance(spec, Mapping):
-        for key, value in spec.items():
-            yield from _values(value, (*path, key), (*shape, str(key)))
-    elif isinstance(spec, list):
+        for name, below in node.items():
+            if name == "*" or name not in spec:
+                continue
+            value = spec[name]
+            if callable(below):
+                if not isinstance(value, Mapping | list):
+                    yield (*path, name), value, below
+            else:
+                yield from _ruled(value, below, (*path, name))
+    elif isinstance(spec, list) and "*" in node:
+        below = node["*"]
         for index, item in enumerate(spec):
-            yield from _values(item, (*path, index), (*shape, "*"))
-    else:
-        yield path, shape, spec
+            if callable(below):
+                if not isinstance(item, Mapping | list):
+                    yield (*path, index), item, below
+            else:
+                yield from _ruled(item, below, (*path, index))
 
 
 def spec_value_problems(
@@ -139,9 +173,8 @@ def spec_value_problems(
     """Every value of ``spec`` (found at ``root`` in the document ``file``, whose ``lines`` locate its
     fields) that Run:ai's schema refuses."""
     problems = []
-    for path, shape, value in _values(spec, (), ()):
-        check = RULES.get(shape)
-        if check is None or value is None or _expression(value):
+    for path, value, check in _ruled(spec, _RULE_TREE, ()):
+        if value is None or _expression(value):
             continue
         expected = check(value)
         if expected is not None:
