@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
-from template_engine.merge.plan import PlanNode
+from template_engine.loader.values import spec_value_problems
+from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Path, format_path
 from template_engine.quantity import parse_quantity
 from template_engine.walk import items
@@ -152,7 +153,38 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
     low, high = spec.get("minReplicas"), spec.get("maxReplicas")
     if isinstance(low, int) and isinstance(high, int) and low > high:
         add(("minReplicas",), f"minReplicas {low} is above maxReplicas {high}")
+
+    # Run:ai's value rules once more, on the rendered values: a file or a body is held to them as written,
+    # and a value written as an expression ("{{ project.name }}_db") is held to them here, as rendered.
+    for problem in spec_value_problems(spec, ()):
+        if problem.path not in _QUANTITY_CHECKED:  # said above, in the words of a quantity
+            path = _keyed(spec, problem.path, plan)
+            add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
     return issues
+
+
+def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
+    """``path`` (list items by position) with each keyed list item named by its key, as issues name them."""
+    out: list[Any] = []
+    value, node = spec, plan
+    for segment in path:
+        if isinstance(segment, int) and isinstance(value, list):
+            item = value[segment]
+            key = node.key
+            match = item_key(item, key) if key is not None and isinstance(item, Mapping) else None
+            out.append(segment if match is None else match)
+            value = item
+        else:
+            out.append(segment)
+            value = value.get(segment) if isinstance(value, Mapping) else None
+            node = node.child(str(segment))
+    return tuple(out)
+
+
+#: The quantities :func:`_compute_issues` checks itself.
+_QUANTITY_CHECKED = frozenset(
+    ("compute", name) for name in ("cpuMemoryRequest", "cpuMemoryLimit", "gpuMemoryRequest", "gpuMemoryLimit")
+)
 
 
 def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[RunnableIssue]:

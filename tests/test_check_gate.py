@@ -103,3 +103,20 @@ def test_a_folder_check_cannot_list_fails_the_check_naming_it(
     assert code == 1
     messages = [p["message"] for p in json.loads(out)["problems"]]
     assert "cannot list the folder projects/: Permission denied" in messages
+
+
+def test_a_value_written_as_an_expression_is_held_to_runais_rules_as_rendered(org: Path) -> None:
+    """A literal ``Bad_Secret`` is a problem of its file; ``{{ project.name }}_Secret`` renders to one for
+    each project, which makes every pair of the template not runnable, naming the rendered value."""
+    template = org / "projects" / "vision" / "templates" / "vit-finetune.yaml"
+    text = template.read_text(encoding="utf-8").replace(
+        "spec:\n", 'spec:\n  imagePullSecrets:\n  - {name: "{{ project.name }}_Secret"}\n', 1
+    )
+    template.write_text(text, encoding="utf-8")
+    assert _run("validate", "--root", str(org))[0] == 0  # as written, the value is an expression
+    code, out = _run("check", "--root", str(org), "-p", "vision", "-t", "vit-finetune", "-o", "json")
+    assert code == 1
+    (row,) = json.loads(out)["results"]
+    assert row["status"] == "not runnable"
+    (issue,) = [i for i in row["issues"] if i["field"] == "imagePullSecrets[name=vision_Secret].name"]
+    assert "'vision_Secret'" in issue["message"] and "Kubernetes name" in issue["message"]

@@ -52,3 +52,24 @@ def test_a_non_scalar_key_is_a_400_on_the_field_for_every_role_and_route(
             workload = {"name": "bad-key", "projectId": str(project), "spec": spec}
             submitted = client.post("/api/v1/workloads/distributed", json=workload, headers=headers)
             assert submitted.status_code == (403 if token == VIEWER else 400), (token, key, submitted.text)
+
+
+def test_a_value_written_as_an_expression_is_held_to_runais_rules_as_rendered(client: Any, ids: Any) -> None:
+    """Literal values Run:ai refuses are a 400 of the body; the same values written as expressions are held
+    to the rules once rendered: the submission is not runnable and nothing is stored."""
+    project = ids.projects["vision"]
+    spec = {
+        "image": "python:3.11",
+        "distributedFramework": "PyTorch",
+        "imagePullSecrets": [{"name": '{{ "Bad_Secret" }}'}],
+        "probes": {"readiness": {"handler": {"httpGet": {"path": '{{ "no slash" }}'}}}},
+    }
+    before = client.get("/api/v1/workloads").json()["workloads"]
+    submitted = client.post(
+        "/api/v1/workloads/distributed", json={"name": "x", "projectId": str(project), "spec": spec}
+    )
+    assert submitted.status_code == 400, submitted.text
+    details = submitted.text
+    assert "Bad_Secret" in details and "Kubernetes name" in details
+    assert "no slash" in details and "URL path" in details
+    assert client.get("/api/v1/workloads").json()["workloads"] == before
