@@ -409,4 +409,14 @@ def authenticate(
                 headers=_CHALLENGE,
             )
         raise ApiError(401, headers=_CHALLENGE)
+    if principal.role == "viewer" and _writes(request):
+        # A viewer writes nothing: said before its body is read, so a body's problems never come first.
+        raise ApiError(403)
     return principal
+
+
+def _writes(request: Request) -> bool:
+    """Whether the request asks for a write (a preview is a read, whatever its method)."""
+    if request.method in ("PUT", "PATCH", "DELETE"):
+        return True
+    return request.method == "POST" and not request.url.path.endswith("/preview")

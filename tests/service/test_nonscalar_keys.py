@@ -73,3 +73,23 @@ def test_a_value_written_as_an_expression_is_held_to_runais_rules_as_rendered(cl
     assert "Bad_Secret" in details and "Kubernetes name" in details
     assert "no slash" in details and "URL path" in details
     assert client.get("/api/v1/workloads").json()["workloads"] == before
+
+
+def test_a_viewers_write_is_a_403_before_its_body_is_read(client: Any, ids: Any) -> None:
+    """A viewer may write nothing: a malformed body does not get a 400 first (it would tell the viewer
+    what the body lacks, and cost the work of reading it)."""
+    project = ids.projects["vision"]
+    bad = {"spec": {"labels": [{"name": []}]}}
+    headers = bearer(VIEWER)
+    for method, url, params in (
+        ("PATCH", f"/api/v1/defaults/projects/{project}", {}),
+        ("PATCH", f"/api/v1/defaults/projects/{project}", {"validateOnly": "true"}),
+        ("PUT", "/api/v1/defaults/system", {}),
+        ("POST", "/api/v1/asset/environment", {}),
+        ("POST", "/api/v1/workload-templates/distributed", {}),
+    ):
+        answer = client.request(method, url, json=bad, params=params, headers=headers)
+        assert answer.status_code == 403, (method, url, answer.text)
+    # A preview is a read: the viewer gets the body's problems.
+    preview = client.post("/api/v1/workload-templates/distributed/preview", json=bad, headers=headers)
+    assert preview.status_code == 400
