@@ -55,18 +55,36 @@ def test_an_empty_org_file_fails_the_check_naming_what_validate_finds(org: Path)
     assert all(message in text for message in wanted)
 
 
-def test_a_broken_defaults_file_fails_the_check_at_its_line(org: Path) -> None:
+def test_a_broken_defaults_file_fails_the_pairs_that_need_it_at_its_line(org: Path) -> None:
     defaults = org / "departments" / "research" / "defaults.yaml"
     defaults.write_text(
         defaults.read_text(encoding="utf-8") + "  imagePullSecrets:\n  - {name: Bad_Secret}\n",
         encoding="utf-8",
     )
+    code, out = _run("check", "--root", str(org), "-p", "vision", "-o", "json")
+    assert code == 1
+    answer = json.loads(out)
+    assert answer["problems"] == []  # each pair's error names it: not said twice
+    for row in answer["results"]:
+        assert row["status"] == "error"
+        (problem,) = row["issues"]
+        assert problem["field"] == "spec.imagePullSecrets[0].name"
+        assert problem["file"] == "departments/research/defaults.yaml" and problem["line"] > 1
+
+
+def test_a_broken_file_no_pair_needs_fails_the_check_all_the_same(org: Path) -> None:
+    (org / "assets" / "environments" / "unused.yaml").write_text(
+        "meta: {name: unused}\nspec:\n  image: python:3.11\n  environmentVariables:\n"
+        "  - {name: DB, secret: {name: Bad_Secret, key: password}}\n",
+        encoding="utf-8",
+    )
     code, out = _run("check", "--root", str(org), "-o", "json")
     assert code == 1
     (problem,) = json.loads(out)["problems"]
-    assert problem["field"] == "spec.imagePullSecrets[0].name"
-    assert problem["file"] == "departments/research/defaults.yaml" and problem["line"] > 1
-    assert "Run:ai" in problem["message"]
+    assert (problem["file"], problem["line"]) == ("assets/environments/unused.yaml", 5)
+    assert problem["field"] == "spec.environmentVariables[0].secret.name"
+    code, text = _run("check", "--root", str(org))
+    assert "1 problem(s) in the org" in text and "assets/environments/unused.yaml:5" in text
 
 
 def test_an_org_without_pairs_fails_the_check(tmp_path: Path) -> None:

@@ -172,8 +172,9 @@ def check(
     # Whatever validate finds fails the check too: a broken defaults file, policy or asset, an unknown
     # department, a folder that cannot be listed (a broken template is already a row of its own).
     in_rows = {file for ref, file in org.broken_refs.items() if isinstance(ref, TemplateRef)}
-    problems = [p for f in sorted(org.broken) if f not in in_rows for p in org.broken[f]]
-    problems += reference_problems(org)
+    shown = {issue for row in rows for issue in row.issues}  # a pair's error already names it
+    problems = [p for f in sorted(org.broken) if f not in in_rows for p in org.broken[f] if p not in shown]
+    problems += [p for p in reference_problems(org) if p not in shown]
     if not rows and not problems:
         where = f"project {project!r}" if project is not None else f"the org in {root}"
         problems.append(Problem(f"no (project, template) pair in {where}: nothing to check", (), None))
