@@ -148,10 +148,10 @@ _RULE_TREE = _trie(RULES)
 def _ruled(spec: Any, node: Trie, path: Path) -> Iterator[tuple[Path, Any, Check]]:
     """Each scalar value of ``spec`` a rule names, with its path and the rule's check."""
     if isinstance(spec, Mapping):
-        for name, below in node.items():
-            if name == "*" or name not in spec:
+        for name, value in spec.items():  # in the document's order, as every other problem is
+            below = node.get(name) if name != "*" else None
+            if below is None:
                 continue
-            value = spec[name]
             if callable(below):
                 if not isinstance(value, Mapping | list):
                     yield (*path, name), value, below
