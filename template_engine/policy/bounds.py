@@ -1,8 +1,8 @@
 """What a number in a policy rule may be: what the ruled field can hold, within Run:ai's schema of the rule.
 
-A rule's ``min``, ``max`` (and a ``defaultFrom`` default) are values of the field it rules, so they are held to
-the bounds the spec models put on that field: read here from the models' annotations (``Int32``, ``Int64``,
-``Field(ge=1, le=65535)`` in ``models/spec.py`` and ``models/spec_items.py``), never from a second table.
+A rule's ``min`` and ``max`` are values of the field it rules, so they are held to the bounds the spec models
+put on that field: read here from the models' annotations (``Int32``, ``Int64``, ``Field(ge=1, le=65535)``
+in ``models/spec.py`` and ``models/spec_items.py``), never from a second table.
 Run:ai's schema of the rule itself narrows them further: ``IntegerRules`` (and ``IntegerRulesOptional``) give
 ``min``, ``max`` and ``step`` ``format: int32``, so the rules of an int64 field (``backoffLimit``,
 ``security.runAsUid``) are int32; ``NumberRules`` give ``type: number`` and ``DefaultFromRule.factor``
@@ -67,7 +67,7 @@ def _text(number: Decimal) -> str:
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """The type under ``X | None``, ``list[X]`` and ``Annotated[X, ...]``, with the constraints found on the way."""
+    """The type under ``X | None``, ``list[X]`` and ``Annotated[X, ...]``, with the constraints on the way."""
     found: list[Any] = []
     while True:
         origin = typing.get_origin(annotation)
@@ -99,10 +99,12 @@ def _field(replica: Replica, names: tuple[str, ...]) -> tuple[Any, list[Any]] | 
 
 
 @cache
-def field_bounds(replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str) -> Bounds | None:
+def field_bounds(
+    replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str
+) -> Bounds | None:
     """The bounds of a rule number of the ``kind`` (``integer``/``number``) field at ``path`` (and
-    ``attribute`` of a keyed list's items): the model's bounds of the field within Run:ai's schema of the rule.
-    ``None`` for other kinds."""
+    ``attribute`` of a keyed list's items): the model's bounds of the field within Run:ai's schema of the
+    rule.  ``None`` for other kinds."""
     if kind not in ("integer", "number"):
         return None
     low, high = RULE_INTEGER if kind == "integer" else RULE_NUMBER
