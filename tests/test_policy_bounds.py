@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 
@@ -22,6 +23,7 @@ from template_engine.org import SYSTEM
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, RULE_NUMBER, field_bounds, model_type
 from template_engine.policy.document import read_policy
 from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, vocabulary
+from template_engine.views.schema import policy_schema
 
 RUNAI = Path(__file__).resolve().parent / "fixtures" / "runai" / "runai-openapi-subset.json"
 SCHEMAS: dict[str, Any] = json.loads(RUNAI.read_text())["components"]["schemas"]
@@ -178,3 +180,22 @@ def test_default_from_s_factor_is_a_double_above_0(factor: int) -> None:
     ]
     rules["compute"]["cpuCoreLimit"]["defaultFrom"]["factor"] = 1.7976931348623157e308
     assert _read("worker", rules) == []
+
+
+@pytest.mark.parametrize(("replica", "path", "attribute", "family"), RULED, ids=IDS)
+def test_the_policy_schema_states_the_same_bounds(
+    replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], family: RuleFamily
+) -> None:
+    """``template-engine schema``'s policy schema takes what ``read_policy`` takes and refuses beyond it."""
+    kind = family.value_kind
+    bounds = field_bounds(replica, path, attribute, kind)
+    assert bounds is not None
+    validator = jsonschema.Draft202012Validator(policy_schema())
+    low, high = _plain(bounds.low, kind), _plain(bounds.high, kind)
+    step_max = INT32_MAX if kind == "integer" else float(FLOAT_MAX)
+    taken = {"rules": {replica: _rules(path, attribute, {"min": low, "max": high, "step": step_max})}}
+    assert list(validator.iter_errors(taken)) == []
+    for key, value in (("min", -BIG), ("max", BIG), ("step", BIG), ("step", 0)):
+        refused = {"rules": {replica: _rules(path, attribute, {key: value})}}
+        assert list(validator.iter_errors(refused)), refused
+        assert _read(replica, refused["rules"][replica]), refused
