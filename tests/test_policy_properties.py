@@ -150,7 +150,7 @@ def test_a_policy_without_rules_changes_nothing(files: dict[str, Any], policy: s
 
 #: Rule objects no value of the strategies above can break, by field (worker fields; ``numWorkers`` only).
 NEVER_FAILING: dict[str, Any] = {
-    "numWorkers": {"min": 0, "max": 1000, "step": 1},
+    "numWorkers": {"min": 1, "max": 1000, "step": 1},
     "image": {"required": False, "canEdit": True},
     "nodeType": {"canEdit": True, "options": [{"value": v} for v in NODE_TYPES]},
     "imagePullPolicy": {"options": [{"value": v} for v in PULL]},

@@ -14,6 +14,7 @@ from typing import Any
 from template_engine.errors import Location, Problem
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
+from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
 from template_engine.policy.vocabulary import (
     REPLICAS,
     ItemsFamily,
@@ -208,7 +209,8 @@ class _Reader:
         elif isinstance(node, ItemsFamily):
             self.items(replica, node, data, field_path, path)
         else:
-            rules = self.rule_object(node, data, path, parent)
+            bounds = field_bounds(replica, field_path, (), node.value_kind)
+            rules = self.rule_object(node, data, path, parent, bounds)
             if rules is not None:
                 self.rules.append(
                     FieldRules(replica, field_path, self.scope, self.at(path), data, node, **rules)
@@ -257,7 +259,8 @@ class _Reader:
                     replica, child.fields, rules, field_path, (*attribute, str(name)), here, parent
                 )
             elif isinstance(child, RuleFamily):
-                parsed = self.rule_object(child, rules, here, parent)
+                bounds = field_bounds(replica, field_path, (*attribute, str(name)), child.value_kind)
+                parsed = self.rule_object(child, rules, here, parent, bounds)
                 if parsed is not None:
                     self.rules.append(
                         FieldRules(
@@ -306,7 +309,12 @@ class _Reader:
             )  # fmt: skip
 
     def rule_object(
-        self, family: RuleFamily, data: Mapping[str, Any], path: Path, parent: Section | ItemsFamily
+        self,
+        family: RuleFamily,
+        data: Mapping[str, Any],
+        path: Path,
+        parent: Section | ItemsFamily,
+        bounds: Bounds | None,
     ) -> dict[str, Any] | None:
         out: dict[str, Any] = {}
         ok = True
@@ -322,7 +330,7 @@ class _Reader:
                 continue
             if value is None:
                 continue
-            parsed = self.rule_value(str(key), kind, value, here, family, parent)
+            parsed = self.rule_value(str(key), kind, value, here, family, parent, bounds)
             if parsed is _BAD:
                 ok = False
             else:
@@ -336,7 +344,14 @@ class _Reader:
         return out
 
     def rule_value(
-        self, key: str, kind: str, value: Any, path: Path, family: RuleFamily, parent: Section | ItemsFamily
+        self,
+        key: str,
+        kind: str,
+        value: Any,
+        path: Path,
+        family: RuleFamily,
+        parent: Section | ItemsFamily,
+        bounds: Bounds | None,
     ) -> Any:
         if kind == "boolean":
             if isinstance(value, bool):
@@ -349,11 +364,20 @@ class _Reader:
                 expected = {"integer": "a whole number", "number": "a number"}.get(
                     kind, "a quantity (64Gi, 500m)"
                 )
-                self.fail(f"{key} must be {expected}, not {value!r}", path, expected)
+                self.fail(f"{key} must be {expected}, not {_short(value)}", path, expected)
                 return _BAD
             if key == "step" and number <= 0:
-                self.fail(f"step must be above 0, not {value!r}", path, "a number above 0")
+                self.fail(f"step must be above 0, not {_short(value)}", path, "a number above 0")
                 return _BAD
+            if bounds is not None:
+                if key == "step":  # a difference of two values: within Run:ai's schema of the rule
+                    high = RULE_INTEGER[1] if bounds.integer else FLOAT_MAX
+                    bounds = Bounds(Decimal(1) if bounds.integer else Decimal(0), high, bounds.integer)
+                if not bounds.holds(number):
+                    field_text = ".".join(str(p) for p in path[2:-1])
+                    what = "Run:ai's bounds of a step" if key == "step" else f"what {field_text} can hold"
+                    self.fail(f"{key} {_short(value)} is outside {what}", path, bounds.expected)
+                    return _BAD
             return number
         if kind == "options":
             return self.options(value, path, family)
@@ -421,11 +445,11 @@ class _Reader:
             )
             return _BAD
         factor = _number(value.get("factor", 1), "number")
-        if factor is None or factor <= 0:
+        if factor is None or not 0 < factor <= FLOAT_MAX:
             self.fail(
-                f"defaultFrom factor must be a number above 0, not {value.get('factor')!r}",
+                f"defaultFrom factor must be a number above 0, not {_short(value.get('factor'))}",
                 (*path, "factor"),
-                "a number above 0",
+                "a number above 0, at most 1.797e308 (Run:ai's factor is a double)",
             )
             return _BAD
         return DefaultFrom(value["field"], factor)
@@ -451,6 +475,16 @@ def _number(value: Any, kind: str) -> Decimal | None:
     if kind == "number":
         return Decimal(str(value)) if isinstance(value, int | float) else None
     return parse_quantity(value) if isinstance(value, str | int) else None
+
+
+def _short(value: Any) -> str:
+    """``value`` as written, or how many digits it has when it is too long to quote."""
+    text = repr(value)
+    if len(text) <= 40:
+        return text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"(a {len(str(abs(value)))}-digit {'negative ' if value < 0 else ''}number)"
+    return text[:37] + "..."
 
 
 def _article(word: str) -> str:

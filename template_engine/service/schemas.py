@@ -519,7 +519,14 @@ class PolicyIn(_Body):
     ``imposedAssets`` as asset ids.  ``status`` is read-only (ignored)."""
 
     defaults: dict[str, Any] | None = None
-    rules: dict[str, Any] | None = None
+    rules: dict[str, Any] | None = Field(
+        default=None,
+        description="Run:ai's DistributedPolicyRulesV2, read as a policy.yaml is. A rule's min and max are "
+        "values the ruled field can hold (numWorkers 1 to 2147483647, a port 1 to 65535, gpuPortionRequest 0 "
+        "to 1), within Run:ai's rule schema (IntegerRules' min, max and step are int32; NumberRules and "
+        "defaultFrom.factor are doubles); step and factor are above 0. `template-engine schema policy` "
+        "gives every field's bounds.",
+    )
     imposedAssets: ImposedAssetsIn | None = None
     status: dict[str, Any] | None = None
 

@@ -3,9 +3,10 @@
 The schemas of org, defaults, template and asset documents are the pydantic models' own
 (``model_json_schema()``); a policy has no model (``policy/document.py`` reads it against Run:ai's rule
 vocabulary), so its schema is generated from ``policy/vocabulary.json``: every field that may carry rules,
-the rules each may have, option values and ``defaultFrom`` siblings.  The schemas check shape and field names
-(typos); the reference rules ``validate`` applies besides (a name that matches its file, an asset that
-exists...) are not expressible here.
+the rules each may have, option values, ``defaultFrom`` siblings and the bounds of a rule's numbers
+(``policy/bounds.py``: what the ruled field can hold, within Run:ai's schema of the rule).  The schemas
+check shape and field names (typos); the reference rules ``validate`` applies besides (a name that matches
+its file, an asset that exists...) are not expressible here.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ from template_engine.models.documents import (
     OrgDocument,
     TemplateDocument,
 )
-from template_engine.policy.vocabulary import REPLICAS, ItemsFamily, Node, RuleFamily, Section, vocabulary
+from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
+from template_engine.policy.vocabulary import (
+    REPLICAS,
+    ItemsFamily,
+    Node,
+    Replica,
+    RuleFamily,
+    Section,
+    vocabulary,
+)
 
 __all__ = ["SCHEMA_KINDS", "SchemaKind", "json_schema", "policy_schema"]
 
@@ -88,18 +98,24 @@ _QUANTITY = {
 }
 
 
-def _rule_value(key: str, kind: str, family: RuleFamily, siblings: Mapping[str, Node]) -> dict[str, Any]:
+def _json_number(number: Any) -> int | float:
+    """A bound as JSON writes it: a whole number exactly, a double's largest as a double."""
+    whole = number == number.to_integral_value() and number.copy_abs() < FLOAT_MAX
+    return int(number) if whole else float(number)
+
+
+def _rule_value(
+    key: str, kind: str, family: RuleFamily, siblings: Mapping[str, Node], bounds: Bounds | None
+) -> dict[str, Any]:
     if kind == "boolean":
         return {"type": _nullable("boolean")}
-    if kind == "integer":
-        out: dict[str, Any] = {"type": _nullable("integer")}
+    if kind in ("integer", "number"):
+        out: dict[str, Any] = {"type": _nullable(kind)}
         if key == "step":
             out["exclusiveMinimum"] = 0
-        return out
-    if kind == "number":
-        out = {"type": _nullable("number")}
-        if key == "step":
-            out["exclusiveMinimum"] = 0
+            out["maximum"] = _json_number(RULE_INTEGER[1] if kind == "integer" else FLOAT_MAX)
+        elif bounds is not None:
+            out["minimum"], out["maximum"] = _json_number(bounds.low), _json_number(bounds.high)
         return out
     if kind == "quantity":
         return dict(_QUANTITY)
@@ -132,15 +148,17 @@ def _rule_value(key: str, kind: str, family: RuleFamily, siblings: Mapping[str, 
             "required": ["field"],
             "properties": {
                 "field": {"type": "string", "enum": allowed, "description": "a numeric sibling field"},
-                "factor": {"type": "number", "exclusiveMinimum": 0},
+                "factor": {"type": "number", "exclusiveMinimum": 0, "maximum": float(FLOAT_MAX)},
             },
         }
     return {}
 
 
-def _rules(family: RuleFamily, siblings: Mapping[str, Node], field: str) -> dict[str, Any]:
+def _rules(
+    family: RuleFamily, siblings: Mapping[str, Node], field: str, bounds: Bounds | None
+) -> dict[str, Any]:
     properties = {
-        key: _rule_value(key, kind, family, {k: v for k, v in siblings.items() if k != field})
+        key: _rule_value(key, kind, family, {k: v for k, v in siblings.items() if k != field}, bounds)
         for key, kind in sorted(family.keys.items())
     }
     return {
@@ -151,21 +169,30 @@ def _rules(family: RuleFamily, siblings: Mapping[str, Node], field: str) -> dict
     }
 
 
-def _attributes(known: Mapping[str, Node], top: Mapping[str, Node]) -> dict[str, Any]:
+def _attributes(
+    known: Mapping[str, Node],
+    top: Mapping[str, Node],
+    replica: Replica,
+    path: tuple[str, ...],
+    attribute: tuple[str, ...] = (),
+) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name, node in sorted(known.items()):
+        here = (*attribute, name)
         if isinstance(node, RuleFamily):
-            properties[name] = _rules(node, top, name)
+            properties[name] = _rules(node, top, name, field_bounds(replica, path, here, node.value_kind))
         elif isinstance(node, Section):
-            properties[name] = _attributes(node.fields, top)
+            properties[name] = _attributes(node.fields, top, replica, path, here)
         else:
             properties[name] = {"type": _nullable("object")}
     return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
 
 
-def _node(node: Node, name: str, siblings: Mapping[str, Node]) -> dict[str, Any]:
+def _node(
+    node: Node, name: str, siblings: Mapping[str, Node], replica: Replica, path: tuple[str, ...]
+) -> dict[str, Any]:
     if isinstance(node, RuleFamily):
-        return _rules(node, siblings, name)
+        return _rules(node, siblings, name, field_bounds(replica, path, (), node.value_kind))
     if isinstance(node, ItemsFamily):
         properties: dict[str, Any] = {
             "instances": {
@@ -178,22 +205,23 @@ def _node(node: Node, name: str, siblings: Mapping[str, Node]) -> dict[str, Any]
             }
         }
         if node.attributes:
-            properties["attributes"] = _attributes(node.attributes, node.attributes)
+            properties["attributes"] = _attributes(node.attributes, node.attributes, replica, path)
         return {
             "type": _nullable("object"),
             "description": f"{node.family}: a keyed list (instances, attributes)",
             "additionalProperties": False,
             "properties": properties,
         }
-    return _section(node)
+    return _section(node, replica, path)
 
 
-def _section(section: Section) -> dict[str, Any]:
+def _section(section: Section, replica: Replica, path: tuple[str, ...] = ()) -> dict[str, Any]:
     return {
         "type": _nullable("object"),
         "additionalProperties": False,
         "properties": {
-            name: _node(child, name, section.fields) for name, child in sorted(section.fields.items())
+            name: _node(child, name, section.fields, replica, (*path, name))
+            for name, child in sorted(section.fields.items())
         },
     }
 
@@ -212,7 +240,7 @@ def policy_schema() -> dict[str, Any]:
             "rules": {
                 "type": _nullable("object"),
                 "additionalProperties": False,
-                "properties": {replica: _section(vocabulary()[replica]) for replica in REPLICAS},
+                "properties": {replica: _section(vocabulary()[replica], replica) for replica in REPLICAS},
             },
             "imposedAssets": {
                 "type": _nullable("object"),
