@@ -1,10 +1,11 @@
 """Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``.
 
 Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecSameAsWorker``,
-``master: {spec}``).  A scope without defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH clears
-``fieldsToClear`` then merges, DELETE removes the layer (the scope then reads ``{}`` with the ETag of the
-deletion: versions never go back, so an ETag read before a delete never matches the next document).  Compositions read the defaults on every request, so
-a change shows in the next response of every template it affects.
+``master: {spec}``).  A scope that never had defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH
+clears ``fieldsToClear`` then merges, DELETE removes the layer (the scope then reads ``{}`` with the ETag of
+the delete: versions never go back, so an ETag read before a delete never matches the next document).
+Compositions read the defaults on every request, so a change shows in the next response of every template it
+affects.
 
 PUT and PATCH take ``validateOnly=true``: the write is checked and made in its transaction, which is then
 rolled back; the answer is the document it would store and ``affectedTemplates``, every template whose

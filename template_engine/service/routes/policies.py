@@ -195,9 +195,7 @@ def _place(
     return place
 
 
-def _save(
-    ctx: Ctx, place: Placement, held: _Held, document: dict[str, Any], layer: dict[str, Any]
-) -> None:
+def _save(ctx: Ctx, place: Placement, held: _Held, document: dict[str, Any], layer: dict[str, Any]) -> None:
     """Store the scope's policy document and defaults document; an empty one is removed, an unchanged one is
     left as it is (a policy imported from a file keeps its text).  Each write names the version read
     (:class:`~template_engine.service.storage.repository.StaleVersion` otherwise)."""
@@ -232,7 +230,8 @@ def write_policy(
     ``If-Match``, held to :func:`policy_version` (a 412 with the current ETag when it names another, in the
     transaction that writes, after the rows are locked).  ``version`` (the UI's stale-edit check, whose form
     edits only the policy document and keeps the defaults as they are): the version of the scope's policy
-    document the change was made on (0: it never had one; a deleted one's otherwise); a 412 when it is another."""
+    document the change was made on (0: it never had one; a deleted one's otherwise); a 412 when it is
+    another."""
     try:
         with uncommitted(validate_only), store.write(principal) as ctx:
             place = _place(
@@ -293,8 +292,8 @@ def get_distributed_policy(
 ) -> JSONResponse:
     """The policy of a scope (``meta`` and ``policy``, when it has one of its own) and its effective policy:
     the merged defaults, and every rule and imposed data source of its branch, each rule with its
-    ``sourceOfRule``.  The ETag (:func:`~..policy_api.policy_version`; ``"0"``: the scope never had a policy or defaults
-    of its own) is for ``If-Match``."""
+    ``sourceOfRule``.  The ETag (:func:`~..policy_api.policy_version`; ``"0"``: the scope never had a policy
+    or defaults of its own) is for ``If-Match``."""
     with store.read(principal) as ctx:
         place = _place(ctx, scope, departmentId, projectId, (), 404)
         ctx.access.require_read(place.ref)

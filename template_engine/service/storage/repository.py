@@ -282,12 +282,12 @@ class Repository:
         return list(self.connection.execute(query))
 
     def _all_scope_rows(self, table: Table) -> list[Row[Any]]:
-        rows = self.connection.execute(
-            select(table).where(_live(table)).order_by(table.c.scope_key)
-        )
+        rows = self.connection.execute(select(table).where(_live(table)).order_by(table.c.scope_key))
         return list(rows)
 
-    def _tombstone(self, table: Table, key: str, version: int, subject: str, values: Mapping[str, Any]) -> int:
+    def _tombstone(
+        self, table: Table, key: str, version: int, subject: str, values: Mapping[str, Any]
+    ) -> int:
         """Delete the document of a scope: its row stays, with no document and the next version."""
         result = self.connection.execute(
             update(table)
