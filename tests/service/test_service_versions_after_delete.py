@@ -4,10 +4,12 @@ it, so a writer holding an ETag from before the delete cannot overwrite a docume
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from conftest import TEMPLATES, Ids, MakeApp, open_client
+from conftest import ADMIN, TEMPLATES, Ids, MakeApp, open_client
+from fastapi.testclient import TestClient
 
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
@@ -134,3 +136,35 @@ def test_a_database_holding_only_tombstones_is_empty_and_its_seed_goes_on_from_t
     with open_client(make_app(database_url, seed=False)) as client:
         seeded = client.get("/api/v1/defaults/system")
         assert seeded.json() and seeded.headers["ETag"] == '"3"'
+
+
+def _sign_in(browser: TestClient) -> str:
+    page = browser.get("/ui/sign-in")
+    nonce = re.search(r'name="nonce" value="([^"]*)"', page.text)
+    assert nonce is not None, page.text
+    form = {"nonce": nonce[1], "token": ADMIN, "next": "/ui/"}
+    assert browser.post("/ui/sign-in", data=form, follow_redirects=False).status_code == 303
+    csrf = re.search(r'name="csrf" value="([^"]*)"', browser.get("/ui/").text)
+    assert csrf is not None
+    return csrf[1]
+
+
+def test_the_ui_form_of_a_deleted_document_goes_on_from_its_version(client: Any, app: Any) -> None:
+    recsys = Ids(client).projects["recsys"]
+    url, page = f"/api/v1/defaults/projects/{recsys}", f"/ui/scope/project:{recsys}/edit/defaults"
+    with TestClient(app, base_url="http://localhost") as browser:
+        csrf = _sign_in(browser)
+        before = re.search(r'name="version" value="([0-9]+)"', browser.get(page).text)
+        assert before is not None and before[1] == "1"
+        assert client.delete(url).status_code == 204
+        after = re.search(r'name="version" value="([0-9]+)"', browser.get(page).text)
+        assert after is not None and after[1] == "2"
+        text = "spec:\n  tty: true\n"
+        for stale in (before[1], "0"):  # read before the delete, or as if the scope never had defaults
+            form = {"csrf": csrf, "version": stale, "text": text, "action": "save"}
+            assert browser.post(page, data=form, follow_redirects=False).status_code == 412
+        assert client.get(url).json() == {}
+        form = {"csrf": csrf, "version": after[1], "text": text, "action": "save"}
+        assert browser.post(page, data=form, follow_redirects=False).status_code == 303
+    saved = client.get(url)
+    assert (saved.json(), saved.headers["ETag"]) == ({"spec": {"tty": True}}, '"3"')
