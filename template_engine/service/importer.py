@@ -363,9 +363,8 @@ class _Import:
     def put_defaults(self) -> None:
         for scope, entry in self.folder.org.defaults.items():
             key, dept_id, project_id = self.place(scope)
-            current = self.repo.defaults([key]).get(key)
+            current, version = self.repo.defaults_at(key)
             data = quantities_as_text(dict(entry.source.data))
-            version = current.audit.version if current else None
             self.repo.put_defaults(key, data, version, self.subject, dept_id, project_id)
             self.restamp(t.defaults, key, self.kept(entry.source))
             self.report.count("defaults", current is None)
@@ -374,11 +373,10 @@ class _Import:
         """Each scope's policy document, with the file's text when an export would not write that text."""
         for scope, policy in self.folder.org.policies.items():
             key, dept_id, project_id = self.place(scope)
-            current = self.repo.policies([key]).get(key)
+            current, version = self.repo.policy_at(key)
             data = dict(self.folder.sources[policy.file].data)
             text = self.folder.texts.get(policy.file)
             kept_text = text if text is not None and text != dump_yaml(data) else None
-            version = current.audit.version if current else None
             self.repo.put_policy(key, data, kept_text, version, self.subject, dept_id, project_id)
             self.restamp(t.policies, key, self.kept(self.folder.sources[policy.file]))
             self.report.count("policies", current is None)

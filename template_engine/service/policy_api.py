@@ -405,13 +405,14 @@ def _effective(ctx: Ctx, place: Placement) -> dict[str, Any]:
     return ({"defaults": defaults} if defaults else {}) | shape
 
 
-def policy_version(policy: PolicyRow | None, defaults: DefaultsRow | None) -> int:
-    """The version of a scope's policy over HTTP (its ETag): one number for the versions of its two stored
-    documents (0 for one it has not), so that a change to either, through a policy route or
+def policy_version(policy_at: int, defaults_at: int) -> int:
+    """The version of a scope's policy over HTTP (its ETag): one number for the versions its two stored
+    documents are at (:meth:`~..storage.repository.Repository.policy_at`, ``defaults_at``: 0 for one it
+    never had, a deleted one's tombstone's otherwise), so that a change to either, through a policy route or
     ``/api/v1/defaults``, changes it.  Cantor's pairing, so no two pairs share a number: no policy and no
-    defaults is 0, a first policy document alone 1, first defaults alone 2, both 4."""
-    p = policy.audit.version if policy is not None else 0
-    d = defaults.audit.version if defaults is not None else 0
+    defaults is 0, a first policy document alone 1, first defaults alone 2, both 4.  Neither version goes
+    back, even after a delete, so neither does the pair: an ETag once given never names another policy."""
+    p, d = policy_at, defaults_at
     return (p + d) * (p + d + 1) // 2 + d
 
 
@@ -420,9 +421,11 @@ def policy_body(ctx: Ctx, place: Placement) -> tuple[dict[str, Any], int]:
     of its own, ``effective`` always, ``effectiveUpdatedAt`` when any scope of its branch has either; and
     :func:`policy_version` of the very rows ``policy`` was made of."""
     keys = place.chain_keys()
-    policies = ctx.repo.policies(keys)
-    defaults = ctx.repo.defaults(keys)
-    own_policy, own_defaults = policies.get(place.key), defaults.get(place.key)
+    own_policy, policy_at = ctx.repo.policy_at(place.key)
+    own_defaults, defaults_at = ctx.repo.defaults_at(place.key)
+    others = [key for key in keys if key != place.key]
+    policies = ctx.repo.policies(others) | ({place.key: own_policy} if own_policy else {})
+    defaults = ctx.repo.defaults(others) | ({place.key: own_defaults} if own_defaults else {})
     body: dict[str, Any] = {}
     audits = [own.audit for own in (own_policy, own_defaults) if own is not None]
     if audits:
@@ -432,7 +435,7 @@ def policy_body(ctx: Ctx, place: Placement) -> tuple[dict[str, Any], int]:
     stamps = [p.audit.updated_at for p in policies.values()] + [d.audit.updated_at for d in defaults.values()]
     if stamps:
         body["effectiveUpdatedAt"] = timestamp(max(stamps))
-    return body, policy_version(own_policy, own_defaults)
+    return body, policy_version(policy_at, defaults_at)
 
 
 def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:

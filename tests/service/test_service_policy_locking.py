@@ -60,14 +60,15 @@ def test_a_read_names_the_version_and_every_write_moves_it(client: Any, ids: Ids
     stale = client.put(P, json=later, headers={"If-Match": new})
     assert stale.status_code == 412 and stale.headers["ETag"] == moved
     assert _read(client)[1] == moved
-    # A scope with no policy and no defaults of its own: "0", and If-Match "0" creates its first policy.
-    recsys = ids.projects["recsys"]
-    scope = {"scope": "project", "projectId": recsys}
-    assert client.delete(P, params=scope).status_code == 204
-    client.delete(f"/api/v1/defaults/projects/{recsys}")
+    # A scope that never had a policy or defaults of its own: "0", and If-Match "0" creates its first policy.
+    research = ids.departments["research"]
+    made = client.post("/api/v1/org-unit/projects", json={"name": "audio", "parentId": int(research)})
+    assert made.status_code == 201, made.json()
+    audio = made.json()["id"]
+    scope = {"scope": "project", "projectId": audio}
     empty, zero = _read(client, **scope)
     assert zero == '"0"' and "policy" not in empty
-    meta = {"scope": "project", "projectId": int(recsys)}
+    meta = {"scope": "project", "projectId": int(audio)}
     first = client.put(P, json={"meta": meta, "policy": _with_variable({}, "C")}, headers={"If-Match": '"0"'})
     assert first.status_code == 200, first.json()
     again = client.put(P, json={"meta": meta, "policy": _with_variable({}, "D")}, headers={"If-Match": '"0"'})

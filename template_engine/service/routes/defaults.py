@@ -1,9 +1,11 @@
 """Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``.
 
 Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecSameAsWorker``,
-``master: {spec}``).  A scope without defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH clears
-``fieldsToClear`` then merges, DELETE removes the layer.  Compositions read the defaults on every request, so
-a change shows in the next response of every template it affects.
+``master: {spec}``).  A scope that never had defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH
+clears ``fieldsToClear`` then merges, DELETE removes the layer (the scope then reads ``{}`` with the ETag of
+the delete: versions never go back, so an ETag read before a delete never matches the next document).
+Compositions read the defaults on every request, so a change shows in the next response of every template it
+affects.
 
 PUT and PATCH take ``validateOnly=true``: the write is checked and made in its transaction, which is then
 rolled back; the answer is the document it would store and ``affectedTemplates``, every template whose
@@ -78,8 +80,8 @@ def _read(store: Store, principal: Principal, kind: str, scope_id: str | None) -
     with store.read(principal) as ctx:
         place = _scope(ctx, kind, scope_id)
         ctx.access.require_read(place.ref)
-        row = ctx.repo.defaults([place.key]).get(place.key)
-    return json_response(row.document if row else {}, version=row.audit.version if row else 0)
+        row, version = ctx.repo.defaults_at(place.key)
+    return json_response(row.document if row else {}, version=version)
 
 
 #: A write's change: the stored document (``{}`` when there is none) to the new one.
@@ -121,8 +123,7 @@ def write_defaults(
         with uncommitted(validate_only), store.write(principal) as ctx:
             place = _scope(ctx, kind, scope_id)
             ctx.access.require_write(place.ref)
-            row = ctx.repo.defaults([place.key], lock=True).get(place.key)
-            current = row.audit.version if row else 0
+            row, current = ctx.repo.defaults_at(place.key, lock=True)
             check_if_match(if_match, current)
             document = change(row.document if row else {})
             check_defaults(document)
@@ -130,7 +131,7 @@ def write_defaults(
             version = ctx.repo.put_defaults(
                 place.key,
                 document,
-                row.audit.version if row else None,
+                current,
                 ctx.subject,
                 department_id=place.department.id
                 if place.type == "department" and place.department
@@ -179,10 +180,10 @@ def _delete(
     with store.write(principal) as ctx:
         place = _scope(ctx, kind, scope_id)
         ctx.access.require_write(place.ref)
-        row = ctx.repo.defaults([place.key], lock=True).get(place.key)
-        check_if_match(if_match, row.audit.version if row else 0)
+        row, current = ctx.repo.defaults_at(place.key, lock=True)
+        check_if_match(if_match, current)
         if row is not None:
-            ctx.repo.delete_defaults(place.key, row.audit.version)
+            ctx.repo.delete_defaults(place.key, current, ctx.subject)
     return no_content()
 
 

@@ -146,7 +146,7 @@ def delete_department(
 def _drop_defaults(ctx: Ctx, key: str) -> None:
     found = ctx.repo.defaults([key]).get(key)
     if found is not None:
-        ctx.repo.delete_defaults(key, found.audit.version)
+        ctx.repo.delete_defaults(key, found.audit.version, ctx.subject)
 
 
 # -- projects -----------------------------------------------------------------------------------------------

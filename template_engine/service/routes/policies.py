@@ -110,21 +110,37 @@ def _would_change(body: dict[str, Any], version: int, before: StoredOrg, after: 
     )
 
 
-def _locked(ctx: Ctx, place: Placement) -> tuple[PolicyRow | None, DefaultsRow | None]:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A scope's policy and defaults documents (``None``: it has none) and the versions they are at (a
+    deleted document's tombstone's included: 0 only for one the scope never had)."""
+
+    policy: PolicyRow | None
+    policy_at: int
+    defaults: DefaultsRow | None
+    defaults_at: int
+
+    @property
+    def version(self) -> int:
+        return policy_version(self.policy_at, self.defaults_at)
+
+
+def _locked(ctx: Ctx, place: Placement) -> _Held:
     """The scope's policy and defaults documents, locked for this transaction (``FOR UPDATE`` on
     PostgreSQL; SQLite's write transactions are serialised already).
 
-    Every policy write locks whichever of the two rows exist, so a second writer waits here for the first
-    to commit.  A row that did not exist cannot be locked, and PostgreSQL's READ COMMITTED showed this
-    statement the database as it was before the wait: when one is missing, both are read again, after the
-    wait, so the version :func:`check_if_match` compares is the one the write changes (a row inserted by a
-    writer that locked nothing makes the second insert fail: a 409, nothing written)."""
-    policy = ctx.repo.policies([place.key], lock=True).get(place.key)
-    defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
-    if policy is None or defaults is None:
-        policy = ctx.repo.policies([place.key], lock=True).get(place.key)
-        defaults = ctx.repo.defaults([place.key], lock=True).get(place.key)
-    return policy, defaults
+    Every policy write locks whichever of the two rows exist (a deleted document's tombstone is a row), so a
+    second writer waits here for the first to commit.  A row that did not exist cannot be locked, and
+    PostgreSQL's READ COMMITTED showed this statement the database as it was before the wait: when one is
+    missing, both are read again, after the wait, so the version :func:`check_if_match` compares is the one
+    the write changes (a row inserted by a writer that locked nothing makes the second insert fail: a 409,
+    nothing written)."""
+    policy, policy_at = ctx.repo.policy_at(place.key, lock=True)
+    defaults, defaults_at = ctx.repo.defaults_at(place.key, lock=True)
+    if not policy_at or not defaults_at:
+        policy, policy_at = ctx.repo.policy_at(place.key, lock=True)
+        defaults, defaults_at = ctx.repo.defaults_at(place.key, lock=True)
+    return _Held(policy, policy_at, defaults, defaults_at)
 
 
 def _place(
@@ -179,30 +195,21 @@ def _place(
     return place
 
 
-def _save(
-    ctx: Ctx,
-    place: Placement,
-    policy: PolicyRow | None,
-    document: dict[str, Any],
-    defaults: DefaultsRow | None,
-    layer: dict[str, Any],
-) -> None:
+def _save(ctx: Ctx, place: Placement, held: _Held, document: dict[str, Any], layer: dict[str, Any]) -> None:
     """Store the scope's policy document and defaults document; an empty one is removed, an unchanged one is
-    left as it is (a policy imported from a file keeps its text).  Each update names the version read
+    left as it is (a policy imported from a file keeps its text).  Each write names the version read
     (:class:`~template_engine.service.storage.repository.StaleVersion` otherwise)."""
     department_id = place.department.id if place.type == "department" and place.department else None
     project_id = place.project.id if place.project else None
-    repo, subject = ctx.repo, ctx.subject
+    repo, subject, policy, defaults = ctx.repo, ctx.subject, held.policy, held.defaults
     if document and (policy is None or policy.document != document):
-        version = policy.audit.version if policy else None
-        repo.put_policy(place.key, document, None, version, subject, department_id, project_id)
+        repo.put_policy(place.key, document, None, held.policy_at, subject, department_id, project_id)
     elif not document and policy is not None:
-        repo.delete_policy(place.key, policy.audit.version)
+        repo.delete_policy(place.key, held.policy_at, subject)
     if layer and (defaults is None or defaults.document != layer):
-        version = defaults.audit.version if defaults else None
-        repo.put_defaults(place.key, layer, version, subject, department_id, project_id)
+        repo.put_defaults(place.key, layer, held.defaults_at, subject, department_id, project_id)
     elif not layer and defaults is not None:
-        repo.delete_defaults(place.key, defaults.audit.version)
+        repo.delete_defaults(place.key, held.defaults_at, subject)
 
 
 #: A write's change: the scope's stored policy and defaults to the request's ``policy``.
@@ -223,16 +230,18 @@ def write_policy(
     ``If-Match``, held to :func:`policy_version` (a 412 with the current ETag when it names another, in the
     transaction that writes, after the rows are locked).  ``version`` (the UI's stale-edit check, whose form
     edits only the policy document and keeps the defaults as they are): the version of the scope's policy
-    document the change was made on (0: it had none); a 412 when it is another."""
+    document the change was made on (0: it never had one; a deleted one's otherwise); a 412 when it is
+    another."""
     try:
         with uncommitted(validate_only), store.write(principal) as ctx:
             place = _place(
                 ctx, meta["scope"], meta.get("departmentId"), meta.get("projectId"), ("meta",), 400
             )
             ctx.access.require_write(place.ref)
-            policy, defaults = _locked(ctx, place)
-            check_if_match(if_match, policy_version(policy, defaults))
-            current = policy.audit.version if policy else 0
+            held = _locked(ctx, place)
+            policy, defaults = held.policy, held.defaults
+            check_if_match(if_match, held.version)
+            current = held.policy_at
             if version is not None and version != current:
                 raise ApiError(
                     412,
@@ -245,12 +254,11 @@ def write_policy(
             layer, more = defaults_document(defaults.document if defaults else {}, given.get("defaults"))
             refuse(problems + more, "The policy is not valid.")
             before = stored_org(ctx) if validate_only else None
-            _save(ctx, place, policy, document, defaults, layer)
+            _save(ctx, place, held, document, layer)
             body, written = policy_body(ctx, place)
             if before is not None:
                 after = stored_org(ctx)
-                unchanged = policy_version(policy, defaults)
-                raise DryRun(partial(_would_change, body, unchanged, before, after))
+                raise DryRun(partial(_would_change, body, held.version, before, after))
     except DryRun as done:
         answer: PolicyWrite = done.answer()  # after the rollback: composing holds no lock
         return answer
@@ -284,7 +292,8 @@ def get_distributed_policy(
 ) -> JSONResponse:
     """The policy of a scope (``meta`` and ``policy``, when it has one of its own) and its effective policy:
     the merged defaults, and every rule and imposed data source of its branch, each rule with its
-    ``sourceOfRule``.  The ETag is the version of the scope's own policy (``"0"``: none), for ``If-Match``."""
+    ``sourceOfRule``.  The ETag (:func:`~..policy_api.policy_version`; ``"0"``: the scope never had a policy
+    or defaults of its own) is for ``If-Match``."""
     with store.read(principal) as ctx:
         place = _place(ctx, scope, departmentId, projectId, (), 404)
         ctx.access.require_read(place.ref)
@@ -361,9 +370,9 @@ def delete_distributed_policy(
     with store.write(principal) as ctx:
         place = _place(ctx, scope, departmentId, projectId, (), 404)
         ctx.access.require_write(place.ref)
-        policy, defaults = _locked(ctx, place)
-        check_if_match(if_match, policy_version(policy, defaults))
-        layer, problems = defaults_document(defaults.document if defaults else {}, None)
+        held = _locked(ctx, place)
+        check_if_match(if_match, held.version)
+        layer, problems = defaults_document(held.defaults.document if held.defaults else {}, None)
         refuse(problems)
-        _save(ctx, place, policy, {}, defaults, layer)
+        _save(ctx, place, held, {}, layer)
     return no_content()

@@ -9,6 +9,11 @@ Nothing is written that cannot be read back and answered: every value an insert 
 first (:func:`unstorable`), and a NUL character or lone surrogate in any text, a non-finite number, or a
 value JSON cannot hold in a document column raises :class:`Unstorable` before the statement runs, so the
 transaction rolls back and the database is as it was.
+
+A scope's defaults and policy documents are never deleted outright: their row stays as a tombstone (no
+document, the next version), so that a scope's versions never go back and an ETag once given never names
+another document.  Every read of those documents but :meth:`Repository.defaults_at` and
+:meth:`Repository.policy_at` (the versions a write holds ``If-Match`` to) leaves tombstones out.
 """
 
 from __future__ import annotations
@@ -18,7 +23,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Row, Select, Table, delete, func, insert, select, update
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    Connection,
+    Row,
+    Select,
+    Table,
+    Text,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 
 from template_engine import storable
 from template_engine.paths import Path
@@ -143,6 +162,11 @@ def _audit(row: Row[Any]) -> Audit:
     return Audit(m["version"], m["created_by"], m["created_at"], m["updated_by"], m["updated_at"])
 
 
+def _live(table: Table) -> ColumnElement[bool]:
+    """Rows of a table of scope documents (``defaults``, ``policies``) that hold one: not a tombstone."""
+    return cast(table.c.document, Text) != "null"
+
+
 def scope_key(scope_type: str, scope_id: int | None) -> str:
     return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
 
@@ -250,18 +274,51 @@ class Repository:
 
     # -- defaults -------------------------------------------------------------------------------------------
 
-    def defaults(self, keys: Sequence[str], lock: bool = False) -> dict[str, DefaultsRow]:
-        query = select(t.defaults).where(t.defaults.c.scope_key.in_(list(keys)))
+    def _scope_rows(self, table: Table, keys: Sequence[str], lock: bool) -> list[Row[Any]]:
+        """The rows of ``keys`` in a table of scope documents, deleted ones (tombstones) included."""
+        query = select(table).where(table.c.scope_key.in_(list(keys)))
         if lock:
             query = query.with_for_update()
-        return {
-            r.scope_key: DefaultsRow(r.scope_key, r.document, _audit(r))
-            for r in self.connection.execute(query)
-        }
+        return list(self.connection.execute(query))
+
+    def _all_scope_rows(self, table: Table) -> list[Row[Any]]:
+        rows = self.connection.execute(select(table).where(_live(table)).order_by(table.c.scope_key))
+        return list(rows)
+
+    def _tombstone(
+        self, table: Table, key: str, version: int, subject: str, values: Mapping[str, Any]
+    ) -> int:
+        """Delete the document of a scope: its row stays, with no document and the next version."""
+        result = self.connection.execute(
+            update(table)
+            .where(table.c.scope_key == key, table.c.version == version, _live(table))
+            .values(**values, document=JSON.NULL, version=version + 1, updated_by=subject, updated_at=t.now())
+        )
+        if result.rowcount != 1:
+            raise StaleVersion(f"{table.name} {key} changed since version {version} was read")
+        return version + 1
+
+    # -- defaults -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _defaults(row: Row[Any]) -> DefaultsRow:
+        return DefaultsRow(row.scope_key, row.document, _audit(row))
+
+    def defaults(self, keys: Sequence[str], lock: bool = False) -> dict[str, DefaultsRow]:
+        """The defaults documents of the scopes of ``keys`` that have one (deleted ones are none)."""
+        rows = self._scope_rows(t.defaults, keys, lock)
+        return {r.scope_key: self._defaults(r) for r in rows if r.document is not None}
+
+    def defaults_at(self, key: str, lock: bool = False) -> tuple[DefaultsRow | None, int]:
+        """A scope's defaults (``None``: it has none) and the version they are at: their row's, a deleted
+        document's (its tombstone keeps counting), 0 when the scope never had any."""
+        rows = self._scope_rows(t.defaults, [key], lock)
+        if not rows:
+            return None, 0
+        return (self._defaults(rows[0]) if rows[0].document is not None else None), int(rows[0].version)
 
     def all_defaults(self) -> list[DefaultsRow]:
-        rows = self.connection.execute(select(t.defaults).order_by(t.defaults.c.scope_key))
-        return [DefaultsRow(r.scope_key, r.document, _audit(r)) for r in rows]
+        return [self._defaults(r) for r in self._all_scope_rows(t.defaults)]
 
     def put_defaults(
         self,
@@ -272,8 +329,10 @@ class Repository:
         department_id: int | None = None,
         project_id: int | None = None,
     ) -> int:
-        """Insert (``version`` None) or replace the layer document of one scope; returns the new version."""
-        if version is None:
+        """Insert (``version`` None or 0: the scope has no row) or replace the layer document of one scope
+        (``version``: the one :meth:`defaults_at` read, a deleted document's included); returns the new
+        version."""
+        if not version:
             values = {"scope_key": key, "document": document}
             self._insert(
                 t.defaults, subject, values | {"department_id": department_id, "project_id": project_id}
@@ -281,8 +340,9 @@ class Repository:
             return 1
         return self._update(t.defaults, key, version, subject, {"document": document})
 
-    def delete_defaults(self, key: str, version: int) -> None:
-        self._delete(t.defaults, key, version)
+    def delete_defaults(self, key: str, version: int, subject: str) -> int:
+        """Delete a scope's defaults document (a tombstone keeps its row); returns the version it is at."""
+        return self._tombstone(t.defaults, key, version, subject, {})
 
     # -- policies -------------------------------------------------------------------------------------------
 
@@ -291,14 +351,20 @@ class Repository:
         return PolicyRow(row.scope_key, row.document, row.text, _audit(row))
 
     def policies(self, keys: Sequence[str], lock: bool = False) -> dict[str, PolicyRow]:
-        query = select(t.policies).where(t.policies.c.scope_key.in_(list(keys)))
-        if lock:
-            query = query.with_for_update()
-        return {r.scope_key: self._policy(r) for r in self.connection.execute(query)}
+        """The policy documents of the scopes of ``keys`` that have one (deleted ones are none)."""
+        rows = self._scope_rows(t.policies, keys, lock)
+        return {r.scope_key: self._policy(r) for r in rows if r.document is not None}
+
+    def policy_at(self, key: str, lock: bool = False) -> tuple[PolicyRow | None, int]:
+        """A scope's policy document (``None``: it has none) and the version it is at, as
+        :meth:`defaults_at`."""
+        rows = self._scope_rows(t.policies, [key], lock)
+        if not rows:
+            return None, 0
+        return (self._policy(rows[0]) if rows[0].document is not None else None), int(rows[0].version)
 
     def all_policies(self) -> list[PolicyRow]:
-        rows = self.connection.execute(select(t.policies).order_by(t.policies.c.scope_key))
-        return [self._policy(r) for r in rows]
+        return [self._policy(r) for r in self._all_scope_rows(t.policies)]
 
     def put_policy(
         self,
@@ -310,8 +376,9 @@ class Repository:
         department_id: int | None = None,
         project_id: int | None = None,
     ) -> int:
-        """Insert (``version`` None) or replace the policy of one scope; returns the new version."""
-        if version is None:
+        """Insert (``version`` None or 0) or replace the policy of one scope, as :meth:`put_defaults`;
+        returns the new version."""
+        if not version:
             values = {"scope_key": key, "document": document, "text": text}
             self._insert(
                 t.policies, subject, values | {"department_id": department_id, "project_id": project_id}
@@ -319,8 +386,9 @@ class Repository:
             return 1
         return self._update(t.policies, key, version, subject, {"document": document, "text": text})
 
-    def delete_policy(self, key: str, version: int) -> None:
-        self._delete(t.policies, key, version)
+    def delete_policy(self, key: str, version: int, subject: str) -> int:
+        """Delete a scope's policy document (a tombstone keeps its row); returns the version it is at."""
+        return self._tombstone(t.policies, key, version, subject, {"text": None})
 
     # -- assets ---------------------------------------------------------------------------------------------
 
@@ -501,6 +569,9 @@ class Repository:
 
     def is_empty(self) -> bool:
         for table in (t.departments, t.defaults, t.policies, t.assets, t.templates):
-            if self.connection.execute(select(func.count()).select_from(table)).scalar_one():
+            query = select(func.count()).select_from(table)
+            if table is t.defaults or table is t.policies:
+                query = query.where(_live(table))
+            if self.connection.execute(query).scalar_one():
                 return False
         return True

@@ -93,7 +93,10 @@ projects = Table(
     sqlite_autoincrement=True,
 )
 
-#: One layer document per scope; ``scope_key`` is ``system``, ``department:<id>`` or ``project:<id>``.
+#: One layer document per scope; ``scope_key`` is ``system``, ``department:<id>`` or ``project:<id>``.  A
+#: row whose ``document`` is JSON ``null`` is a tombstone: the scope's document was deleted, and its version
+#: goes on from there at the next write, so that a version (an ETag) never names two documents.  Tombstones
+#: read as no document (:mod:`.repository`); the row goes with its department or project.
 defaults = Table(
     "defaults",
     metadata,
@@ -107,7 +110,7 @@ defaults = Table(
 #: One policy document per scope (``rules``, ``imposedAssets`` by data source name: a ``policy.yaml``), keyed
 #: like ``defaults``.  ``text`` is the YAML the document was imported from (comments, order and lines kept)
 #: when it differs from what an export would write for it; ``None`` otherwise (and after a change over
-#: HTTP).
+#: HTTP).  A deleted policy leaves a tombstone, as a deleted ``defaults`` document does.
 policies = Table(
     "policies",
     metadata,

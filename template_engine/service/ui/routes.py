@@ -383,14 +383,17 @@ def policy_page(request: Request, key: str) -> Response:
 
 
 def _current(ctx: Ctx, place: Placement, document: str) -> tuple[str, int]:
-    """The scope's document as the form shows it (YAML) and its version (0: none yet)."""
+    """The scope's document as the form shows it (YAML) and the version it is at (0: never one yet; a
+    deleted one's otherwise, which the next save goes on from)."""
     if document == "defaults":
-        row: DefaultsRow | None = ctx.repo.defaults([place.key]).get(place.key)
-        return (dump_yaml(row.document) if row and row.document else ""), (row.audit.version if row else 0)
-    policy: PolicyRow | None = ctx.repo.policies([place.key]).get(place.key)
+        row: DefaultsRow | None
+        row, version = ctx.repo.defaults_at(place.key)
+        return (dump_yaml(row.document) if row and row.document else ""), version
+    policy: PolicyRow | None
+    policy, version = ctx.repo.policy_at(place.key)
     if policy is None:
-        return "", 0
-    return (policy.text if policy.text is not None else dump_yaml(policy.document)), policy.audit.version
+        return "", version
+    return (policy.text if policy.text is not None else dump_yaml(policy.document)), version
 
 
 def _editable(ctx: Ctx, key: str, document: str) -> Placement:
