@@ -24,7 +24,7 @@ A failing check is recorded and the run goes on: failures are printed grouped by
 end, with a reproduction (role, method, path, query, body) for each 5xx.
 
 ``python benchmarks/fuzz_api.py --examples 40 --stateful-examples 400 --stateful-steps 20 --seed 17`` (about
-45,000 requests, 6 to 9 minutes here; ``--roles viewer --modes stateful`` and smaller numbers for a quick
+45,000 requests, 8 to 10 minutes here; ``--roles viewer --modes stateful`` and smaller numbers for a quick
 look); the same seed draws the same inputs (the ids the server makes differ).  The last line is one JSON
 object.  The exit status is 1 when any request answered 5xx, 2 when only a conformance check failed, 0
 otherwise.
