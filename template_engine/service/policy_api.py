@@ -359,12 +359,14 @@ def _meta(place: Placement, audits: list[Audit]) -> dict[str, Any]:
 def _own(
     ctx: Ctx, place: Placement, policy: PolicyRow | None, defaults: DefaultsRow | None
 ) -> dict[str, Any]:
-    """The scope's own policy: its defaults, rules and imposed assets (ids)."""
+    """The scope's own policy: its defaults (a ``null``, no opinion, left out: Run:ai's schema allows none
+    in most fields), rules and imposed assets (ids)."""
     out: dict[str, Any] = {}
     if defaults is not None:
         master = defaults.document.get("master")
         found = runai_defaults(
-            defaults.document.get("spec"), master.get("spec") if isinstance(master, Mapping) else None
+            strip_nulls(defaults.document.get("spec")),
+            strip_nulls(master.get("spec")) if isinstance(master, Mapping) else None,
         )
         if found:
             out["defaults"] = found

@@ -443,3 +443,18 @@ def test_an_import_whose_policies_clash_with_the_database_is_refused(
     with transaction(engine, write=False) as connection:
         assert len(Repository(connection).all_policies()) == 3  # the system's, research's and speech's
     engine.dispose()
+
+
+def test_a_null_in_the_scopes_defaults_is_left_out_of_its_policy(client: Any, ids: Ids) -> None:
+    """The nlp project's defaults hold ``preemptibility: null`` (no opinion); its policy answered it as is,
+    which Run:ai's ``DistributedPolicyV2`` refuses (an enum, not nullable): found by benchmarks/fuzz_api.py
+    (issue 17).  The policy leaves it out, the stored defaults keep it, research's value still comes
+    through."""
+    project = ids.projects["nlp"]
+    stored = client.get(f"/api/v1/defaults/projects/{project}").json()
+    assert stored["spec"]["preemptibility"] is None
+    body = client.get(P, params={"scope": "project", "projectId": project}).json()
+    worker = body["policy"]["defaults"]["worker"]
+    assert "preemptibility" not in worker
+    assert worker["environmentVariables"]["instances"] == [{"name": "HF_HOME", "value": "/scratch/hf-cache"}]
+    assert body["effective"]["defaults"]["worker"]["preemptibility"] == "preemptible"

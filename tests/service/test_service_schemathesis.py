@@ -6,6 +6,12 @@ token: a fixed number of examples each (:data:`EXAMPLES`), derandomized, with no
 budget, so the same requests are sent on every run and the outcome does not depend on the machine's speed.
 Schemathesis is driven directly (one hypothesis run per operation and mode) rather than through its pytest
 plugin, so that every operation is covered in both modes.
+
+A viewer and a project editor get a smaller positive pass (:data:`ROLE_EXAMPLES`), and every one of the three
+a short run of schemathesis' state machine (:data:`STATEFUL`: the links it infers between operations, a
+create's id into the read, the update and the delete), derandomized as well.  This is the suite's
+deterministic share of ``benchmarks/fuzz_api.py``, which runs the same checks for every role at length (its
+figure is in docs/http-api.md, "Fuzzing").
 """
 
 from __future__ import annotations
@@ -13,13 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ADMIN, bearer
+from conftest import ADMIN, VIEWER, VISION, bearer
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from sdk_helpers import install_schemathesis
 
 #: Examples per operation in each mode (schemathesis' GenerationMode, by its value).
 EXAMPLES = {"positive": 10, "negative": 6}
+#: The positive pass of the other roles: examples per operation.
+ROLE_EXAMPLES = {"positive": 2}
+#: The state machine's run for each role: scenarios, and steps at most in one.
+STATEFUL = {"max_examples": 10, "stateful_step_count": 8}
 
 
 def _schemathesis() -> Any:
@@ -53,26 +63,70 @@ def _checks() -> list[Any]:
     ]
 
 
-def _runner(operation: Any, mode: Any, runs: dict[str, int], failures: list[str], checks: list[Any]) -> Any:
-    label = f"{mode.value} {operation.label}"
-
-    @settings(
-        max_examples=EXAMPLES[mode.value],
+def _settings(**values: Any) -> Any:
+    return settings(
         deadline=None,
         database=None,
         derandomize=True,
         phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
+        **values,
     )
+
+
+def _failed(label: str, exc: BaseException) -> str:
+    return f"{label}: {exc}" + "".join(f"\n  {e}" for e in getattr(exc, "exceptions", ()))
+
+
+def _runner(
+    operation: Any,
+    mode: Any,
+    runs: dict[str, int],
+    failures: list[str],
+    checks: list[Any],
+    token: str = ADMIN,
+    examples: dict[str, int] = EXAMPLES,
+) -> Any:
+    from schemathesis.core.failures import FailureGroup
+
+    label = f"{mode.value} {operation.label}"
+
+    @_settings(max_examples=examples[mode.value])
     @given(case=operation.as_strategy(generation_mode=mode))
     def run(case: Any) -> None:
         runs[label] = runs.get(label, 0) + 1
         try:
-            case.call_and_validate(headers=bearer(ADMIN), checks=checks)
-        except AssertionError as exc:  # schemathesis' FailureGroup: keep going, report all at the end
-            failures.append(f"{label}: {exc}")
+            case.call_and_validate(headers=bearer(token), checks=checks)
+        except (AssertionError, FailureGroup) as exc:  # keep going, report all at the end
+            failures.append(_failed(label, exc))
 
     return run
+
+
+def _stateful(schema: Any, token: str, runs: dict[str, int], failures: list[str], checks: list[Any]) -> None:
+    """A short derandomized run of schemathesis' state machine with ``token``: every answer checked."""
+    from schemathesis import GenerationMode
+    from schemathesis.core.failures import FailureGroup
+    from schemathesis.generation.stateful import run_state_machine_as_test
+
+    # Positive steps only: a negative step (schemathesis' default mixes both) often drops the token (401).
+    schema.config.generation.update(modes=[GenerationMode.POSITIVE])
+
+    class Machine(schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": bearer(token)}
+
+        def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
+            label = f"stateful {case.operation.label}"
+            runs[label] = runs.get(label, 0) + 1
+            if response.status_code < 300 and case.path_parameters:  # an id, most often one a link carried
+                runs["found"] = runs.get("found", 0) + 1
+            try:
+                case.validate_response(response, checks=checks)
+            except (AssertionError, FailureGroup) as exc:
+                failures.append(_failed(label, exc))
+
+    run_state_machine_as_test(Machine, settings=_settings(**STATEFUL))
 
 
 def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
@@ -89,7 +143,38 @@ def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
                 _runner(operation, mode, runs, failures, checks)()
             except Unsatisfiable:  # nothing in this operation can be made invalid (GET /health)
                 assert mode is schemathesis.GenerationMode.NEGATIVE
+    _stateful(schema, ADMIN, runs, failures, checks)
     assert not failures, "\n\n".join(failures[:10])
     ran = {label.split(" ", 1)[1] for label in runs if label.startswith("positive")}
     assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
-    print(f"schemathesis: {sum(runs.values())} requests over {len(operations)} operations, both modes")
+    stateful = sum(n for label, n in runs.items() if label.startswith("stateful"))
+    assert stateful >= STATEFUL["max_examples"] * 2  # every scenario runs two steps at least
+    assert runs.get("found", 0) >= 5, "the state machine reached no stored item by its id"
+    sent = sum(runs.values()) - runs.get("found", 0)
+    print(f"schemathesis: {sent} requests over {len(operations)} operations, both modes and stateful")
+
+
+@pytest.mark.parametrize("token", [VIEWER, VISION], ids=["viewer", "project-editor"])
+def test_every_role_gets_answers_the_document_describes(app: Any, token: str) -> None:
+    """A viewer's and a project editor's requests: refusals (403) included, no 5xx, all conforming (issue 17:
+    a viewer's create once answered 500 where it must be 403)."""
+    schemathesis = _schemathesis()
+    checks = _checks()
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    failures: list[str] = []
+    runs: dict[str, int] = {}
+    for operation in operations:
+        _runner(
+            operation, schemathesis.GenerationMode.POSITIVE, runs, failures, checks, token, ROLE_EXAMPLES
+        )()
+    _stateful(schema, token, runs, failures, checks)
+    assert not failures, "\n\n".join(failures[:10])
+    ran = {label.split(" ", 1)[1] for label in runs if label.startswith("positive")}
+    assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
+    stateful = sum(n for label, n in runs.items() if label.startswith("stateful"))
+    assert stateful >= STATEFUL["max_examples"] * 2
+    assert runs.get("found", 0) >= 1, "the state machine reached no stored item by its id"
+    print(
+        f"schemathesis as {token}: {sum(runs.values()) - runs.get('found', 0)} requests, {stateful} stateful"
+    )
