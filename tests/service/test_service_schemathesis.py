@@ -149,9 +149,14 @@ def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
     assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
     stateful = sum(n for label, n in runs.items() if label.startswith("stateful"))
     assert stateful >= STATEFUL["max_examples"] * 2  # every scenario runs two steps at least
-    assert runs.get("found", 0) >= 5, "the state machine reached no stored item by its id"
+    # At least one stored item reached by an id a link carried (9 in one process, 2 seen under xdist: the
+    # ids and pages a run meets depend on what the process composed before, so not on a fixed count).
+    assert runs.get("found", 0) >= 1, "the state machine reached no stored item by its id"
     sent = sum(runs.values()) - runs.get("found", 0)
-    print(f"schemathesis: {sent} requests over {len(operations)} operations, both modes and stateful")
+    print(
+        f"schemathesis: {sent} requests over {len(operations)} operations, both modes and stateful; "
+        f"{runs.get('found', 0)} stored items reached by id"
+    )
 
 
 @pytest.mark.parametrize("token", [VIEWER, VISION], ids=["viewer", "project-editor"])
