@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -246,6 +247,29 @@ def client(app: FastAPI) -> Iterator[TestClient]:
     """A system admin's client of :func:`app`; every response is checked to be below 500."""
     with open_client(app) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def empty_service(tmp_path_factory: pytest.TempPathFactory, auth_file: Path) -> Iterator[FastAPI]:
+    """One service on an empty SQLite database for a whole module (its tests write and read it in turn)."""
+    folder = tmp_path_factory.mktemp("empty-service")
+    app = create_app(Settings(database_url=f"sqlite:///{folder / 'db.sqlite'}", auth_file=auth_file))
+    with TestClient(app):
+        yield app
+
+
+def ui_sign_in(client: TestClient, token: str = ADMIN) -> str:
+    """Sign ``client`` (with base URL ``http://localhost``) in through the UI's form; its CSRF token."""
+    page = client.get("/ui/sign-in")
+    nonce = re.search(r'name="nonce" value="([^"]*)"', page.text)
+    assert nonce is not None, page.text
+    signed = client.post(
+        "/ui/sign-in", data={"nonce": nonce[1], "token": token, "next": "/ui/"}, follow_redirects=False
+    )
+    assert signed.status_code == 303, signed.text
+    csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/ui/").text)
+    assert csrf is not None
+    return csrf[1]
 
 
 class Ids:

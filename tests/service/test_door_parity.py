@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import ADMIN, bearer
+from conftest import ADMIN, bearer, ui_sign_in
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -164,30 +164,8 @@ def _folder(tmp_path: Path, text: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, auth_file: Path) -> Iterator[FastAPI]:
-    from template_engine.service.app import create_app
-    from template_engine.service.settings import Settings
-
-    folder = tmp_path_factory.mktemp("parity")
-    settings = Settings(database_url=f"sqlite:///{folder / 'db.sqlite'}", auth_file=auth_file)
-    app = create_app(settings)
-    with TestClient(app):
-        yield app
-
-
-def _sign_in(client: TestClient) -> str:
-    page = client.get("/ui/sign-in")
-    nonce = re.search(r'name="nonce" value="([^"]*)"', page.text)
-    assert nonce is not None, page.text
-    signed = client.post(
-        "/ui/sign-in",
-        data={"nonce": nonce[1], "token": ADMIN, "next": "/ui/"},
-        follow_redirects=False,
-    )
-    assert signed.status_code == 303, signed.text
-    csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/ui/").text)
-    assert csrf is not None
-    return csrf[1]
+def service(empty_service: FastAPI) -> FastAPI:
+    return empty_service
 
 
 def test_the_corpus_breaks_every_rule_and_every_keyed_list() -> None:
@@ -244,7 +222,7 @@ def test_every_door_finds_the_same_problems(
 
         # The UI's form (it names each problem in one line: field and expected are in it).
         with TestClient(service, base_url="http://localhost") as browser:
-            csrf = _sign_in(browser)
+            csrf = ui_sign_in(browser)
             form = {"csrf": csrf, "version": "0", "text": text, "action": "preview"}
             page = browser.post("/ui/scope/system/edit/defaults", data=form, follow_redirects=False)
             assert page.status_code in (400, 413), page.text

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import ADMIN, bearer
+from conftest import ADMIN, bearer, ui_sign_in
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -107,15 +107,8 @@ def _rules(text: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, auth_file: Path) -> Iterator[FastAPI]:
-    from template_engine.service.app import create_app
-    from template_engine.service.settings import Settings
-
-    folder = tmp_path_factory.mktemp("bounds")
-    settings = Settings(database_url=f"sqlite:///{folder / 'db.sqlite'}", auth_file=auth_file)
-    app = create_app(settings)
-    with TestClient(app):
-        yield app
+def service(empty_service: FastAPI) -> FastAPI:
+    return empty_service
 
 
 @pytest.fixture
@@ -124,19 +117,6 @@ def api(service: FastAPI) -> Iterator[TestClient]:
         client.headers.update(bearer(ADMIN))
         client.delete(P, params={"scope": "tenant"})
         yield client
-
-
-def _sign_in(client: TestClient) -> str:
-    page = client.get("/ui/sign-in")
-    nonce = re.search(r'name="nonce" value="([^"]*)"', page.text)
-    assert nonce is not None, page.text
-    signed = client.post(
-        "/ui/sign-in", data={"nonce": nonce[1], "token": ADMIN, "next": "/ui/"}, follow_redirects=False
-    )
-    assert signed.status_code == 303, signed.text
-    csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/ui/").text)
-    assert csrf is not None
-    return csrf[1]
 
 
 def _api_found(response: Any) -> set[tuple[str, str]]:
@@ -211,7 +191,7 @@ def test_a_400_digit_number_of_workers_in_a_policy_s_defaults_is_refused(api: Te
 
 def test_the_ui_s_policy_form_refuses_what_the_api_refuses(service: FastAPI, api: TestClient) -> None:
     with TestClient(service, base_url="http://localhost") as browser:
-        csrf = _sign_in(browser)
+        csrf = ui_sign_in(browser)
         url = "/ui/scope/system/edit/policy"
         # The version the form was read at (another test of the module may have stored a policy already).
         found = re.search(r'name="version" value="([^"]*)"', browser.get(url).text)
