@@ -110,6 +110,9 @@ class WarningKind(Enum):
     WORKERS_ONLY_BY_DEPARTMENT = "workers-only-by-department"
     #: A variable that no expression uses (a typo?); ``field`` is empty and ``variable`` names it.
     UNUSED_VARIABLE = "unused-variable"
+    #: A field the cluster objects cannot hold (docs/cluster.md, "Not representable"): only the objects of
+    #: ``manifests`` carry these warnings, never the composition's runnable answer.
+    NOT_REPRESENTABLE = "not-representable"
 
 
 @dataclass(frozen=True, slots=True)
