@@ -332,9 +332,13 @@ def _format_checker() -> Any:
 @cache
 def _crd_validator(kind: str) -> Validator:
     """``kind``'s validator, built once: Draft 4 (OpenAPI v3's schema dialect) with Kubernetes' keywords."""
+    return _structural_validator(crd_schema(kind))
+
+
+def _structural_validator(schema: Mapping[str, Any]) -> Validator:
+    """A validator of ``schema`` (a resource's root) with Kubernetes' meaning of its keywords."""
     from jsonschema import Draft4Validator, validators
 
-    schema = crd_schema(kind)
     type_checker = Draft4Validator.TYPE_CHECKER.redefine("integer", _is_integer)
     extended = validators.extend(Draft4Validator, validators=_keywords(schema), type_checker=type_checker)
     validator: Validator = extended(schema, format_checker=_format_checker())
