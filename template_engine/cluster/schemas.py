@@ -9,7 +9,8 @@ validation (kubectl's default since 1.27). The sources are in kubernetes/apiexte
   ``additionalProperties`` describes is pruned, and strict field validation reports it (here
   ``schema.unknownField``), unless ``x-kubernetes-preserve-unknown-fields``; the resource root and an
   ``x-kubernetes-embedded-resource`` keep ``apiVersion``, ``kind`` and ``metadata`` (ObjectMeta, validated
-  natively: :mod:`~template_engine.cluster.kube` checks the name and labels).
+  natively: strictly, so here against Kubernetes' ObjectMeta schema as kubernetes-validate ships it;
+  :mod:`~template_engine.cluster.kube` checks the name and label syntax).
 - ``pkg/apiserver/schema/defaulting/prunenulls.go``: a ``null`` field that is not ``nullable`` and has no
   ``default`` is dropped before validation (no error then; a required field given ``null`` is missing).
 - ``pkg/apiserver/validation/validation.go``: ``x-kubernetes-int-or-string`` is the type
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -359,18 +360,36 @@ def schema_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     if obj.get("apiVersion") != api_version:
         message = f"apiVersion must be {api_version!r}, not {obj.get('apiVersion')!r}"
         problems.append(ObjectProblem(kind, ("apiVersion",), "schema.apiVersion", message))
-    if "metadata" not in obj:
+    metadata = obj.get("metadata")
+    if metadata is None:
         problems.append(ObjectProblem(kind, ("metadata",), "schema.required", "metadata is required"))
+    elif isinstance(metadata, Mapping):
+        problems.extend(_strict_problems(kind, _object_meta_validator().iter_errors(metadata), ("metadata",)))
     problems.extend(_problem(kind, error) for error in _crd_validator(kind).iter_errors(obj))
     return _ordered(problems)
 
 
-def _problem(kind: str, error: Any) -> ObjectProblem:
+def _problem(kind: str, error: Any, prefix: ObjectPath = ()) -> ObjectProblem:
     rule = str(error.validator)
     message = str(error.message)
     if len(message) > _MESSAGE_LIMIT:
         message = message[: _MESSAGE_LIMIT - 3] + "..."
-    return ObjectProblem(kind, tuple(error.absolute_path), f"schema.{_RULES.get(rule, rule)}", message)
+    path = (*prefix, *error.absolute_path)
+    return ObjectProblem(kind, path, f"schema.{_RULES.get(rule, rule)}", message)
+
+
+def _strict_problems(kind: str, errors: Iterable[Any], prefix: ObjectPath = ()) -> Iterator[ObjectProblem]:
+    """Errors of a kubernetes-validate strict schema, whose ``additionalProperties: false`` spells an unknown
+    field: one problem per unknown field, at the field."""
+    for error in errors:
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            known = error.schema.get("properties", {})
+            for name in error.instance:
+                if name not in known:
+                    path: ObjectPath = (*prefix, *error.absolute_path, name)
+                    yield ObjectProblem(kind, path, "schema.unknownField", f"unknown field {name!r}")
+        else:
+            yield _problem(kind, error, prefix)
 
 
 def _ordered(problems: list[ObjectProblem]) -> list[ObjectProblem]:
@@ -396,41 +415,51 @@ def core_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     if validator is None:
         message = f"Kubernetes {KUBERNETES_VERSION} has no {obj.get('apiVersion')} {kind}"
         return [ObjectProblem(kind, ("kind",), "schema.kind", message)]
-    problems: list[ObjectProblem] = []
-    for error in validator.iter_errors(obj):
-        if error.validator == "additionalProperties" and error.validator_value is False:
-            known = error.schema.get("properties", {})
-            for name in error.instance:
-                if name not in known:
-                    path: ObjectPath = (*error.absolute_path, name)
-                    problems.append(
-                        ObjectProblem(kind, path, "schema.unknownField", f"unknown field {name!r}")
-                    )
-        else:
-            problems.append(_problem(kind, error))
-    return _ordered(problems)
+    return _ordered(list(_strict_problems(kind, validator.iter_errors(obj))))
+
+
+def _core_folder() -> Any:
+    return resources.files("kubernetes_validate").joinpath(
+        "kubernetes-json-schema", f"v{KUBERNETES_VERSION}.0-local-strict"
+    )
+
+
+@cache
+def _core_definitions() -> Mapping[str, Any]:
+    """kubernetes-validate's ``_definitions.json`` (every type the kinds' schemas refer to), read once."""
+    text = _core_folder().joinpath("_definitions.json").read_text(encoding="utf-8")
+    definitions: Mapping[str, Any] = json.loads(text)
+    return definitions
+
+
+def _core_validator_of(schema: Mapping[str, Any]) -> Validator:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    registry: Registry[Any] = Resource.from_contents(_core_definitions()) @ Registry()
+    if "$id" in schema:
+        registry = Resource.from_contents(schema) @ registry
+    validator: Validator = Draft202012Validator(schema, registry=registry)
+    return validator
 
 
 @cache
 def _core_validator(api_version: str, kind: str) -> Validator | None:
     """The strict schema of one core kind (kubernetes-validate's file name: ``<kind>-<group>-<version>``)."""
-    from jsonschema import Draft202012Validator
-    from referencing import Registry, Resource
-
-    folder = resources.files("kubernetes_validate").joinpath(
-        "kubernetes-json-schema", f"v{KUBERNETES_VERSION}.0-local-strict"
-    )
     name = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    schema_file = folder.joinpath(f"{kind.lower()}-{name}.json")
+    schema_file = _core_folder().joinpath(f"{kind.lower()}-{name}.json")
     if not schema_file.is_file():
         return None
-    schema = json.loads(schema_file.read_text(encoding="utf-8"))
-    definitions = json.loads(folder.joinpath("_definitions.json").read_text(encoding="utf-8"))
-    registry: Registry[Any] = Resource.from_contents(schema) @ (
-        Resource.from_contents(definitions) @ Registry()
-    )
-    validator: Validator = Draft202012Validator(schema, registry=registry)
-    return validator
+    return _core_validator_of(json.loads(schema_file.read_text(encoding="utf-8")))
+
+
+@cache
+def _object_meta_validator() -> Validator:
+    """A job's ``metadata``: the API server decodes it into ObjectMeta, strictly when field validation is
+    strict (apiextensions-apiserver ``pkg/apiserver/schema/objectmeta/coerce.go``,
+    ``GetObjectMetaWithOptions`` with ``ReturnUnknownFieldPaths``): Kubernetes' ObjectMeta schema, strict."""
+    meta = f"{_core_definitions()['$id']}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    return _core_validator_of({"$ref": meta})
 
 
 __all__ = ["KINDS", "KUBERNETES_VERSION", "core_problems", "crd_schema", "schema_problems"]

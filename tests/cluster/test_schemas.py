@@ -257,6 +257,14 @@ BROKEN: dict[str, tuple[Change, list[tuple[tuple[str | int, ...], str]]]] = {
     ),
     "metadata not an object": (lambda o: _set(o, ("metadata",), "train"), [(("metadata",), "schema.type")]),
     "metadata missing": (lambda o: o.pop("metadata"), [(("metadata",), "schema.required")]),
+    "an unknown field in metadata (ObjectMeta is decoded strictly)": (
+        lambda o: _set(o, ("metadata", "label"), {"a": "b"}),
+        [(("metadata", "label"), "schema.unknownField")],
+    ),
+    "a label value that is no string": (
+        lambda o: _set(o, ("metadata", "labels", "kai.scheduler/queue"), 3),
+        [(("metadata", "labels", "kai.scheduler/queue"), "schema.type")],
+    ),
 }
 
 
