@@ -168,6 +168,7 @@ CORE_IO: dict[str, str] = {
     "loader.facts": "the facts cache between processes: an SQLite file, a lock file, a warning on stderr",
     "loader.tree": "resolve_root: whether templates/ and ./org.yaml exist",
     "policy.vocabulary": "reads the packaged vocabulary.json",
+    "cluster.schemas": "reads the packaged CRD schemas and kubernetes-validate's schema files",
     "policy.vocabulary_source": "the maintainer's script that writes vocabulary.json from Run:ai's document",
     "staging": "writes folders aside and puts them in place by renames",
     "views.site": "writes the static report",
