@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from template_engine.cluster.mapping import Manifests
+from template_engine.cluster.outcome import cluster_outcome
 from template_engine.errors import CompositionError, CompositionWarning, Location, Problem, WarningKind
 from template_engine.layers import (
     SameAsWorker,
@@ -57,6 +59,8 @@ class Composition:
     #: The effective policy of the view, and the values its ``defaultFrom`` rules set (by replica and path).
     policy: EffectivePolicy = field(default_factory=EffectivePolicy)
     policy_origins: Mapping[tuple[Replica, Path], FieldRules] = field(default_factory=dict)
+    #: The objects the cluster runs (docs/cluster.md); their refusals are among ``runnable``'s issues.
+    manifests: Manifests | None = None
 
     def meta(self) -> dict[str, Any]:
         if self.template is None:
@@ -135,6 +139,18 @@ def compose(
     runnable = check(spec, master_spec, not same.value, SPEC_PLAN, warnings)
     if compliance:
         runnable = Runnable(runnable.issues + compliance, runnable.warnings)
+    manifests, refused = cluster_outcome(
+        spec,
+        master_spec,
+        same.value,
+        template_name=template.name if template is not None else None,
+        workload_name=submission.name if submission is not None else None,
+        project=view.project,
+        settings=org.cluster,
+        known=runnable.issues,
+    )
+    if refused:
+        runnable = Runnable(runnable.issues + refused, runnable.warnings)
     return Composition(
         template,
         view,
@@ -147,6 +163,7 @@ def compose(
         context,
         policy,
         origins,
+        manifests,
     )
 
 

@@ -80,6 +80,8 @@ class Submission:
     master_spec: Mapping[str, Any] | None = None
     label: str = "workload submission"
     file: str = "request body"
+    #: The workload's name: the name of its job on the cluster (docs/cluster.md).
+    name: str | None = None
 
 
 def scope_label(scope: Scope) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, NotFoundError, Problem
 from template_engine.models.documents import (
     AssetKind,
@@ -135,6 +136,10 @@ class Org:
     warnings: tuple[Problem, ...] = ()
     #: The policy of each scope that has one (``template_engine.policy.document.PolicyDocument``).
     policies: Mapping[Scope, Any] = field(default_factory=dict)
+    #: The org's cluster settings (``cluster.yaml``; their defaults when it has none).
+    cluster: ClusterSettings = DEFAULT_SETTINGS
+    #: Where the cluster settings were read (``None``: the defaults).
+    cluster_source: Source | None = None
 
     def require_intact(self, ref: tuple[str, ...]) -> None:
         """Raise the problems of the broken file that would have provided ``ref``, if there is one."""

@@ -34,6 +34,11 @@ class RunnableIssue:
     #: A mandatory field that is not provided (Run:ai answers those with the rule ``required``): callers
     #: branch on this, never on the message.
     mandatory: bool = dataclasses.field(default=False, compare=False)
+    #: For an object the cluster would refuse (docs/cluster.md, "Validity"): the place in the object
+    #: (``PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].name``) and the check
+    #: (``kubernetes.dns1123Label``); ``field`` is then the spec field that set the value, where one did.
+    object_path: str | None = None
+    check: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -44,6 +49,9 @@ class RunnableIssue:
         }
         if self.source is not None:
             out["source"] = self.source.place()
+        if self.object_path is not None:
+            out["object"] = self.object_path
+            out["check"] = self.check
         return out
 
 

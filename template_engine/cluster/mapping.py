@@ -156,7 +156,7 @@ NOT_REPRESENTABLE: Mapping[str, str] = {
     "nodePools": "KAI reads one node pool per job (the label); the first of the list is written",
 }
 
-# --- the mapping ---------------------------------------------------------------------------------------------
+# --- the mapping ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -173,7 +173,9 @@ class _Out:
 
     def warn(self, replica: Replica, spec_path: Path, reason: str) -> None:
         self.warnings.append(
-            CompositionWarning(WarningKind.NOT_REPRESENTABLE, replica, spec_path, f"not in the objects: {reason}")
+            CompositionWarning(
+                WarningKind.NOT_REPRESENTABLE, replica, spec_path, f"not in the objects: {reason}"
+            )
         )
 
     def refuse(self, path: ObjectPath, rule: str, message: str) -> None:
@@ -206,14 +208,8 @@ def manifests_of(
     :func:`job_name`); ``project`` gives the namespace and the queue (``None``: neither is written).
     """
     framework = FRAMEWORKS.get(str(spec.get("distributedFramework")))
-    if framework is None:
-        out = _Out("Job")
-        out.refuse(
-            (),
-            "framework",
-            "no distributedFramework: expected one of " + ", ".join(FRAMEWORKS) + " to pick the job's kind",
-        )
-        return Manifests((), (), (), tuple(out.problems))
+    if framework is None:  # not runnable already: distributedFramework is mandatory (runnable.py)
+        return Manifests((), ())
     out = _Out(framework.kind)
     obj: dict[str, Any] = {"apiVersion": framework.api_version, "kind": framework.kind}
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
@@ -284,7 +280,11 @@ def _replicas(
                 )
             return [_Replica("Worker", spec, "worker", workers + (1 if same else 0))]
         out.note(("spec", framework.replicas_key, lead, "replicas"), Derived("one master"))
-        return [_Replica(lead, master, "master", 1), _Replica("Worker", spec, "worker", workers)]
+        # a master the same as the workers holds the workers' values: their source is combinedSpec
+        return [
+            _Replica(lead, master, "worker" if same else "master", 1),
+            _Replica("Worker", spec, "worker", workers),
+        ]
     if lead is not None and framework.lead_required:  # one of the workers leads
         lead_spec = _without_worker_only(spec)
         out.note(
@@ -388,7 +388,9 @@ def _replica_spec(
     if restart is not None:
         body["restartPolicy"] = restart
         out.note((*at, "restartPolicy"), SpecSource(replica.source, ("restartPolicy",)))
-    body["template"] = _Pod(framework, replica, (*at, "template"), name, project, settings, out, extra).build()
+    body["template"] = _Pod(
+        framework, replica, (*at, "template"), name, project, settings, out, extra
+    ).build()
     return body
 
 
@@ -431,6 +433,7 @@ class _Pod:
 
     def build(self) -> dict[str, Any]:
         self.out.note(self.c_at("name"), Derived(f"the {self.fw.kind} operator's default container"))
+        self.out.note(self.c_at("image"), self.src("image"))  # also where an image that is missing belongs
         self._container()
         self._environment()
         self._ports()
@@ -552,7 +555,13 @@ class _Pod:
         if not isinstance(probe, Mapping):
             return
         out: dict[str, Any] = {}
-        for key in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold", "failureThreshold"):
+        for key in (
+            "initialDelaySeconds",
+            "periodSeconds",
+            "timeoutSeconds",
+            "successThreshold",
+            "failureThreshold",
+        ):
             if probe.get(key) is not None:
                 out[key] = probe[key]
         http = _get(probe, "handler", "httpGet")
@@ -587,7 +596,9 @@ class _Pod:
         if ctx:
             self.container["securityContext"] = ctx
         self._copy(self.pod, self.pod_at(), "hostIPC", ("security", "hostIpc"), sec.get("hostIpc"))
-        self._copy(self.pod, self.pod_at(), "hostNetwork", ("security", "hostNetwork"), sec.get("hostNetwork"))
+        self._copy(
+            self.pod, self.pod_at(), "hostNetwork", ("security", "hostNetwork"), sec.get("hostNetwork")
+        )
         groups = sec.get("supplementalGroups")
         if isinstance(groups, str) and groups.strip():
             words = [w.strip() for w in groups.split(",")]
@@ -613,7 +624,10 @@ class _Pod:
             target[resource] = value
             self.out.note((*res_at, which, resource), self.src("compute", key))
 
-        for key, which, target in (("cpuCoreRequest", "requests", requests), ("cpuCoreLimit", "limits", limits)):
+        for key, which, target in (
+            ("cpuCoreRequest", "requests", requests),
+            ("cpuCoreLimit", "limits", limits),
+        ):
             if isinstance(compute.get(key), int | float) and not isinstance(compute.get(key), bool):
                 put(target, which, "cpu", _cpu(compute[key]), key)
         for key, which, target in (
@@ -630,9 +644,13 @@ class _Pod:
                 self.out.note((*res_at, "limits", str(resource)), self.src("compute", *path, "quantity"))
         if compute.get("largeShmRequest") is True:
             self.volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
-            self.out.note(self.pod_at("volumes", len(self.volumes) - 1), self.src("compute", "largeShmRequest"))
+            self.out.note(
+                self.pod_at("volumes", len(self.volumes) - 1), self.src("compute", "largeShmRequest")
+            )
             self.mounts.append({"name": SHM_VOLUME, "mountPath": "/dev/shm"})
-            self.out.note(self.c_at("volumeMounts", len(self.mounts) - 1), self.src("compute", "largeShmRequest"))
+            self.out.note(
+                self.c_at("volumeMounts", len(self.mounts) - 1), self.src("compute", "largeShmRequest")
+            )
         resources: dict[str, Any] = {}
         if limits:
             resources["limits"] = limits
@@ -652,7 +670,9 @@ class _Pod:
                 self.out.note(self._ann_at("gpu-fraction"), self.src("compute", "gpuPortionRequest"))
                 if isinstance(devices, int) and devices > 1:
                     self.annotations["gpu-fraction-num-devices"] = str(devices)
-                    self.out.note(self._ann_at("gpu-fraction-num-devices"), self.src("compute", "gpuDevicesRequest"))
+                    self.out.note(
+                        self._ann_at("gpu-fraction-num-devices"), self.src("compute", "gpuDevicesRequest")
+                    )
         elif kind == "memory" or (kind is None and memory is not None):
             mib = _mib(memory)
             if mib is not None:
@@ -660,7 +680,9 @@ class _Pod:
                 self.out.note(self._ann_at("gpu-memory"), self.src("compute", "gpuMemoryRequest"))
                 if isinstance(devices, int) and devices > 1:
                     self.annotations["gpu-fraction-num-devices"] = str(devices)
-                    self.out.note(self._ann_at("gpu-fraction-num-devices"), self.src("compute", "gpuDevicesRequest"))
+                    self.out.note(
+                        self._ann_at("gpu-fraction-num-devices"), self.src("compute", "gpuDevicesRequest")
+                    )
         elif isinstance(devices, int) and devices > 0:
             put(limits, "limits", NVIDIA_GPU, devices, "gpuDevicesRequest")
         mig = compute.get("migProfile")
@@ -711,11 +733,15 @@ class _Pod:
             secret: dict[str, Any] = {"secretName": item.get("secret")}
             if item.get("defaultMode") is not None:
                 secret["defaultMode"] = int(str(item["defaultMode"]), 8)
-            self._volume({"name": name, "secret": secret}, {"name": name, "mountPath": item.get("mountPath")}, path)
+            self._volume(
+                {"name": name, "secret": secret}, {"name": name, "mountPath": item.get("mountPath")}, path
+            )
         for path, item in _keyed_items(self.spec, ("storage", "emptyDirVolume")):
             name = volume_name("empty", item.get("name"))
             empty = {k: item.get(k) for k in ("medium", "sizeLimit") if item.get(k) is not None}
-            self._volume({"name": name, "emptyDir": empty}, {"name": name, "mountPath": item.get("path")}, path)
+            self._volume(
+                {"name": name, "emptyDir": empty}, {"name": name, "mountPath": item.get("path")}, path
+            )
         for path, item in _keyed_items(self.spec, ("storage", "git")):
             self._git(path, item)
         for path, _item in _keyed_items(self.spec, ("storage", "s3")):
@@ -743,13 +769,18 @@ class _Pod:
             self._volume({"name": name, "persistentVolumeClaim": ref}, mount, path)
             return
         claim_name = claim if isinstance(claim, str) else volume_name(self.name, item.get("name"))
-        if self.replica == "master" and any(o.get("metadata", {}).get("name") == claim_name for o, _ in self.extra):
-            self._volume({"name": name, "persistentVolumeClaim": {"claimName": claim_name}}, mount, path)
-            return
         meta: dict[str, Any] = {"name": claim_name}
         if self.project is not None:
             meta["namespace"] = self.settings.namespace(self.project)
-        pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": _claim_spec(info)}
+        pvc = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": meta,
+            "spec": _claim_spec(info),
+        }
+        if any(made == pvc for made, _ in self.extra):  # the other replica's claim, the same: one object
+            self._volume({"name": name, "persistentVolumeClaim": {"claimName": claim_name}}, mount, path)
+            return
         origins: dict[ObjectPath, Source] = {(): SpecSource(self.replica, (*path, "claimInfo"))}
         if claim is not None:
             origins[("metadata", "name")] = SpecSource(self.replica, (*path, "claimName"))
@@ -762,7 +793,13 @@ class _Pod:
         name = volume_name("git", item.get("name"))
         ref = item.get("branch") or item.get("revision") or "HEAD"
         root = item.get("path")
-        args = [f"--repo={item.get('repository')}", f"--ref={ref}", f"--root={root}", "--link=current", "--one-time"]
+        args = [
+            f"--repo={item.get('repository')}",
+            f"--ref={ref}",
+            f"--root={root}",
+            "--link=current",
+            "--one-time",
+        ]
         init: dict[str, Any] = {
             "name": volume_name("clone", item.get("name"))[:63],
             "image": self.settings.gitSyncImage,
@@ -774,13 +811,18 @@ class _Pod:
             init["env"] = secret
         self.init.append(init)
         self.out.note(self.pod_at("initContainers", len(self.init) - 1), SpecSource(self.replica, path))
-        self.out.note(self.pod_at("initContainers", len(self.init) - 1, "image"), SettingSource("gitSyncImage"))
+        self.out.note(
+            self.pod_at("initContainers", len(self.init) - 1, "image"), SettingSource("gitSyncImage")
+        )
         self._volume({"name": name, "emptyDir": {}}, {"name": name, "mountPath": root}, path)
-        self.out.warn(
-            self.replica,
-            path,
-            f"in the objects as a git-sync init container: the clone appears at {root}/current (git-sync's "
-            "link), where Run:ai's controller places it at the path itself",
+        self.out.warnings.append(
+            CompositionWarning(
+                WarningKind.NOT_REPRESENTABLE,
+                self.replica,
+                path,
+                f"a git-sync init container clones it: the clone appears at {root}/current (git-sync's "
+                "link), where Run:ai's controller places it at the path itself",
+            )
         )
 
     def _scheduling(self) -> None:
@@ -809,7 +851,9 @@ class _Pod:
         required = spec.get("nodeAffinityRequired")
         if isinstance(required, Mapping) and required.get("nodeSelectorTerms"):
             terms = [_term(t) for t in required["nodeSelectorTerms"] if isinstance(t, Mapping)]
-            affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+            affinity["nodeAffinity"] = {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+            }
             self.out.note(self.pod_at("affinity", "nodeAffinity"), self.src("nodeAffinityRequired"))
         pod_affinity = spec.get("podAffinity")
         if isinstance(pod_affinity, Mapping) and pod_affinity.get("type") is not None:
@@ -826,13 +870,17 @@ class _Pod:
             pod["affinity"] = affinity
         self._priority()
         grace = spec.get("terminationGracePeriodSeconds")
-        self._copy(pod, self.pod_at(), "terminationGracePeriodSeconds", ("terminationGracePeriodSeconds",), grace)
+        self._copy(
+            pod, self.pod_at(), "terminationGracePeriodSeconds", ("terminationGracePeriodSeconds",), grace
+        )
         secrets: list[dict[str, Any]] = []
-        worker_spec_path = "worker"
         for path, item in _keyed_items(spec, ("imagePullSecrets",)):
             if item.get("userCredential") is True:
-                self.out.warn(worker_spec_path, (*path, "userCredential"), NOT_REPRESENTABLE[
-                    "imagePullSecrets[].userCredential"])
+                self.out.warn(
+                    "worker",
+                    (*path, "userCredential"),
+                    NOT_REPRESENTABLE["imagePullSecrets[].userCredential"],
+                )
                 continue
             if item.get("name") is not None:
                 self.out.note(self.pod_at("imagePullSecrets", len(secrets)), SpecSource("worker", path))
@@ -929,7 +977,7 @@ def _mpi(spec: Mapping[str, Any], job_spec: dict[str, Any], replicas: list[_Repl
         out.note(("spec", "runLauncherAsWorker"), Derived("workers only: the launcher is one of the workers"))
 
 
-# --- small conversions ---------------------------------------------------------------------------------------
+# --- small conversions --------------------------------------------------------------------------------
 
 
 def _get(value: Any, *names: str) -> Any:
@@ -946,14 +994,21 @@ def _term(term: Mapping[str, Any]) -> dict[str, Any]:
     found = []
     for expression in term.get("matchExpressions") or ():
         if isinstance(expression, Mapping):
-            found.append({k: expression[k] for k in ("key", "operator", "values") if expression.get(k) is not None})
+            found.append(
+                {k: expression[k] for k in ("key", "operator", "values") if expression.get(k) is not None}
+            )
     return {"matchExpressions": found}
 
 
 def _claim_spec(info: Mapping[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = {}
-    modes = info.get("accessModes") if isinstance(info.get("accessModes"), Mapping) else {}
-    names = {"readWriteOnce": "ReadWriteOnce", "readOnlyMany": "ReadOnlyMany", "readWriteMany": "ReadWriteMany"}
+    given = info.get("accessModes")
+    modes: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    names = {
+        "readWriteOnce": "ReadWriteOnce",
+        "readOnlyMany": "ReadOnlyMany",
+        "readWriteMany": "ReadWriteMany",
+    }
     chosen = [mode for key, mode in names.items() if modes.get(key) is True]
     spec["accessModes"] = chosen or ["ReadWriteOnce"]
     if info.get("size") is not None:
@@ -980,7 +1035,7 @@ def _git_secret(item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 
 
 def _cpu(cores: float) -> int | str:
-    """CPU cores as a Kubernetes quantity: whole cores as an integer, else millicores (``0.5`` -> ``500m``)."""
+    """CPU cores as a Kubernetes quantity: whole cores as an integer, else millicores (0.5 -> ``500m``)."""
     if float(cores).is_integer():
         return int(cores)
     return f"{round(cores * 1000)}m"

@@ -41,13 +41,13 @@ class PriorityClass(BaseModel):
     value: int = Field(ge=-(2**31), le=10**9)
 
 
-def _kai_classes() -> tuple[PriorityClass, ...]:
-    return (
+def _kai_classes() -> list[PriorityClass]:
+    return [
         PriorityClass(name="train", value=50),
         PriorityClass(name="build-preemptible", value=75),
         PriorityClass(name="build", value=100),
         PriorityClass(name="inference", value=125),
-    )
+    ]
 
 
 class ClusterSettings(BaseModel):
@@ -62,7 +62,7 @@ class ClusterSettings(BaseModel):
     queues: dict[str, _NAME] = Field(default_factory=dict)
     nodePoolLabel: _NAME = "kai.scheduler/node-pool"
     nodeTypeLabel: _NAME = "run.ai/type"
-    priorityClasses: tuple[PriorityClass, ...] = Field(default_factory=_kai_classes)
+    priorityClasses: list[PriorityClass] = Field(default_factory=_kai_classes, min_length=1)
     preemptibleClass: _NAME = "train"
     nonPreemptibleClass: _NAME = "build"
     gitSyncImage: _NAME = "registry.k8s.io/git-sync/git-sync:v4.4.0"

@@ -37,7 +37,7 @@ _GIT = frozenset({".git", ".gitignore", ".gitattributes", ".gitkeep"})
 _DEFAULTS = "defaults"
 _POLICY = "policy"
 _LAYER = "defaults.yaml, policy.yaml (or .yml) and templates/; a template goes in templates/NAME.yaml"
-_TOP = "org.yaml, system/, departments/, projects/, assets/ and documentation (README, *.md)"
+_TOP = "org.yaml, cluster.yaml, system/, departments/, projects/, assets/ and documentation (README, *.md)"
 #: How alike a name and a layout name must be for a did-you-mean hint (difflib's ratio).
 _CLOSE = 0.7
 
@@ -111,6 +111,7 @@ class _Walk:
             raise InputError(self.layout.errors.pop("."))
         handlers: dict[str, tuple[Kind, Walker | None]] = {
             "org.yaml": ("file", None),  # read (or refused) before the walk
+            "cluster.yaml": ("file", None),  # the same
             "system": ("folder", lambda rel, blame: self.layer(rel, SYSTEM, blame)),
             "departments": ("folder", lambda rel, blame: self.scopes(rel, "department", blame)),
             "projects": ("folder", lambda rel, blame: self.scopes(rel, "project", blame)),

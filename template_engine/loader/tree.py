@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
+from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
 from template_engine.loader.layout import read_layout
@@ -355,6 +356,44 @@ def _org_document(files: sources.Source) -> OrgDocument:
     return doc
 
 
+CLUSTER_FILE = "cluster.yaml"
+
+
+def _cluster_settings(files: sources.Source) -> tuple[ClusterSettings, Source | None]:
+    """``cluster.yaml``, the org's cluster settings (docs/cluster.md); their defaults when there is none.
+
+    Like ``org.yaml``, a broken one stops every command: no composition's objects can be known without it.
+    """
+    if files.kind(CLUSTER_FILE) != "file":
+        return DEFAULT_SETTINGS, None
+    source, problems = read_source(files, CLUSTER_FILE)
+    if source is None:
+        raise InputError(problems)
+    doc, problems = validate(ClusterSettings, source.data, CLUSTER_FILE, source.lines)
+    if doc is None:
+        raise InputError(problems)
+    return doc, source
+
+
+def _cluster_warnings(
+    cluster: ClusterSettings, source: Source | None, departments: Mapping[str, tuple[str, ...]]
+) -> list[Problem]:
+    """A queue named for a project the org does not list (a typo?): a warning, as a hidden file is."""
+    if source is None:
+        return []
+    projects = [p for ps in departments.values() for p in ps]
+    return [
+        Problem(
+            f"queues names project {name!r}, which org.yaml does not list: the queue is not used",
+            ("queues", name),
+            locate(CLUSTER_FILE, source.lines, ("queues", name)),
+            "one of the projects: " + ", ".join(projects),
+        )
+        for name in cluster.queues
+        if name not in projects
+    ]
+
+
 DEFAULT_ROOT = FsPath("templates")
 
 
@@ -411,6 +450,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
         )
     org_doc = _org_document(files)
     departments = {d.name: tuple(d.projects) for d in org_doc.departments}
+    cluster, cluster_source = _cluster_settings(files)
     layout = read_layout(files, departments)
     broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}
     refs: dict[tuple[str, ...], str] = dict(layout.refs)
@@ -454,7 +494,18 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
         del policies[scope]
         note(file, problems, policy_ref(scope))
     _Reuse.last = memo[1]
-    return Org(departments, defaults, templates, assets, broken, refs, tuple(layout.warnings), policies)
+    return Org(
+        departments,
+        defaults,
+        templates,
+        assets,
+        broken,
+        refs,
+        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments)),
+        policies,
+        cluster,
+        cluster_source,
+    )
 
 
 def _org_policy_problems(

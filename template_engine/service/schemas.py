@@ -296,6 +296,10 @@ class RunnableIssueOut(BaseModel):
     #: For a compliance issue: the rule broken, and the policy file and line it is written at.
     rule: PolicyRule | None = None
     source: str | None = None
+    #: For an object the cluster would refuse (an extension, docs/cluster.md): where in the object, and the
+    #: check that refuses it.
+    object: str | None = None
+    check: str | None = None
 
 
 class RunnableOut(BaseModel):

@@ -1,0 +1,202 @@
+"""Every reason the cluster would refuse a composition's objects: schema, operator and API server.
+
+Three sources of refusal, in this order for each object (docs/cluster.md, "Validity"):
+
+1. its schema: the vendored CRD's ``openAPIV3Schema`` for a job, Kubernetes' own for a core object
+   (:mod:`~template_engine.cluster.schemas`);
+2. the operator's admission rules, which the loose CRDs do not carry (:func:`operator_problems`), read from
+   the Training Operator's webhooks (kubeflow/trainer v1.9.4, ``pkg/webhooks/{pytorch,tensorflow,xgboost,
+   jax}/*_webhook.go``) and the MPI Operator's validation (kubeflow/mpi-operator v0.8.0,
+   ``pkg/apis/kubeflow/validation/validation.go``);
+3. what the API server checks when the operator creates the pods (:mod:`~template_engine.cluster.kube`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from template_engine.cluster.kube import dns1035_label, metadata_problems, pod_template_problems
+from template_engine.cluster.problems import ObjectPath, ObjectProblem
+from template_engine.cluster.schemas import core_problems, schema_problems
+
+#: The replica types each operator accepts, and the one it requires (the webhooks' ``validateReplicaSpecs``).
+REPLICA_TYPES: Mapping[str, tuple[frozenset[str], str | None]] = {
+    "PyTorchJob": (frozenset({"Master", "Worker"}), None),
+    "TFJob": (frozenset({"Chief", "Master", "PS", "Worker", "Evaluator"}), None),
+    "XGBoostJob": (frozenset({"Master", "Worker"}), "Master"),
+    "JAXJob": (frozenset({"Worker"}), "Worker"),
+    "MPIJob": (frozenset({"Launcher", "Worker"}), "Launcher"),
+}
+#: The key of the replica specs, and the default container the operator injects its settings into.
+REPLICAS_KEY: Mapping[str, tuple[str, str | None]] = {
+    "PyTorchJob": ("pytorchReplicaSpecs", "pytorch"),
+    "TFJob": ("tfReplicaSpecs", "tensorflow"),
+    "XGBoostJob": ("xgbReplicaSpecs", "xgboost"),
+    "JAXJob": ("jaxReplicaSpecs", "jax"),
+    "MPIJob": ("mpiReplicaSpecs", None),
+}
+#: Replica types that run exactly one pod.
+SINGLE = frozenset({"Master", "Chief", "Launcher"})
+
+
+def object_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """Every reason the cluster refuses ``obj``: its schema, then its operator, then the API server."""
+    kind = str(obj.get("kind"))
+    if kind in REPLICA_TYPES:
+        found = schema_problems(obj)
+        found += operator_problems(obj)
+        found += _pod_problems(obj)
+        return found
+    found = core_problems(obj)
+    metadata = obj.get("metadata")
+    if isinstance(metadata, Mapping):
+        found += metadata_problems(kind, ("metadata",), metadata)
+    return found
+
+
+def manifests_problems(objects: Sequence[Mapping[str, Any]]) -> list[ObjectProblem]:
+    """The problems of every object, and of objects that clash (two with one kind and name)."""
+    found: list[ObjectProblem] = []
+    seen: set[tuple[str, str]] = set()
+    for obj in objects:
+        found += object_problems(obj)
+        metadata = obj.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
+        key = (str(obj.get("kind")), str(name))
+        if key in seen:
+            found.append(
+                ObjectProblem(
+                    key[0], ("metadata", "name"), "kubernetes.uniqueName", f"{key[1]!r} is given twice"
+                )
+            )
+        seen.add(key)
+    return found
+
+
+def operator_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """The operator's own admission rules for a job object (``docs/cluster-contract.md``)."""
+    kind = str(obj.get("kind"))
+    found: list[ObjectProblem] = []
+
+    def refuse(path: ObjectPath, rule: str, message: str) -> None:
+        found.append(ObjectProblem(kind, path, f"operator.{rule}", message))
+
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(metadata, Mapping)
+    name = metadata.get("name")
+    if isinstance(name, str):
+        wrong = dns1035_label(name)
+        if wrong is not None:
+            refuse(("metadata", "name"), "jobName", f"the job's name {name!r}: {wrong}")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    assert isinstance(spec, Mapping)
+    key, container = REPLICAS_KEY[kind]
+    replicas = spec.get(key)
+    if not isinstance(replicas, Mapping):
+        return found  # the schema says it is required
+    allowed, required = REPLICA_TYPES[kind]
+    for rtype in sorted(replicas):
+        if rtype not in allowed:
+            refuse(("spec", key, rtype), "replicaTypes", f"{kind} takes replica types {sorted(allowed)}")
+    if required is not None and required not in replicas:
+        refuse(("spec", key), "replicaTypes", f"{kind} needs a {required} replica")
+    if kind == "TFJob" and "Chief" in replicas and "Master" in replicas:
+        refuse(("spec", key), "replicaTypes", "a TFJob has at most one of Chief and Master")
+    for rtype, replica in replicas.items():
+        if not isinstance(replica, Mapping):
+            continue
+        at: ObjectPath = ("spec", key, rtype)
+        count = replica.get("replicas")
+        if isinstance(count, int):
+            if rtype in SINGLE and count != 1:
+                refuse((*at, "replicas"), "replicas", f"a {rtype} has exactly 1 replica (got {count})")
+            elif rtype not in SINGLE and count < 1:
+                refuse((*at, "replicas"), "replicas", f"a {rtype} has at least 1 replica (got {count})")
+        containers = _get(replica, "template", "spec", "containers")
+        if not isinstance(containers, list):
+            continue
+        names = [c.get("name") for c in containers if isinstance(c, Mapping)]
+        if container is not None and container not in names:
+            refuse(
+                (*at, "template", "spec", "containers"),
+                "defaultContainer",
+                f"a container named {container!r} is needed: the operator injects its settings there",
+            )
+        for index, c in enumerate(containers):
+            if isinstance(c, Mapping) and not c.get("image"):
+                refuse(
+                    (*at, "template", "spec", "containers", index, "image"),
+                    "image",
+                    "every container has an image",
+                )
+    if kind == "PyTorchJob" and spec.get("elasticPolicy") is not None and "Worker" not in replicas:
+        refuse(
+            ("spec", "elasticPolicy"),
+            "elasticWorker",
+            "a PyTorchJob with an elasticPolicy needs a Worker replica",
+        )
+    if kind == "MPIJob":
+        found += _mpi_problems(spec, metadata, replicas)
+    return found
+
+
+def _mpi_problems(
+    spec: Mapping[str, Any], metadata: Mapping[str, Any], replicas: Mapping[str, Any]
+) -> list[ObjectProblem]:
+    found: list[ObjectProblem] = []
+    for field in ("slotsPerWorker", "sshAuthMountPath"):
+        if spec.get(field) is None:
+            found.append(
+                ObjectProblem("MPIJob", ("spec", field), "operator.mpiDefaults", f"{field} is required")
+            )
+    if _get(spec, "runPolicy", "cleanPodPolicy") is None:
+        found.append(
+            ObjectProblem(
+                "MPIJob",
+                ("spec", "runPolicy", "cleanPodPolicy"),
+                "operator.mpiDefaults",
+                "cleanPodPolicy is required",
+            )
+        )
+    worker = replicas.get("Worker")
+    count = worker.get("replicas") if isinstance(worker, Mapping) else None
+    name = metadata.get("name")
+    if isinstance(name, str) and isinstance(count, int) and count >= 1:
+        pod = f"{name}-worker-{count - 1}"
+        wrong = dns1035_label(pod)
+        if wrong is not None:
+            found.append(
+                ObjectProblem(
+                    "MPIJob",
+                    ("metadata", "name"),
+                    "operator.workerPodName",
+                    f"the last worker pod's name {pod!r}: {wrong}",
+                )
+            )
+    return found
+
+
+def _pod_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    kind = str(obj.get("kind"))
+    found: list[ObjectProblem] = []
+    metadata = obj.get("metadata")
+    if isinstance(metadata, Mapping):
+        found += metadata_problems(kind, ("metadata",), metadata)
+    key, _ = REPLICAS_KEY[kind]
+    replicas = _get(obj, "spec", key)
+    if isinstance(replicas, Mapping):
+        for rtype, replica in replicas.items():
+            template = replica.get("template") if isinstance(replica, Mapping) else None
+            if isinstance(template, Mapping):
+                found += pod_template_problems(kind, ("spec", key, rtype, "template"), template)
+    return found
+
+
+def _get(value: Any, *names: str) -> Any:
+    for name in names:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value
+
+
+__all__ = ["manifests_problems", "object_problems", "operator_problems"]
