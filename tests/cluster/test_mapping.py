@@ -1,0 +1,231 @@
+"""The mapping of combined specs to objects, rule by rule (docs/cluster.md, "Mapping")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from template_engine.cluster.mapping import (
+    Derived,
+    SettingSource,
+    SpecSource,
+    job_name,
+    manifests_of,
+    volume_name,
+)
+from template_engine.cluster.settings import ClusterSettings, PriorityClass
+from template_engine.cluster.validity import manifests_problems
+from template_engine.errors import WarningKind
+from template_engine.paths import Match
+
+BASE: dict[str, Any] = {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.11"}
+
+
+def build(spec: dict[str, Any], master: dict[str, Any] | None = None, same: bool = False, **kw: Any) -> Any:
+    return manifests_of({**BASE, **spec}, master, same, name=kw.pop("name", "job"), project="vision", **kw)
+
+
+def worker_pod(spec: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    job = build(spec, **kw).objects[0]
+    template: dict[str, Any] = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
+    return template
+
+
+def container(spec: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = worker_pod(spec)["spec"]["containers"][0]
+    return found
+
+
+def test_cpu_cores_become_whole_cores_or_millicores_and_memory_is_passed_as_given() -> None:
+    resources = container(
+        {"compute": {"cpuCoreRequest": 0.5, "cpuCoreLimit": 2.0, "cpuMemoryRequest": "1Gi"}}
+    )["resources"]
+    assert resources == {"limits": {"cpu": 2}, "requests": {"cpu": "500m", "memory": "1Gi"}}
+
+
+def test_whole_gpus_are_a_limit_and_a_portion_is_kai_annotations_without_the_device_resource() -> None:
+    assert container({"compute": {"gpuDevicesRequest": 2}})["resources"] == {"limits": {"nvidia.com/gpu": 2}}
+    pod = worker_pod(
+        {"compute": {"gpuDevicesRequest": 2, "gpuRequestType": "portion", "gpuPortionRequest": 0.5}}
+    )
+    assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5", "gpu-fraction-num-devices": "2"}
+    assert "resources" not in pod["spec"]["containers"][0]
+
+
+def test_gpu_memory_is_whole_mib_rounded_up() -> None:
+    pod = worker_pod({"compute": {"gpuRequestType": "memory", "gpuMemoryRequest": "2G"}})
+    # 2G = 2,000,000,000 bytes = 1907.35 MiB -> 1908
+    assert pod["metadata"]["annotations"] == {"gpu-memory": "1908"}
+
+
+def test_large_shm_is_a_memory_backed_empty_dir_at_dev_shm() -> None:
+    pod = worker_pod({"compute": {"largeShmRequest": True}})["spec"]
+    assert pod["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    assert pod["containers"][0]["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+
+
+def test_command_and_args_are_split_as_a_shell_would_and_a_broken_quote_is_a_problem() -> None:
+    c = container({"command": "python -m torch.distributed.run", "args": "--name 'a b' x"})
+    assert c["command"] == ["python", "-m", "torch.distributed.run"]
+    assert c["args"] == ["--name", "a b", "x"]
+    broken = build({"args": "--name 'a b"})
+    assert [p.rule for p in broken.problems] == ["mapping.shellWords"]
+    assert broken.problems[0].place().endswith("Worker.template.spec.containers[0].args")
+
+
+def test_environment_variables_from_each_source() -> None:
+    env = container(
+        {
+            "environmentVariables": [
+                {"name": "A", "value": "1"},
+                {"name": "B", "secret": {"name": "s", "key": "k"}},
+                {"name": "C", "configMap": {"name": "c", "key": "k"}},
+                {"name": "D", "podFieldRef": {"path": "metadata.name"}},
+            ]
+        }
+    )["env"]
+    assert env == [
+        {"name": "A", "value": "1"},
+        {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "C", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}},
+        {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    ]
+
+
+def test_a_port_keeps_a_valid_name_and_loses_one_kubernetes_refuses_with_a_warning() -> None:
+    result = build(
+        {"ports": [{"name": "tensorboard-web-ui", "container": 6006}, {"name": "ssh", "container": 22}]}
+    )
+    ports = result.objects[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+        "ports"
+    ]
+    assert ports == [
+        {"containerPort": 6006, "protocol": "TCP"},
+        {"containerPort": 22, "protocol": "TCP", "name": "ssh"},
+    ]
+    assert any("tensorboard-web-ui" in w.message for w in result.warnings)
+
+
+def test_tolerations_any_effect_means_every_effect() -> None:
+    pod = worker_pod({"tolerations": [{"name": "t", "key": "gpu", "operator": "Exists", "effect": "Any"}]})
+    assert pod["spec"]["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
+
+
+def test_storage_kinds_become_volumes_with_prefixed_valid_names() -> None:
+    pod = worker_pod(
+        {
+            "storage": {
+                "nfs": [{"name": "Data_Set", "server": "n", "path": "/e", "mountPath": "/d"}],
+                "pvc": [{"name": "data", "claimName": "c1", "existingPvc": True, "path": "/p"}],
+                "configMapVolume": [
+                    {"name": "cfg", "configMap": "cm", "mountPath": "/c", "defaultMode": "0644"}
+                ],
+            }
+        }
+    )["spec"]
+    names = [v["name"] for v in pod["volumes"]]
+    assert names[0] == "pvc-data"
+    assert names[1].startswith("nfs-data-set-") and len(names[1]) <= 63
+    assert pod["volumes"][2]["configMap"] == {"name": "cm", "defaultMode": 0o644}
+    assert [m["name"] for m in pod["containers"][0]["volumeMounts"]] == names
+
+
+def test_a_new_claim_is_its_own_object_shared_by_both_replicas() -> None:
+    pvc = {
+        "name": "scratch",
+        "path": "/s",
+        "claimInfo": {"size": "10Gi", "accessModes": {"readWriteMany": True}},
+    }
+    result = build({"storage": {"pvc": [pvc]}}, same=True)
+    kinds = [o["kind"] for o in result.objects]
+    assert kinds == ["PyTorchJob", "PersistentVolumeClaim"]
+    claim = result.objects[1]
+    assert claim["metadata"] == {"name": "job-scratch", "namespace": "runai-vision"}
+    assert claim["spec"] == {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "10Gi"}}}
+    assert manifests_problems(result.objects) == []
+
+
+def test_priority_from_preemptibility_and_an_unknown_class_is_refused() -> None:
+    assert worker_pod({"preemptibility": "non-preemptible"})["spec"]["priorityClassName"] == "build"
+    refused = build({"priorityClass": "gold"})
+    assert [p.rule for p in refused.problems] == ["mapping.priorityClass"]
+    settings = ClusterSettings(
+        priorityClasses=[PriorityClass(name="gold", value=10)],
+        preemptibleClass="gold",
+        nonPreemptibleClass="gold",
+    )
+    assert build({"priorityClass": "gold"}, settings=settings).problems == ()
+
+
+def test_the_project_gives_namespace_and_queue_from_the_settings() -> None:
+    settings = ClusterSettings(queues={"vision": "vision-q"}, namespacePattern="ml-{project}")
+    result = build({}, settings=settings)
+    meta = result.objects[0]["metadata"]
+    assert meta["namespace"] == "ml-vision"
+    assert meta["labels"]["kai.scheduler/queue"] == "vision-q"
+    assert result.origins[0][("metadata", "labels", "kai.scheduler/queue")] == SettingSource("queues")
+
+
+def test_origins_name_the_spec_field_of_each_value() -> None:
+    result = build({"environmentVariables": [{"name": "A", "value": "1"}]})
+    origins = result.origins[0]
+    at = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0)
+    assert origins[(*at, "image")] == SpecSource("worker", ("image",))
+    assert origins[(*at, "env", 0)] == SpecSource(
+        "worker", ("environmentVariables", Match("name", "A"), "value")
+    )
+    assert isinstance(origins[(*at, "name")], Derived)
+    assert result.source_of(0, (*at, "env", 0, "value")) == SpecSource(
+        "worker", ("environmentVariables", Match("name", "A"), "value")
+    )
+
+
+@pytest.mark.parametrize(
+    ("framework", "same", "master", "expect"),
+    [
+        ("PyTorch", True, None, {"Master": 1, "Worker": 3}),
+        ("PyTorch", False, None, {"Worker": 3}),
+        ("TF", False, {"image": "m"}, {"Chief": 1, "Worker": 3}),
+        ("XGBoost", False, None, {"Master": 1, "Worker": 2}),
+        ("MPI", False, None, {"Launcher": 1, "Worker": 2}),
+        ("JAX", True, None, {"Worker": 4}),
+        ("JAX", False, None, {"Worker": 3}),
+    ],
+)
+def test_topologies(
+    framework: str, same: bool, master: dict[str, Any] | None, expect: dict[str, int]
+) -> None:
+    result = manifests_of(
+        {**BASE, "distributedFramework": framework, "numWorkers": 3}, master, same, name="job", project="p"
+    )
+    job = result.objects[0]
+    key = next(k for k in job["spec"] if k.endswith("ReplicaSpecs"))
+    assert {t: r["replicas"] for t, r in job["spec"][key].items()} == expect
+    assert manifests_problems(result.objects) == []
+    if framework == "MPI":
+        assert job["spec"]["runLauncherAsWorker"] is True
+
+
+def test_a_jax_master_with_its_own_spec_cannot_be_represented() -> None:
+    result = manifests_of(
+        {**BASE, "distributedFramework": "JAX"}, {"image": "m"}, False, name="j", project="p"
+    )
+    assert [p.rule for p in result.problems] == ["mapping.jaxMaster"]
+
+
+def test_names_made_valid_stay_distinct() -> None:
+    assert job_name("train") == "train"
+    assert job_name("ddp_v2") != job_name("ddp-v2")
+    assert job_name("ddp_v2").startswith("ddp-v2-")
+    assert job_name("2stage").startswith("x-2stage")
+    assert volume_name("nfs", "a" * 80)[:4] == "nfs-" and len(volume_name("nfs", "a" * 80)) <= 63
+
+
+def test_not_representable_fields_are_warnings_never_problems() -> None:
+    result = build(
+        {"category": "Train", "exposedUrls": [{"container": 80}], "storage": {"s3": [{"name": "b"}]}}
+    )
+    assert result.problems == ()
+    assert {w.kind for w in result.warnings} == {WarningKind.NOT_REPRESENTABLE}
+    assert {str(w.field[0]) for w in result.warnings} == {"category", "exposedUrls", "storage"}
