@@ -154,6 +154,9 @@ NOT_REPRESENTABLE: Mapping[str, str] = {
     "storage.dataVolume": "Run:ai data volumes are shared claims managed by Run:ai's control plane",
     "imagePullSecrets[].userCredential": "a Run:ai user credential, resolved by Run:ai's control plane",
     "nodePools": "KAI reads one node pool per job (the label); the first of the list is written",
+    "tolerations[].name": "Run:ai's identity of the item (its merge key); a toleration has no name",
+    "storage.git[].secretRef.authenticationMethod": "git-sync is given the secret's user and password "
+    "keys; an ssh-key secret needs a known-hosts setup Run:ai's controller does",
 }
 
 # --- the mapping ----------------------------------------------------------------------------------------
@@ -164,6 +167,8 @@ class _Out:
     """The origins of one object being built, and the warnings and problems met on the way."""
 
     kind: str
+    #: ``combinedSpec``: the job-wide fields (worker only in Run:ai) every replica reads.
+    workers: Mapping[str, Any] = field(default_factory=dict)
     origins: dict[ObjectPath, Source] = field(default_factory=dict)
     warnings: list[CompositionWarning] = field(default_factory=list)
     problems: list[ObjectProblem] = field(default_factory=list)
@@ -210,7 +215,7 @@ def manifests_of(
     framework = FRAMEWORKS.get(str(spec.get("distributedFramework")))
     if framework is None:  # not runnable already: distributedFramework is mandatory (runnable.py)
         return Manifests((), ())
-    out = _Out(framework.kind)
+    out = _Out(framework.kind, spec)
     obj: dict[str, Any] = {"apiVersion": framework.api_version, "kind": framework.kind}
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
     job_spec: dict[str, Any] = {}
@@ -806,6 +811,11 @@ class _Pod:
             "args": args,
             "volumeMounts": [{"name": name, "mountPath": root}],
         }
+        ref_given = item.get("secretRef")
+        if isinstance(ref_given, Mapping) and ref_given.get("authenticationMethod") == "ssh-key":
+            self.warn(
+                (*path, "secretRef", "authenticationMethod"), "storage.git[].secretRef.authenticationMethod"
+            )
         secret = _git_secret(item)
         if secret is not None:
             init["env"] = secret
@@ -874,7 +884,8 @@ class _Pod:
             pod, self.pod_at(), "terminationGracePeriodSeconds", ("terminationGracePeriodSeconds",), grace
         )
         secrets: list[dict[str, Any]] = []
-        for path, item in _keyed_items(spec, ("imagePullSecrets",)):
+        # a worker-only field of the job as a whole: every replica's pods pull with it
+        for path, item in _keyed_items(self.out.workers, ("imagePullSecrets",)):
             if item.get("userCredential") is True:
                 self.out.warn(
                     "worker",

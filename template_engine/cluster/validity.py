@@ -159,11 +159,23 @@ def _mpi_problems(
                 "cleanPodPolicy is required",
             )
         )
+    for rtype, replica in replicas.items():
+        policy = replica.get("restartPolicy") if isinstance(replica, Mapping) else None
+        if policy is not None and policy not in ("Never", "OnFailure"):
+            found.append(
+                ObjectProblem(
+                    "MPIJob",
+                    ("spec", "mpiReplicaSpecs", rtype, "restartPolicy"),
+                    "operator.restartPolicy",
+                    f"an MPIJob's replicas restart Never or OnFailure (got {policy!r})",
+                )
+            )
     worker = replicas.get("Worker")
     count = worker.get("replicas") if isinstance(worker, Mapping) else None
     name = metadata.get("name")
-    if isinstance(name, str) and isinstance(count, int) and count >= 1:
-        pod = f"{name}-worker-{count - 1}"
+    if isinstance(name, str):  # validation.go checks worker 0's name even with no Worker replica
+        last = count - 1 if isinstance(count, int) and count >= 1 else 0
+        pod = f"{name}-worker-{last}"
         wrong = dns1035_label(pod)
         if wrong is not None:
             found.append(

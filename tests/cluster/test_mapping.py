@@ -229,3 +229,26 @@ def test_not_representable_fields_are_warnings_never_problems() -> None:
     assert result.problems == ()
     assert {w.kind for w in result.warnings} == {WarningKind.NOT_REPRESENTABLE}
     assert {str(w.field[0]) for w in result.warnings} == {"category", "exposedUrls", "storage"}
+
+
+def test_image_pull_secrets_reach_every_replica_of_the_job() -> None:
+    job = build({"imagePullSecrets": [{"name": "regcred"}]}, same=True).objects[0]
+    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+        assert replica["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+
+
+def test_an_mpi_replica_that_restarts_always_is_refused_by_the_operator() -> None:
+    result = manifests_of(
+        {**BASE, "distributedFramework": "MPI", "restartPolicy": "Always"}, None, True, name="m", project="p"
+    )
+    rules = {(p.rule, p.path[-1]) for p in manifests_problems(result.objects)}
+    assert ("operator.restartPolicy", "restartPolicy") in rules
+
+
+def test_an_mpi_job_whose_first_worker_pod_name_is_too_long_is_refused_even_without_workers() -> None:
+    name = "a" * 55
+    result = manifests_of(
+        {**BASE, "distributedFramework": "MPI", "numWorkers": 1}, None, False, name=name, project="p"
+    )
+    assert "Worker" not in result.objects[0]["spec"]["mpiReplicaSpecs"]
+    assert "operator.workerPodName" in {p.rule for p in manifests_problems(result.objects)}
