@@ -506,7 +506,8 @@ def test_a_separate_master_is_labelled_from_its_own_spec(write_tree: WriteTree, 
     assert master.value == '"python:3.12"' and master.label is not None
     assert master.label.kind == "template"
     assert master.label.text == (
-        f"from combinedMasterSpec.image, set by template job master, projects/vision/templates/job.yaml:{line}"
+        "from combinedMasterSpec.image, set by template job master, "
+        f"projects/vision/templates/job.yaml:{line}"
     )
     worker = found[f"{JOB}.Worker.template.spec.containers[0].image"]
     assert worker.value == '"python:3.11"' and worker.label is not None
@@ -554,7 +555,8 @@ def test_the_not_representable_fields_are_listed_on_the_tab(write_tree: WriteTre
     assert page.manifests.warnings == (
         "worker createHomeDir: not in the objects: Run:ai's controller creates the home folder for the user "
         "it runs as; no operator does",
-        "worker relatedUrls: not in the objects: links shown by Run:ai's UI; nothing in the cluster reads them",
+        "worker relatedUrls: not in the objects: links shown by Run:ai's UI; nothing in the cluster reads "
+        "them",
     )
     html = render_page(page)
     panel = Page(html[html.index('id="panel-manifests"') :])
