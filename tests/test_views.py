@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from template_engine import Composition, load_org
+from template_engine.cluster.mapping import Manifests
 from template_engine.diff import diff_orgs
+from template_engine.runnable import RunnableIssue
 from template_engine.views.html import render_page
-from template_engine.views.manifests import ObjectNode
+from template_engine.views.manifests import ObjectNode, ValueLabel, manifests_view
 from template_engine.views.model import KINDS, NodeView, PageView, explain_page, layer_kind
 from template_engine.views.site import build_site
 
@@ -627,3 +629,24 @@ def test_hostile_values_stay_text_in_the_manifests(write_tree: WriteTree, previe
 
 def label_text(node: ObjectNode) -> str:
     return "; ".join(node.details)
+
+
+def test_a_refusal_of_a_value_the_objects_lack_marks_its_nearest_parent() -> None:
+    manifests = Manifests(({"kind": "JAXJob", "metadata": {"name": "x", "labels": {"a.b/c": "d"}}},), ({},))
+    issues = [
+        RunnableIssue("worker", (), "no spec", object_path="JAXJob.spec", check="schema.required"),
+        RunnableIssue("worker", (), "bad", object_path="JAXJob.metadata.labels.a.b/c", check="k.label"),
+        RunnableIssue("worker", (), "deep", object_path="JAXJob.metadata.labels.a.b/c.x[0]", check="k.deep"),
+        RunnableIssue("worker", (), "elsewhere", object_path="TFJob.spec", check="schema.required"),
+    ]
+    view = manifests_view(
+        manifests, issues, (), lambda source: ValueLabel("none", "no layer", "-"), repr, lambda i: ""
+    )
+    found = {n.path: n for obj in view.objects for top in obj.nodes for n in top.walk()}
+    anchors = [r.anchor for r in view.refusals]
+    assert anchors == [
+        None,  # no node is a prefix of ``JAXJob.spec`` but the object itself, which has no node
+        found["JAXJob.metadata.labels.a.b/c"].id,  # a key with dots is one step
+        found["JAXJob.metadata.labels.a.b/c"].id,
+        None,
+    ]
