@@ -112,6 +112,59 @@ def test_a_pair_with_a_compliance_issue_marks_its_field(example_report: Path) ->
     assert 'class="node missing k-none has-issue" data-field="image"' in html
 
 
+class ObjectValues(HTMLParser):
+    """The manifests tab of a page: each object path with its value and the text label next to it."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.values: dict[str, tuple[str, str]] = {}
+        self._path: list[str] = []
+        self._in: str | None = None
+        self._value = ""
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "li" and found.get("data-object-path"):
+            self._path.append(found["data-object-path"] or "")
+        classes = (found.get("class") or "").split()
+        if tag == "span" and self._path and ("val" in classes or "badge" in classes):
+            self._in = "val" if "val" in classes else "badge"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li" and self._path:
+            self._path.pop()
+        if tag == "span":
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "val":
+            self._value = data
+        elif self._in == "badge" and self._path:
+            self.values.setdefault(self._path[-1], (self._value, data))
+
+
+def test_a_page_shows_the_manifests_with_what_set_each_value(example_report: Path) -> None:
+    html = (example_report / "pairs/projects/vision/vit-finetune.html").read_text(encoding="utf-8")
+    assert '<input type="radio" name="tab" id="tab-manifests" class="tab-radio">' in html
+    assert "Manifests <small>(2 object(s))</small>" in html
+    values = ObjectValues(html[html.index('id="panel-manifests"') :]).values
+    worker = "PyTorchJob.spec.pytorchReplicaSpecs.Worker"
+    assert values["PyTorchJob.metadata.namespace"] == ('"runai-vision"', "cluster setting")
+    assert values["PyTorchJob.metadata.labels.kai.scheduler/queue"] == ('"vision"', "cluster setting")
+    assert values["PyTorchJob.metadata.name"] == ('"vit-finetune"', "derived")
+    assert values[f"{worker}.replicas"] == ("2", "template")
+    assert values[f"{worker}.template.spec.containers[0].image"] == (
+        '"nvcr.io/nvidia/pytorch:24.05-py3"',
+        "environment",
+    )
+    assert values[f"{worker}.template.spec.priorityClassName"] == ('"medium"', "system")
+    assert values["PyTorchJob.spec.runPolicy.ttlSecondsAfterFinished"] == ("3600", "defaultFrom")
+    assert values["PersistentVolumeClaim.metadata.namespace"] == ('"runai-vision"', "cluster setting")
+    assert "cluster setting gitSyncImage" in html and "Not in the objects" in html
+    assert "relatedUrls: not in the objects" in html
+
+
 # -- --against a git revision --------------------------------------------------------------------------------
 
 

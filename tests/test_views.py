@@ -14,8 +14,11 @@ import pytest
 import yaml
 
 from template_engine import Composition, load_org
+from template_engine.cluster.mapping import Manifests
 from template_engine.diff import diff_orgs
+from template_engine.runnable import RunnableIssue
 from template_engine.views.html import render_page
+from template_engine.views.manifests import ObjectNode, ValueLabel, manifests_view
 from template_engine.views.model import KINDS, NodeView, PageView, explain_page, layer_kind
 from template_engine.views.site import build_site
 
@@ -432,3 +435,218 @@ def test_a_pair_that_fails_to_compose_and_a_pair_that_is_gone(tmp_path: Path) ->
     index = site.files["index.html"]
     assert "Pairs of old that are gone" in index and 'href="gone/projects/vision/old.html"' in index
     assert '<td class="nowrap">unknown</td>' in index
+
+
+# -- the manifests tab --------------------------------------------------------------------------------------
+
+
+def object_nodes(page: PageView) -> dict[str, ObjectNode]:
+    assert page.manifests is not None
+    return {n.path: n for obj in page.manifests.objects for top in obj.nodes for n in top.walk()}
+
+
+JOB = "PyTorchJob.spec.pytorchReplicaSpecs"
+
+
+def test_each_value_of_the_manifests_is_labelled_by_what_set_it(page: PageView) -> None:
+    found = object_nodes(page)
+    container = f"{JOB}.Worker.template.spec.containers[0]"
+
+    def label(path: str) -> tuple[str, str, str]:
+        got = found[path].label
+        assert got is not None, path
+        return got.kind, got.badge, got.text
+
+    assert label(f"{container}.image") == (
+        "environment",
+        "environment",
+        "from combinedSpec.image, set by environment asset torch, assets/environments/torch.yaml:3",
+    )
+    assert found[f"{container}.image"].value == '"pytorch/pytorch:2.3"'
+    assert label(f"{container}.workingDir")[:2] == ("project", "project")
+    assert label(f"{container}.resources.requests.cpu")[0] == "compute"
+    # A defaultFrom value is labelled with its rule, as the spec's tree labels it.
+    kind, badge, text = label(f"{container}.resources.limits.cpu")
+    assert (kind, badge) == ("policy", "defaultFrom")
+    assert "defaultFrom rule of the system policy" in text and "system/policy.yaml" in text
+    assert found[f"{container}.resources.limits.cpu"].value == "8"
+    assert label(f"{JOB}.Worker.replicas")[0] == "template"
+    assert label(f"{container}.env[0].value")[1] == "system"  # TZ: HTTP_PROXY is excluded
+    assert label("PyTorchJob.metadata.namespace") == (
+        "setting",
+        "cluster setting",
+        "cluster setting namespacePattern",
+    )
+    assert label(f"{JOB}.Worker.template.spec.schedulerName")[2] == "cluster setting schedulerName"
+    kind, badge, text = label("PyTorchJob.metadata.name")
+    assert (kind, badge) == ("derived", "derived")
+    assert text.startswith("derived: the template's name 'job'")
+    kind, _, text = label(f"{container}.name")
+    assert kind == "derived" and "default container" in text
+    # The imposed data source is one volume, labelled by the policy that imposed it.
+    assert label(f"{JOB}.Worker.template.spec.volumes[0]")[0] == "imposed"
+    legend = [kind.key for kind in page.manifests_legend]
+    assert legend[:2] == ["setting", "derived"] and "environment" in legend and "system" in legend
+    assert "submission" not in legend
+
+
+def test_a_separate_master_is_labelled_from_its_own_spec(write_tree: WriteTree, preview: Preview) -> None:
+    files = {
+        "projects/vision/templates/job.yaml": {
+            "meta": {"name": "job"},
+            "spec": {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 3},
+            "masterSpecSameAsWorker": False,
+            "master": {"spec": {"image": "python:3.12", "args": "serve.py"}},
+        }
+    }
+    root = write_tree(files)
+    page = explain_page(preview(root, "job", project="vision"))
+    lines = (root / "projects/vision/templates/job.yaml").read_text(encoding="utf-8").splitlines()
+    line = 1 + next(i for i, text in enumerate(lines) if "python:3.12" in text)
+    found = object_nodes(page)
+    master = found[f"{JOB}.Master.template.spec.containers[0].image"]
+    assert master.value == '"python:3.12"' and master.label is not None
+    assert master.label.kind == "template"
+    assert master.label.text == (
+        "from combinedMasterSpec.image, set by template job master, "
+        f"projects/vision/templates/job.yaml:{line}"
+    )
+    worker = found[f"{JOB}.Worker.template.spec.containers[0].image"]
+    assert worker.value == '"python:3.11"' and worker.label is not None
+    assert worker.label.text.startswith("from combinedSpec.image")
+    # Readable for a 3-replica job: each replica type once, its count a labelled value.
+    assert found[f"{JOB}.Worker.replicas"].value == "3"
+    assert found[f"{JOB}.Master.replicas"].value == "1"
+    assert sum(path.endswith(".containers[0].image") for path in found) == 2
+    assert page.manifests is not None and [o.kind for o in page.manifests.objects] == ["PyTorchJob"]
+
+
+def test_refusals_are_marked_at_their_object_path(write_tree: WriteTree, preview: Preview) -> None:
+    files = {"system/defaults.yaml": {"spec": {"priorityClass": "urgent"}}}  # the cluster has no such class
+    page = explain_page(preview(write_tree(files), "job", project="vision"))
+    assert page.manifests is not None and not page.runnable
+    refusals = {r.object_path: r for r in page.manifests.refusals}
+    at = f"{JOB}.Master.template.spec.priorityClassName"
+    refused = refusals[at]
+    assert refused.check == "mapping.priorityClass"
+    assert refused.field == "combinedSpec.priorityClass"
+    node = object_nodes(page)[at]
+    assert node.value == '"urgent"' and node.label is not None and node.label.kind == "system"
+    assert refused.anchor == node.id and node.refusals == [refused]
+    assert any(
+        line.startswith("refused (mapping.priorityClass): the cluster refuses") for line in node.details
+    )
+    html = render_page(page)
+    parsed = assert_inert(html)
+    links = [a["href"] for tag, a in parsed.tags if tag == "a" and a.get("href") == f"#{node.id}"]
+    assert links and node.id in parsed.ids()
+    assert 'class="flag issue">refused: mapping.priorityClass<' in html
+    assert "1 refused)" in html  # the tab says so before it is opened
+    # The same refusal is an issue of the composition, at the spec field that set the value.
+    assert any(i.field == "priorityClass" and at in i.message for i in page.issues)
+
+
+def test_the_not_representable_fields_are_listed_on_the_tab(write_tree: WriteTree, preview: Preview) -> None:
+    files = {
+        "system/defaults.yaml": {
+            "spec": {"relatedUrls": [{"url": "https://wiki", "type": "docs"}], "createHomeDir": True}
+        }
+    }
+    page = explain_page(preview(write_tree(files), "job", project="vision"))
+    assert page.manifests is not None
+    assert page.manifests.warnings == (
+        "worker createHomeDir: not in the objects: Run:ai's controller creates the home folder for the user "
+        "it runs as; no operator does",
+        "worker relatedUrls: not in the objects: links shown by Run:ai's UI; nothing in the cluster reads "
+        "them",
+    )
+    html = render_page(page)
+    panel = Page(html[html.index('id="panel-manifests"') :])
+    assert "Not in the objects" in panel.text
+    assert page.manifests.warnings[1] in panel.text
+
+
+def test_the_tabs_work_without_script(page: PageView) -> None:
+    html = render_page(page, "../index.html")
+    parsed = assert_inert(html)
+    order = [
+        (tag, a.get("id") or a.get("for") or "") for tag, a in parsed.tags if tag in ("input", "label", "div")
+    ]
+    radios = [(tag, a) for tag, a in parsed.tags if tag == "input" and a.get("type") == "radio"]
+    assert [a["id"] for _, a in radios] == ["tab-spec", "tab-manifests"]
+    assert {a["name"] for _, a in radios} == {"tab"} and "checked" in radios[0][1]
+    assert "checked" not in radios[1][1]
+    # Each radio, its label, then the panels, all siblings: the stylesheet shows the checked one's panel.
+    ids = [name for _, name in order]
+    assert (
+        ids.index("tab-spec")
+        < ids.index("tab-manifests")
+        < ids.index("panel-spec")
+        < ids.index("panel-manifests")
+    )
+    assert "#tab-manifests:checked ~ #panel-manifests" in html and ".panel { display: none;" in html
+    labels = {a.get("for") for tag, a in parsed.tags if tag == "label"}
+    assert {"tab-spec", "tab-manifests"} <= labels
+    # Values of the manifests are focusable and described, like the spec's.
+    found = object_nodes(page)
+    spans = {
+        a.get("aria-describedby"): a
+        for tag, a in parsed.tags
+        if tag == "span" and "val" in (a.get("class") or "").split()
+    }
+    image = found[f"{JOB}.Worker.template.spec.containers[0].image"]
+    assert spans[f"{image.id}-p"]["tabindex"] == "0"
+    assert "set by environment asset torch" in (spans[f"{image.id}-p"]["title"] or "")
+
+
+def test_hostile_values_stay_text_in_the_manifests(write_tree: WriteTree, preview: Preview) -> None:
+    files = hostile_files()
+    project = files[f"projects/{PROJECT}/defaults.yaml"]["spec"]
+    project["labels"] = [{"name": "y", "value": "plain"}]  # labelled by a project whose name is markup
+    project["priorityClass"] = "urgent"  # refused: the cluster has no such class
+    page = explain_page(preview(write_tree(files), "job", project=PROJECT))
+    found = object_nodes(page)
+    # A Kubernetes label value holding markup, a label (provenance) holding markup, a namespace made of it.
+    value = found["PyTorchJob.metadata.labels.x"]
+    assert value.value is not None and SCRIPT in value.value
+    label = found["PyTorchJob.metadata.labels.y"].label
+    assert (
+        label is not None
+        and f"set by project {PROJECT} defaults, projects/{PROJECT}/defaults.yaml:" in label.text
+    )
+    namespace = found["PyTorchJob.metadata.namespace"]
+    assert namespace.value is not None and "runai-<img src=x onerror=alert(4)>" in namespace.value
+    assert page.manifests is not None and page.manifests.refusals
+    html = render_page(page, "../index.html")
+    parsed = assert_inert(html)
+    assert SCRIPT not in html and PROJECT not in html and 'onmouseover="alert' not in html
+    panel = html[html.index('id="panel-manifests"') :]
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in panel
+    assert "&lt;img src=x onerror=alert(4)&gt;" in panel
+    readable = parsed.values()
+    assert label.text in readable and f"PyTorchJob.metadata.labels.x: {label_text(value)}" in readable
+
+
+def label_text(node: ObjectNode) -> str:
+    return "; ".join(node.details)
+
+
+def test_a_refusal_of_a_value_the_objects_lack_marks_its_nearest_parent() -> None:
+    manifests = Manifests(({"kind": "JAXJob", "metadata": {"name": "x", "labels": {"a.b/c": "d"}}},), ({},))
+    issues = [
+        RunnableIssue("worker", (), "no spec", object_path="JAXJob.spec", check="schema.required"),
+        RunnableIssue("worker", (), "bad", object_path="JAXJob.metadata.labels.a.b/c", check="k.label"),
+        RunnableIssue("worker", (), "deep", object_path="JAXJob.metadata.labels.a.b/c.x[0]", check="k.deep"),
+        RunnableIssue("worker", (), "elsewhere", object_path="TFJob.spec", check="schema.required"),
+    ]
+    view = manifests_view(
+        manifests, issues, (), lambda source: ValueLabel("none", "no layer", "-"), repr, lambda i: ""
+    )
+    found = {n.path: n for obj in view.objects for top in obj.nodes for n in top.walk()}
+    anchors = [r.anchor for r in view.refusals]
+    assert anchors == [
+        None,  # no node is a prefix of ``JAXJob.spec`` but the object itself, which has no node
+        found["JAXJob.metadata.labels.a.b/c"].id,  # a key with dots is one step
+        found["JAXJob.metadata.labels.a.b/c"].id,
+        None,
+    ]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from template_engine.cluster.mapping import Derived, SettingSource, Source, SpecSource
 from template_engine.compose import Composition
 from template_engine.diff import PairDiff
 from template_engine.errors import CompositionWarning, Location, Problem
@@ -26,10 +27,12 @@ from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.org import Template, View
 from template_engine.paths import Match, Path, Segment, format_path
 from template_engine.runnable import RunnableIssue
+from template_engine.views.manifests import ManifestsView, ValueLabel, manifests_view
 from template_engine.walk import items, steps
 
 __all__ = [
     "KINDS",
+    "SOURCE_KINDS",
     "DiffRow",
     "DiffView",
     "IndexRow",
@@ -90,7 +93,12 @@ KINDS: tuple[LayerKind, ...] = (
     LayerKind("policy", "defaultFrom", "set by a policy's defaultFrom rule"),
     LayerKind("none", "no layer", "no layer is known to have set it"),
 )
-_KIND_BY_KEY = {kind.key: kind for kind in KINDS}
+#: The kinds of source a value of the manifests has beyond the layers (docs/cluster.md, "Sources").
+SOURCE_KINDS: tuple[LayerKind, ...] = (
+    LayerKind("setting", "cluster setting", "a cluster setting, or its default", "cluster.yaml"),
+    LayerKind("derived", "derived", "decided by the mapping (a generated name, an operator's default)"),
+)
+_KIND_BY_KEY = {kind.key: kind for kind in (*KINDS, *SOURCE_KINDS)}
 
 
 def layer_kind(label: str | None) -> str:
@@ -320,6 +328,8 @@ class PageView:
     problems: tuple[str, ...] = ()
     diff: DiffView | None = None
     description: str | None = None
+    #: The objects the cluster runs, for the manifests tab (``None``: the composition has none).
+    manifests: ManifestsView | None = None
 
     @property
     def title(self) -> str:
@@ -340,6 +350,12 @@ class PageView:
         """Every kind, and whether some value of this page has it."""
         used = {node.kind for replica in self.replicas for top in replica.nodes for node in top.walk()}
         return tuple((kind, kind.key in used) for kind in KINDS)
+
+    @property
+    def manifests_legend(self) -> tuple[LayerKind, ...]:
+        """The kinds of source the manifests tab shows: the cluster's own, then the layers' in their order."""
+        used = self.manifests.used_kinds() if self.manifests is not None else set()
+        return tuple(kind for kind in (*SOURCE_KINDS, *KINDS) if kind.key in used)
 
 
 def seen_from(view: View) -> str:
@@ -620,6 +636,51 @@ def explain_page(
         replicas=_replicas(composition, trees),
         diff=diff_view(diff, against or "") if diff is not None else None,
         description=template.doc.meta.description if template is not None else None,
+        manifests=_manifests(composition, trees, name),
+    )
+
+
+_SECTIONS = {"worker": "combinedSpec", "master": "combinedMasterSpec"}
+
+
+def _spec_origin(
+    composition: Composition, trees: Mapping[str, _Tree], source: SpecSource, name: PlaceName
+) -> Provenance | None:
+    """The layer that set a spec field the objects read: the node of the effective spec's tree that shows it
+    (or its nearest parent: a value replaced whole), as explain labels it (a ``defaultFrom`` rule
+    included); else where the replica's merge located it."""
+    tree = trees.get(source.replica)
+    for end in range(len(source.path), 0, -1):
+        node = _find(tree.nodes, source.path[:end]) if tree is not None else None
+        if node is not None and node.origin is not None and node.shape != "excluded":
+            return node.origin
+    result = composition.worker if source.replica == "worker" else composition.master
+    return Provenance.of(result.locate(source.path), name) if result is not None else None
+
+
+def _manifests(composition: Composition, trees: Mapping[str, _Tree], name: PlaceName) -> ManifestsView | None:
+    manifests = composition.manifests
+    if manifests is None:
+        return None
+
+    def label(source: Source | None) -> ValueLabel:
+        if isinstance(source, SettingSource):
+            return ValueLabel("setting", "cluster setting", f"cluster setting {source.key}")
+        if isinstance(source, Derived):
+            return ValueLabel("derived", "derived", f"derived: {source.reason}")
+        if source is None:
+            return ValueLabel("none", "no layer", "written by the mapping for every object of this kind")
+        field = f"{_SECTIONS[source.replica]}.{format_path(source.path)}"
+        origin = _spec_origin(composition, trees, source, name)
+        if origin is None:
+            return ValueLabel("none", "no layer", f"from {field}; no layer is known to have set it")
+        return ValueLabel(origin.kind, origin.kind_label, f"from {field}, set by {origin.text}")
+
+    def field_text(issue: RunnableIssue) -> str:
+        return f"{_SECTIONS[issue.replica]}.{format_path(issue.field)}" if issue.field else ""
+
+    return manifests_view(
+        manifests, composition.runnable.issues, manifests.warnings, label, _text, field_text
     )
 
 

@@ -8,6 +8,7 @@ the legend's colour of the layer ``explain`` names.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -473,3 +474,47 @@ def test_the_screenshot_script_writes_each_main_view_at_laptop_size(tmp_path: Pa
         header = (tmp_path / name).read_bytes()[:24]
         assert header[:8] == b"\x89PNG\r\n\x1a\n", name
         assert struct.unpack(">II", header[16:24]) == (VIEWPORT["width"], VIEWPORT["height"]), name
+
+
+# -- the manifests tab --------------------------------------------------------------------------------------
+
+
+def test_the_manifests_tab_opens_without_script_and_labels_each_value(
+    page: Page, browser_log: BrowserLog, example_report: Report
+) -> None:
+    entry = by_field(explain_entries("vision", "vit-finetune"))["image"]
+    page.goto(example_report.pair_url("projects/vision/vit-finetune"))
+    spec, manifests = page.locator("#panel-spec"), page.locator("#panel-manifests")
+    assert spec.is_visible() and not manifests.is_visible()
+    page.locator("label[for=tab-manifests]").click()
+    assert manifests.is_visible() and not spec.is_visible()
+    assert page.locator("#tab-manifests").is_checked()
+    worker = "PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.spec"
+    image = manifests.locator(f"li[data-object-path={css_string(worker + '.containers[0].image')}]")
+    value = image.locator(":scope > .entry > .val")
+    assert value.inner_text() == json_text(entry["value"])
+    assert image.locator(":scope > .entry > .badge").inner_text() == legend_label(entry["layer"])
+    # The value's colour is its layer's, as in the effective spec's tree and the legend.
+    assert style(value, "backgroundColor") == style(
+        manifests.locator(".sources .badge").filter(has_text=re.compile("^environment$")), "backgroundColor"
+    )
+    # Focusing a value shows what set it: the spec field, the layer and its file and line.
+    value.focus()
+    panel = provenance_of(page, value)
+    assert panel.is_visible()
+    assert panel.inner_text() == f"from combinedSpec.image, set by {entry['layer']}, {place(entry)}"
+    namespace = manifests.locator('li[data-object-path="PyTorchJob.metadata.namespace"] > .entry > .val')
+    namespace.focus()
+    assert provenance_of(page, namespace).inner_text() == "cluster setting namespacePattern"
+    # The keyboard moves between the tabs (they are radio buttons), and the page does not scroll sideways.
+    page.locator("#tab-manifests").focus()
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#tab-spec").is_checked() and spec.is_visible() and not manifests.is_visible()
+    page.keyboard.press("ArrowRight")
+    assert manifests.is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert browser_log.errors == []
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -13,6 +13,7 @@ import html
 import re
 import shutil
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -26,6 +27,8 @@ from markupsafe import escape
 
 from template_engine import load_org
 from template_engine.diff import diff_orgs
+from template_engine.service.app import create_app
+from template_engine.service.settings import Settings
 
 BASE = "http://localhost"
 HOSTILE = (
@@ -808,3 +811,102 @@ def test_a_form_over_the_value_limit_is_refused_with_the_numbers_and_stores_noth
     assert read.json()["spec"]["labels"] == fitting
     again = api.put(_defaults_url(vision), json=read.json(), headers={"If-Match": read.headers["ETag"]})
     assert again.status_code == 200, again.text
+
+
+# -- the manifests tab --------------------------------------------------------------------------------------
+
+
+def default_cluster_copy(tmp_path: Path) -> Path:
+    """The example org for the KAI Scheduler's default settings: no ``cluster.yaml`` and no
+    ``priorityClass`` (its classes are the org's own), so every template is runnable without the org's
+    cluster settings."""
+    root = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, root)
+    (root / "cluster.yaml").unlink()
+    for rel in ("system/defaults.yaml", "departments/applied/defaults.yaml"):
+        path = root / rel
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(x for x in lines if "priorityClass:" not in x), encoding="utf-8")
+    return root
+
+
+class ObjectValues(HTMLParser):
+    """The manifests panel: each object path with its value, its text label and its hover text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.values: dict[str, dict[str, str]] = {}
+        self._path: list[str] = []
+        self._in: str | None = None
+        self.feed(text[text.index('id="panel-manifests"') :])
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "li" and found.get("data-object-path"):
+            self._path.append(found["data-object-path"] or "")
+            self.values[self._path[-1]] = {"layer": found.get("data-layer") or ""}
+        classes = (found.get("class") or "").split()
+        if tag == "span" and self._path and ("val" in classes or "badge" in classes):
+            self._in = "val" if "val" in classes else "badge"
+            if self._in == "val":
+                self.values[self._path[-1]]["title"] = found.get("title") or ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li" and self._path:
+            self._path.pop()
+        if tag == "span":
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None and self._path:
+            self.values[self._path[-1]].setdefault(self._in, data)
+
+
+def test_the_explain_view_has_the_manifests_labelled_by_the_stored_documents(
+    tmp_path: Path, auth_file: Path
+) -> None:
+    app = create_app(
+        Settings(
+            database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+            auth_file=auth_file,
+            seed=default_cluster_copy(tmp_path),
+        )
+    )
+    with TestClient(app, base_url=BASE) as client:
+        browser = Browser(client)
+        assert browser.sign_in(ADMIN).status_code == 303
+        api = Org(_api(client))
+        vision = api.key("project", "vision")
+        page = browser.get(f"/ui/template/{api.templates[('project', 'vit-finetune')]}?view={vision}")
+    assert page.status_code == 200
+    text = page.text
+    assert "Status: runnable" in text
+    assert (
+        '<label for="tab-manifests" class="tab" id="tab-manifests-label">Manifests <small>(2 object(s))'
+        in text
+    )
+    values = ObjectValues(text).values
+    worker = "PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.spec"
+    image = values[f"{worker}.containers[0].image"]
+    assert image["val"] == '"nvcr.io/nvidia/pytorch:24.05-py3"' and image["badge"] == "environment"
+    assert (
+        "from combinedSpec.image, set by environment asset pytorch, environment asset pytorch, version 1"
+        in (image["title"])
+    )
+    label = values["PyTorchJob.metadata.labels.cost-center"]
+    assert label["badge"] == "department" and "defaults of department research, version 1" in label["title"]
+    assert values["PyTorchJob.metadata.namespace"]["badge"] == "cluster setting"
+    assert values["PyTorchJob.metadata.namespace"]["val"] == '"runai-vision"'
+    assert values[f"{worker}.schedulerName"]["title"].endswith("cluster setting schedulerName")
+    assert values[f"{worker}.priorityClassName"]["val"] == '"train"'  # KAI's preemptible default
+    assert values["PyTorchJob.metadata.name"]["layer"] == "derived"
+    assert values["PyTorchJob.spec.runPolicy.ttlSecondsAfterFinished"]["badge"] == "defaultFrom"
+    assert "db:" not in text and "Not in the objects" in text
+    # The legend of the tab labels the sources in text; the service leaves out the folder's file names.
+    legend = text[text.index('id="sources-h"') :]
+    assert '<span class="badge">cluster setting</span>' in legend and "(cluster.yaml)" not in legend
+
+
+def _api(client: TestClient) -> TestClient:
+    client.headers.update(bearer(ADMIN))
+    return client
