@@ -1,6 +1,6 @@
 """The JSON Schema of each document kind of a templates folder, for editors (``template-engine schema``).
 
-The schemas of org, defaults, template, asset and cluster (``cluster.yaml``) documents are the pydantic models' own
+The schemas of org, defaults, template, asset and cluster documents are the pydantic models' own
 (``model_json_schema()``); a policy has no model (``policy/document.py`` reads it against Run:ai's rule
 vocabulary), so its schema is generated from ``policy/vocabulary.json``: every field that may carry rules,
 the rules each may have, option values, ``defaultFrom`` siblings and the bounds of a rule's numbers
