@@ -246,6 +246,7 @@ def test_all_refuses_an_out_that_is_a_file_or_a_foreign_folder(tmp_path: Path) -
     done = run("--all", "--out", str(mine))
     assert done.returncode == 2
     assert "is not empty and has no .template-engine-manifests" in done.stderr
+    assert "warning:" not in done.stderr  # refused before any pair is composed
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.yaml", "mine"]
 

@@ -150,6 +150,17 @@ def _refuse(message: str, expected: str) -> InputError:
     return InputError([Problem(message, (), None, expected)])
 
 
+def out_refused(out: FsPath) -> InputError | None:
+    """Why ``out`` may not be written (``None``: it may): not a folder, or one that holds other files."""
+    expected = "a new or empty folder, or an earlier `manifests --all` output (which is replaced whole)"
+    if exists(out):
+        if not out.is_dir():
+            return _refuse(f"--out {str(out)!r} is not a folder", expected)
+        if any(out.iterdir()) and not (out / MARKER).is_file():
+            return _refuse(f"--out {str(out)!r} is not empty and has no {MARKER}", expected)
+    return None
+
+
 def write_folder(files: dict[str, str], out: FsPath) -> None:
     """``files`` as the folder ``out``, written aside and renamed into place when whole.
 
@@ -157,12 +168,9 @@ def write_folder(files: dict[str, str], out: FsPath) -> None:
     then replaced whole; anything else, or a failure to write, is an :class:`InputError` (``out`` is then left
     as it was).
     """
-    expected = "a new or empty folder, or an earlier `manifests --all` output (which is replaced whole)"
-    if exists(out):
-        if not out.is_dir():
-            raise _refuse(f"--out {str(out)!r} is not a folder", expected)
-        if any(out.iterdir()) and not (out / MARKER).is_file():
-            raise _refuse(f"--out {str(out)!r} is not empty and has no {MARKER}", expected)
+    refused = out_refused(out)
+    if refused is not None:
+        raise refused
     staged: FsPath | None = None
     try:
         staged = sibling(out, "manifests")
@@ -251,6 +259,9 @@ def manifests_command(
     elif template is None:
         _usage(ctx, "give --template T (and --project P), or --all --out DIR")
     values = parse_vars(variables)
+    refused = out_refused(out) if out is not None else None
+    if refused is not None:
+        fail(refused)  # before any work
     org = _load(root)
     if not every:
         assert template is not None
