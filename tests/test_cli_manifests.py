@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 import template_engine
-from template_engine import CompositionError, load_org
+from template_engine import CompositionError, Submission, load_org
+from template_engine.cluster.mapping import Derived
 from template_engine.compose import compose
 from template_engine.org import Org
 
@@ -349,3 +350,27 @@ def test_the_annotation_of_a_spec_field_names_the_file_that_sets_it() -> None:
     line = found[0]
     file = "projects/vision/templates/vit-finetune.yaml"
     assert line.endswith(f"  # worker: template vit-finetune, {file}:{line_of(file, 'name: WANDB_PROJECT')}")
+
+
+def test_a_master_composed_separately_is_annotated_with_its_own_layers(org: Org) -> None:
+    done = run("-p", "nlp", "-t", "tf-parameter-server", "--annotate")
+    assert done.returncode == 0, done.stderr
+    file = "departments/research/templates/tf-parameter-server.yaml"
+    view = org.view_of("nlp")
+    composition = compose(org, org.find_template("tf-parameter-server", view), view)
+    assert composition.master is not None and not composition.master_same_as_worker
+    where = composition.master.locate(("image",))
+    assert where is not None
+    masters = [line for line in done.stdout.splitlines() if "  # master: " in line]
+    assert any(line.strip().startswith("image: ") and line.endswith(where.place()) for line in masters)
+    role = line_of(file, "value: parameter-server")
+    layer = "template tf-parameter-server master"
+    assert f"role: parameter-server  # master: {layer}, {file}:{role}" in done.stdout
+
+
+def test_manifests_of_a_submission_name_the_job_after_the_workload(org: Org) -> None:
+    view = org.view_of("vision")
+    template = org.find_template("vit-finetune", view)
+    found = template_engine.manifests(org, template, view, submission=Submission(name="my-run"))
+    assert found.objects[0]["metadata"]["name"] == "my-run"
+    assert found.source_of(0, ("metadata", "name")) == Derived("the workload's name")
