@@ -1,5 +1,7 @@
 """Compose layered Run:ai-style defaults, assets and templates into effective distributed-training specs."""
 
+from template_engine.cluster.mapping import Manifests
+from template_engine.cluster_objects import manifests
 from template_engine.compose import Composition, compose
 from template_engine.errors import (
     CompositionError,
@@ -24,6 +26,7 @@ __all__ = [
     "CompositionWarning",
     "InputError",
     "Location",
+    "Manifests",
     "Match",
     "NotFoundError",
     "Org",
@@ -39,6 +42,7 @@ __all__ = [
     "explain",
     "format_path",
     "load_org",
+    "manifests",
     "parse_path",
     "reference_problems",
 ]

@@ -20,7 +20,7 @@ from template_engine.views.schema import SCHEMA_KINDS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
 EXE = shutil.which("template-engine", path=str(Path(sys.executable).parent)) or "template-engine"
-KINDS = ["org", "defaults", "template", "environment", "compute", "datasource", "policy"]
+KINDS = ["org", "defaults", "template", "environment", "compute", "datasource", "policy", "cluster"]
 ASSET_KINDS = {"environments": "environment", "computes": "compute", "datasources": "datasource"}
 
 
@@ -30,8 +30,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def kind_of(rel: Path) -> str:
     """The document kind of a file of a templates folder."""
-    if rel.as_posix() == "org.yaml":
-        return "org"
+    if rel.as_posix() in ("org.yaml", "cluster.yaml"):
+        return rel.stem
     if rel.parts[0] == "assets":
         return ASSET_KINDS[rel.parts[1]]
     if "templates" in rel.parts:
@@ -120,6 +120,8 @@ def test_the_schemas_accept_every_file_of_the_example_org(schemas: dict[str, dic
             "cpuCoreLimt",
         ),
         ("policy", {"rules": {"worker": {"ports": {"attributes": {"serviceTyp": {}}}}}}, "serviceTyp"),
+        ("cluster", {"schedulerNam": "kai-scheduler"}, "schedulerNam"),
+        ("cluster", {"priorityClasses": [{"name": "train", "valu": 50}]}, "valu"),
     ],
 )
 def test_a_typo_is_rejected(schemas: dict[str, dict[str, Any]], kind: str, document: Any, typo: str) -> None:
@@ -154,6 +156,7 @@ def test_init_writes_an_org_that_validate_and_check_accept(tmp_path: Path) -> No
     assert f"next: template-engine validate --root {root}" in done.stdout
     written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml"))
     assert written == [
+        "cluster.yaml",
         "departments/research/defaults.yaml",
         "org.yaml",
         "projects/vision/defaults.yaml",

@@ -5,6 +5,7 @@ One module per command group; only this module puts them together, so none impor
     options.py              what the commands share: options, --var, output formats, exit statuses
     compose_commands.py     preview, check, explain, validate
     diff_commands.py        diff, impact
+    manifest_commands.py    manifests
     policy_commands.py      policy
     view_commands.py        report, schema, init
     service/commands.py     serve, db (the service is imported only when they run)
@@ -26,6 +27,7 @@ __all__ = ["main"]
 LAZY = {
     "diff": "template_engine.cli.diff_commands:diff",
     "impact": "template_engine.cli.diff_commands:impact",
+    "manifests": "template_engine.cli.manifest_commands:manifests_command",
     "policy": "template_engine.cli.policy_commands:policy",
     "serve": "template_engine.service.commands:serve",
     "db": "template_engine.service.commands:db",

@@ -1,6 +1,6 @@
 """The JSON Schema of each document kind of a templates folder, for editors (``template-engine schema``).
 
-The schemas of org, defaults, template and asset documents are the pydantic models' own
+The schemas of org, defaults, template, asset and cluster documents are the pydantic models' own
 (``model_json_schema()``); a policy has no model (``policy/document.py`` reads it against Run:ai's rule
 vocabulary), so its schema is generated from ``policy/vocabulary.json``: every field that may carry rules,
 the rules each may have, option values, ``defaultFrom`` siblings and the bounds of a rule's numbers
@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from template_engine.cluster.settings import ClusterSettings
 from template_engine.models.documents import (
     ComputeAsset,
     DatasourceAsset,
@@ -69,6 +70,7 @@ SCHEMA_KINDS: Mapping[str, SchemaKind] = {
         SchemaKind("compute", "assets/computes/NAME.yaml", ComputeAsset),
         SchemaKind("datasource", "assets/datasources/NAME.yaml", DatasourceAsset),
         SchemaKind("policy", "system/policy.yaml, departments/D/policy.yaml, projects/P/policy.yaml", None),
+        SchemaKind("cluster", "cluster.yaml", ClusterSettings),
     )
 }
 

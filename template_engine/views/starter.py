@@ -27,6 +27,20 @@ departments:
   - vision
 """,
     ),
+    "cluster.yaml": (
+        "cluster",
+        """\
+# The cluster the org runs on: how `template-engine manifests` names its objects (docs/cluster.md).
+# Every field has a default (KAI Scheduler's open-source install, Run:ai's namespace convention);
+# uncomment a line to change it.
+namespacePattern: runai-{project}
+# schedulerName: kai-scheduler
+# defaultQueue: default-queue
+# queues:                  # a project's own KAI queue, instead of defaultQueue
+#   vision: vision
+# nodePoolLabel: kai.scheduler/node-pool
+""",
+    ),
     "system/defaults.yaml": (
         "defaults",
         """\
