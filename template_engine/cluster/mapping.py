@@ -545,7 +545,7 @@ class _Pod:
                 self.out.warn(
                     self.replica,
                     (*path, "name"),
-                    f"not in the objects: {name!r} is not a Kubernetes port name (at most 15 lowercase "
+                    f"{name!r} is not a Kubernetes port name (at most 15 lowercase "
                     "letters, digits and '-', with a letter); the port is written without a name",
                 )
             for key in ("serviceType", "external", "toolType", "toolName"):
@@ -642,11 +642,11 @@ class _Pod:
             if compute.get(key) is not None:
                 put(target, which, "memory", compute[key], key)
         self._gpu(compute, limits, put)
-        for path, item in _keyed_items(compute, ("extendedResources",)):
+        for path, item in _keyed_items(self.spec, ("compute", "extendedResources")):
             resource, quantity = item.get("resource"), item.get("quantity")
             if resource is not None and quantity is not None:
                 limits[str(resource)] = quantity
-                self.out.note((*res_at, "limits", str(resource)), self.src("compute", *path, "quantity"))
+                self.out.note((*res_at, "limits", str(resource)), self.src(*path, "quantity"))
         if compute.get("largeShmRequest") is True:
             self.volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
             self.out.note(

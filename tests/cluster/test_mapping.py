@@ -252,3 +252,14 @@ def test_an_mpi_job_whose_first_worker_pod_name_is_too_long_is_refused_even_with
     )
     assert "Worker" not in result.objects[0]["spec"]["mpiReplicaSpecs"]
     assert "operator.workerPodName" in {p.rule for p in manifests_problems(result.objects)}
+
+
+def test_an_extended_resource_is_a_limit_whose_source_is_the_item_by_its_key() -> None:
+    result = build({"compute": {"extendedResources": [{"resource": "rdma/ib", "quantity": "1"}]}})
+    at = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources", "limits")
+    assert result.objects[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+        "resources"
+    ] == {"limits": {"rdma/ib": "1"}}
+    assert result.origins[0][(*at, "rdma/ib")] == SpecSource(
+        "worker", ("compute", "extendedResources", Match("resource", "rdma/ib"), "quantity")
+    )
