@@ -54,7 +54,7 @@ def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
     if view.department is not None:
         departments[view.department.name] = (view.project.name,) if view.project is not None else ()
     more = (template,) if template is not None else ()
-    return org_of_rows(departments, defaults, policy_rows, assets, (), more)
+    return org_of_rows(departments, defaults, policy_rows, assets, (), more, ctx.repo.cluster_settings())
 
 
 def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composition | list[Problem]:

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.loader.validate import locate
 from template_engine.models.documents import ASSET_FOLDERS
 from template_engine.paths import Path as FieldPath
@@ -37,7 +38,7 @@ from template_engine.service.yamltext import dump_yaml
 from template_engine.staging import exists, sibling
 
 #: The entries of the target folder an export writes (and ``--overwrite`` replaces); nothing else is touched.
-MANAGED = ("org.yaml", "system", "departments", "projects", "assets", META_FOLDER)
+MANAGED = ("org.yaml", "cluster.yaml", "system", "departments", "projects", "assets", META_FOLDER)
 _READABLE = (
     "text without NUL characters or lone surrogates (U+D800 to U+DFFF), and finite numbers: "
     "change the value through the API, then export again"
@@ -127,6 +128,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         all_policies = repo.all_policies()
         assets = repo.assets()
         templates = repo.templates()
+        cluster = repo.cluster_settings()
         workloads = snapshot.workload_rows(connection)
         sequences = {
             "departments": snapshot.high_water(connection, t.departments),
@@ -155,6 +157,9 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         org_yaml.append(entry)
     files = [_File("org.yaml", "the departments and their projects", {"departments": org_yaml})]
     entries: dict[str, dict[str, Any]] = {}
+    if cluster is not None:
+        files.append(_File(CLUSTER_FILE, "the cluster settings", cluster.document, cluster.text))
+        entries[CLUSTER_FILE] = {"sha256": fingerprint(cluster.document), **_audit(cluster.audit)}
     for row in all_defaults:
         where, scope = folder(row.scope_key)
         files.append(_File(f"{where}/defaults.yaml", f"the defaults of {scope}", row.document))

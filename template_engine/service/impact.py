@@ -28,7 +28,7 @@ from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
 from template_engine.service.storage.repository import TemplateRow
-from template_engine.service.stored import org_of_rows
+from template_engine.service.stored import CLUSTER_SOURCE, org_of_rows
 
 __all__ = [
     "Affected",
@@ -101,7 +101,10 @@ def stored_org(ctx: Ctx) -> StoredOrg:
             f"template {template_row.name}, version {template_row.audit.version}"
         )
         rows[(scope, template_row.name)] = template_row
-    org = org_of_rows(units.tree, defaults, policies, assets, templates)
+    cluster = repo.cluster_settings()
+    if cluster is not None:
+        labels[CLUSTER_SOURCE] = f"cluster settings, version {cluster.audit.version}"
+    org = org_of_rows(units.tree, defaults, policies, assets, templates, (), cluster)
     kept = {(tpl.scope, tpl.name) for by_name in org.templates.values() for tpl in by_name.values()}
     return StoredOrg(org, {k: v for k, v in rows.items() if k in kept}, units, labels)
 

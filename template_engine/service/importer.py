@@ -44,6 +44,8 @@ from template_engine.service.yamltext import dump_yaml
 _ADVISORY = 7_345_010_418
 #: The width of the description columns.
 _DESCRIPTION = 250
+#: The report's name for ``cluster.yaml``'s settings.
+_CLUSTER = "cluster settings"
 _STORABLE = "text without NUL characters or lone surrogates (U+D800 to U+DFFF), and finite numbers"
 
 
@@ -81,6 +83,8 @@ class Report:
     def summary(self) -> str:
         kinds = ("departments", "projects", "defaults", "policies", "assets", "templates")
         parts = [f"{self.added.get(k, 0)} added, {self.replaced.get(k, 0)} replaced {k}" for k in kinds]
+        if self.added.get(_CLUSTER) or self.replaced.get(_CLUSTER):
+            parts.append(f"cluster settings {'added' if self.added.get(_CLUSTER) else 'replaced'}")
         text = "; ".join(parts)
         if self.workloads is None:
             return text
@@ -125,6 +129,12 @@ def read_folder(root: Path) -> Folder:
         if read is not None and isinstance(raw, bytes):
             sources[read.file] = read
             texts[read.file] = raw.decode("utf-8")
+    if org.cluster_source is not None:  # cluster.yaml, kept with its text as a policy file is
+        cluster = org.cluster_source
+        sources[cluster.file] = cluster
+        raw = files.read(cluster.file)
+        if isinstance(raw, bytes):
+            texts[cluster.file] = raw.decode("utf-8")
     if source is not None:
         sources["org.yaml"] = source
         problems += _long_descriptions(source)
@@ -230,6 +240,7 @@ class _Import:
             self.restore_org_units(self.meta)
         else:
             self.merge_org_units()
+        self.put_cluster()
         self.put_defaults()
         self.put_policies()
         asset_ids = self.put_assets()
@@ -359,6 +370,21 @@ class _Import:
         return "system", None, None
 
     # -- documents ------------------------------------------------------------------------------------------
+
+    def put_cluster(self) -> None:
+        """``cluster.yaml``, when the folder has one (a folder without leaves the stored settings as they are,
+        as it leaves a department it does not name)."""
+        source = self.folder.org.cluster_source
+        if source is None:
+            return
+        current = self.repo.cluster_settings()
+        data = dict(source.data)
+        text = self.folder.texts.get(source.file)
+        kept_text = text if text is not None and text != dump_yaml(data) else None
+        version = current.audit.version if current is not None else None
+        self.repo.put_cluster_settings(data, kept_text, version, self.subject)
+        self.restamp(t.cluster_settings, 1, self.kept(source))
+        self.report.count(_CLUSTER, current is None)
 
     def put_defaults(self) -> None:
         for scope, entry in self.folder.org.defaults.items():

@@ -15,13 +15,21 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
 from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.policy.document import PolicyDocument
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
 from template_engine.service.policy_store import policy_file, stored_policy
-from template_engine.service.storage.repository import AssetRow, Audit, DefaultsRow, PolicyRow, TemplateRow
+from template_engine.service.storage.repository import (
+    AssetRow,
+    Audit,
+    ClusterRow,
+    DefaultsRow,
+    PolicyRow,
+    TemplateRow,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -58,6 +66,27 @@ def template_source(row: TemplateRow) -> Source:
     return Source(f"db:templates/{row.id}", row.document, {})
 
 
+#: The name the stored cluster settings go by, as a ``cluster.yaml`` goes by its file name.
+CLUSTER_SOURCE = "db:cluster-settings"
+
+
+def stored_cluster(row: ClusterRow | None) -> tuple[ClusterSettings, Source | None, list[Problem]]:
+    """The org's cluster settings from their row (the defaults when there is none), their source, and the
+    problems of a stored document the engine no longer accepts (the defaults are then used, and the problems
+    are the org's broken file ``db:cluster-settings``)."""
+    if row is None:
+        return DEFAULT_SETTINGS, None, []
+    source = Source(CLUSTER_SOURCE, row.document, {})
+    settings = stored_model(ClusterSettings, "cluster", "1", row.audit, row.document)
+    if isinstance(settings, list):
+        return (
+            DEFAULT_SETTINGS,
+            None,
+            [Problem(p.message, p.path, Location(CLUSTER_SOURCE)) for p in settings],
+        )
+    return settings, source, []
+
+
 def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:
     """The template of ``row`` in ``scope``, or the problems (located in its document) that stop it."""
     source = template_source(row)
@@ -74,9 +103,14 @@ def org_of_rows(
     assets: Iterable[AssetRow],
     templates: Iterable[tuple[Scope, TemplateRow]] = (),
     more_templates: Iterable[Template] = (),
+    cluster: ClusterRow | None = None,
 ) -> Org:
-    """The ``Org`` of these rows (``more_templates``: templates already made, such as a request's)."""
+    """The ``Org`` of these rows (``more_templates``: templates already made, such as a request's;
+    ``cluster``: the stored cluster settings, ``None`` for the defaults)."""
     broken: dict[str, tuple[Problem, ...]] = {}
+    settings, settings_source, settings_problems = stored_cluster(cluster)
+    if settings_problems:
+        broken[CLUSTER_SOURCE] = tuple(settings_problems)
     broken_refs: dict[tuple[str, ...], str] = {}
     layers: dict[Scope, Defaults] = {}
     for scope, row in defaults:
@@ -112,7 +146,18 @@ def org_of_rows(
         by_scope.setdefault(scope, {})[template.name] = template
     for template in more_templates:
         by_scope.setdefault(template.scope, {})[template.name] = template
-    return Org(dict(departments), layers, by_scope, found, broken, broken_refs, (), rules)
+    return Org(
+        dict(departments),
+        layers,
+        by_scope,
+        found,
+        broken,
+        broken_refs,
+        (),
+        rules,
+        settings,
+        settings_source,
+    )
 
 
-__all__ = ["org_of_rows", "stored_model", "stored_template"]
+__all__ = ["CLUSTER_SOURCE", "org_of_rows", "stored_cluster", "stored_model", "stored_template"]

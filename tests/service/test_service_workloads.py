@@ -32,7 +32,8 @@ def _seed_fixed(project: str) -> dict[str, Any]:
     the three runnable issues fixed (an environment variable with two value sources; an exposed URL
     authorised to users *and* groups; toleration seconds without NoExecute) and the request complying with
     the example org's policies (the system's tolerations are NoSchedule or PreferNoSchedule, so the seconds
-    go rather than the effect; research exposes ports as ClusterIP only)."""
+    go rather than the effect; research exposes ports as ClusterIP only), and its pods ones Kubernetes takes
+    (the sample mounts a config map and a secret at the same path)."""
     body = _runai_valid(copy.deepcopy(sample("seed000_request.json")))
     del body["masterSpec"]
     body["projectId"] = int(project)
@@ -41,6 +42,7 @@ def _seed_fixed(project: str) -> dict[str, Any]:
     del body["spec"]["tolerations"][0]["seconds"]
     body["spec"]["ports"][0]["serviceType"] = "ClusterIP"
     del body["spec"]["ports"][0]["external"]
+    body["spec"]["storage"]["secretVolume"][0]["mountPath"] = "/etc/secret"  # not the config map's
     return body
 
 
@@ -66,9 +68,12 @@ def test_the_seed_request_sample_is_refused_naming_master_spec(client: Any) -> N
         "tolerations[name=string].seconds",
         "environmentVariables[name=HOME]",
         "ports[name=port-instance-a].serviceType",  # the research policy: ClusterIP only
+        # The sample mounts its config map and its secret both at "string": Kubernetes refuses the pod.
+        "storage.secretVolume[name=storage-instance-a]",
     ]
     assert [i["field"] for i in body["complianceIssues"]] == [p["field"] for p in body["problems"]]
-    assert body["complianceIssues"][-1]["rule"] == "options"
+    assert body["complianceIssues"][-2]["rule"] == "options"
+    assert "volumeMounts" in body["complianceIssues"][-1]["details"]
 
 
 def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
@@ -97,6 +102,11 @@ def test_a_not_runnable_submission_lists_every_issue(client: Any) -> None:
             "details": "ports[name=port-instance-a].serviceType is 'LoadBalancer', not one of the options of "
             "the department research policy: ClusterIP",
             "rule": "options",
+        },
+        {  # the config map and the secret are both mounted at "string": the cluster refuses the pod
+            "field": "storage.secretVolume[name=storage-instance-a]",
+            "details": "the cluster refuses MPIJob.spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]"
+            ".volumeMounts[6]: duplicate item by its keys (mountPath='string')",
         },
     ]
 

@@ -7,6 +7,7 @@ from fastapi import APIRouter
 
 from template_engine.service.routes import (
     assets,
+    cluster,
     defaults,
     health,
     orgunits,
@@ -26,5 +27,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     orgunits.router,
     assets.router,
     workloads.router,
+    cluster.router,
     ui_router,
 )

@@ -26,6 +26,7 @@ from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
 from template_engine.service.budget import REQUEST_BUDGET, over_budget, rows_price
 from template_engine.service.cache import uncommitted
+from template_engine.service.cluster_api import ManifestsOut, composition_resolver, manifests_body
 from template_engine.service.composer import (
     compose_row,
     composed,
@@ -592,6 +593,35 @@ def explain_template(
     entries = [e.to_dict() for e in explain(outcome, path)]
     warnings = [w.to_dict() for w in outcome.runnable.warnings]
     return json_response({"entries": entries, "warnings": warnings, "runnable": runnable})
+
+
+@router.get(
+    "/distributed/{templateId}/manifests",
+    response_model=ManifestsOut,
+    responses=errors(404),
+    description="An extension of Run:ai's API: the objects the cluster would run (docs/cluster.md).",
+    openapi_extra={"x-template-engine-extension": True},
+)
+def template_manifests(
+    templateId: uuid.UUID,
+    principal: Auth,
+    store: StoreDep,
+    projectId: ProjectQuery = None,
+    annotate: Annotated[bool | None, Query(description="Add the source of every value (sources).")] = None,
+) -> JSONResponse:
+    """The Kubeflow job and the claims a template becomes, seen from its scope or from a project below it
+    (the project's namespace and queue), with its ``runnable`` as GET answers it.  A template that cannot be
+    composed is answered as explain answers it: 200, no objects, the problems as ``runnable``'s issues."""
+    with store.read(principal) as ctx:
+        row, own = _load(ctx, templateId)
+        ctx.access.require_read(own.ref)
+        view = view_from_query(ctx, own, projectId)
+        outcome, body = composed(ctx, row, own, view)
+        cluster = ctx.repo.cluster_settings() if annotate else None
+    if isinstance(outcome, list):
+        return json_response(manifests_body(None, body["runnable"], bool(annotate), None))
+    resolve = composition_resolver(outcome, cluster)
+    return json_response(manifests_body(outcome.manifests, body["runnable"], bool(annotate), resolve))
 
 
 # -- any type: GET /api/v1/workload-templates[/{templateId}] -------------------------------------------------

@@ -15,6 +15,7 @@ aside while composing and added to the composed master.  There is no cluster beh
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import string
 import uuid
@@ -34,6 +35,12 @@ from template_engine.models.spec import WorkerSpec
 from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, schema_problems, valid
+from template_engine.service.cluster_api import (
+    ManifestsOut,
+    manifests_body,
+    workload_manifests,
+    workload_resolver,
+)
 from template_engine.service.composer import compose_submission, timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
@@ -268,6 +275,7 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
     in the same 400), store the effective spec."""
     problems = schema_problems(WorkloadCreate, raw)
     part, submission, pulls = _layers(raw, problems)
+    submission = dataclasses.replace(submission, name=_job_name(raw, problems))
     issues: list[dict[str, Any]] = []
     with store.write(principal) as ctx:
         view, more = _project(ctx, part.projectId) if part is not None else (None, [])
@@ -292,9 +300,7 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         assert composition is not None and view is not None and part is not None
         assert view.project is not None and view.department is not None
         body = WorkloadCreate.model_validate(raw)
-        name = body.name
-        if body.useGivenNameAsPrefix:
-            name = f"{body.name[:57]}-{''.join(secrets.choice(_SUFFIX) for _ in range(5))}"
+        name = submission.name or body.name
         if ctx.repo.live_workload_named(view.project.id, name) is not None:
             raise ApiError(
                 409, problems=[Problem(f"a workload named {name!r} exists in this project", ("name",))]
@@ -318,6 +324,17 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         stored = ctx.repo.workload(workload_id)
     assert stored is not None
     return json_response(workload_body(stored), 202)
+
+
+def _job_name(raw: dict[str, Any], problems: list[Problem]) -> str | None:
+    """The workload's name, its job's on the cluster (``useGivenNameAsPrefix``: with its random suffix), known
+    before composing so that the objects are checked with it; ``None`` when the body's name is refused."""
+    given = raw.get("name")
+    if not isinstance(given, str) or any(p.path[:1] == ("name",) for p in problems):
+        return None
+    if raw.get("useGivenNameAsPrefix") is True:
+        return f"{given[:57]}-{''.join(secrets.choice(_SUFFIX) for _ in range(5))}"
+    return given
 
 
 # -- one workload -------------------------------------------------------------------------------------------
@@ -356,6 +373,31 @@ def get_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSO
     with store.read(principal) as ctx:
         row = _load(ctx, workloadId, write=False)
     return json_response(workload_body(row))
+
+
+@router.get(
+    "/distributed/{workloadId}/manifests",
+    response_model=ManifestsOut,
+    responses=errors(404),
+    description="An extension of Run:ai's API: the objects the cluster would run (docs/cluster.md).",
+    openapi_extra={"x-template-engine-extension": True},
+)
+def workload_manifests_of(
+    workloadId: uuid.UUID,
+    principal: Auth,
+    store: StoreDep,
+    annotate: Annotated[bool | None, Query(description="Add the source of every value (sources).")] = None,
+) -> JSONResponse:
+    """The objects of a workload: its stored effective spec, named after the workload, in its project's
+    namespace and queue, rendered with the org's cluster settings as they are now."""
+    with store.read(principal) as ctx:
+        row = _load(ctx, workloadId, write=False)
+        place = _readable(ctx, row)
+        project = place.project.name if place is not None and place.project is not None else None
+        cluster = ctx.repo.cluster_settings()
+    manifests, runnable = workload_manifests(row, project, cluster)
+    body = manifests_body(manifests, runnable, bool(annotate), workload_resolver(row, cluster))
+    return json_response(body)
 
 
 def _set_phase(

@@ -51,9 +51,15 @@ def _revision(_connection: Connection) -> None:
     leave the caches of newer replicas stale), refuses the database instead of sharing it."""
 
 
+def _cluster_settings(_connection: Connection) -> None:
+    """Version 4 adds ``cluster_settings``, which ``create_all`` (run first) has just created, empty: the org
+    then composes with the defaults, as before.  The version goes up so that an older service, which would
+    compose without the stored settings, refuses the database instead of answering differently."""
+
+
 #: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1`` (after ``create_all`` has added
 #: the tables that version ``n`` did not have).
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies, 2: _revision}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies, 2: _revision, 3: _cluster_settings}
 
 #: What a reader of the org revision gets: the row's epoch and its counter.
 Revision = tuple[str, int]

@@ -140,6 +140,16 @@ class TemplateRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterRow:
+    """The org's cluster settings as stored (``cluster.yaml``'s document)."""
+
+    document: dict[str, Any]
+    #: The YAML the document was imported from, when it is not what an export writes for it.
+    text: str | None
+    audit: Audit
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadRow:
     id: str
     name: str
@@ -513,6 +523,23 @@ class Repository:
         if rows:
             self.connection.execute(insert(t.template_assets), rows)
 
+    # -- cluster settings -----------------------------------------------------------------------------------
+
+    def cluster_settings(self, lock: bool = False) -> ClusterRow | None:
+        """The org's cluster settings; ``None``: none are stored (the defaults apply)."""
+        row = self._one(select(t.cluster_settings).where(t.cluster_settings.c.id == 1), lock)
+        return ClusterRow(row.document, row.text, _audit(row)) if row is not None else None
+
+    def put_cluster_settings(
+        self, document: dict[str, Any], text: str | None, version: int | None, subject: str
+    ) -> int:
+        """Insert (``version`` None or 0: none are stored) or replace the cluster settings (``version``: the
+        one :meth:`cluster_settings` read); returns the new version."""
+        if not version:
+            self._insert(t.cluster_settings, subject, {"id": 1, "document": document, "text": text})
+            return 1
+        return self._update(t.cluster_settings, 1, version, subject, {"document": document, "text": text})
+
     # -- workloads ------------------------------------------------------------------------------------------
 
     @staticmethod
@@ -568,7 +595,7 @@ class Repository:
     # -- whole database -------------------------------------------------------------------------------------
 
     def is_empty(self) -> bool:
-        for table in (t.departments, t.defaults, t.policies, t.assets, t.templates):
+        for table in (t.departments, t.defaults, t.policies, t.assets, t.templates, t.cluster_settings):
             query = select(func.count()).select_from(table)
             if table is t.defaults or table is t.policies:
                 query = query.where(_live(table))

@@ -23,7 +23,8 @@ COUNTED = (t.departments, t.projects)
 
 def is_blank(connection: Connection) -> bool:
     """Nothing in any table (workloads included): a restore cannot collide with anything."""
-    for table in (t.departments, t.projects, t.defaults, t.policies, t.assets, t.templates, t.workloads):
+    tables = (t.departments, t.projects, t.defaults, t.policies, t.assets, t.templates, t.workloads)
+    for table in (*tables, t.cluster_settings):
         if connection.execute(select(func.count()).select_from(table)).scalar_one():
             return False
     return True

@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 #: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -175,6 +175,19 @@ workloads = Table(
     Column("spec", JSON, nullable=False),
     Column("master_spec", JSON),
     Column("deleted_at", UtcDateTime()),
+    *_audit(),
+)
+
+#: One row (``id`` 1) or none: the org's cluster settings, the document a ``cluster.yaml`` holds
+#: (:class:`template_engine.cluster.settings.ClusterSettings`).  No row means the defaults (a database made
+#: before version 4 has none).  ``text`` is the YAML it was imported from when that differs from what an
+#: export would write, as for ``policies``; ``None`` otherwise (and after a change over HTTP).
+cluster_settings = Table(
+    "cluster_settings",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("document", JSON, nullable=False),
+    Column("text", Text),
     *_audit(),
 )
 
