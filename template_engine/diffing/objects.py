@@ -8,8 +8,9 @@ the cluster would run: ``PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.spe
 
 Objects are matched by kind and name: the job is named by its kind alone (``PyTorchJob``), every other
 object by kind and name (``PersistentVolumeClaim/scratch``).  Inside an object, a list whose items are
-mappings with distinct ``name`` values (containers, env, volumes, mounts, ports) is matched by name, so
-adding one item lists that item and not every item after it; the index in the path is the item's place on
+mappings with distinct values of an identity field (``name``, else ``containerPort``, else ``mountPath``:
+containers, env, volumes, ports, mounts) is matched by it, so adding one item lists that item and not
+every item after it; the index in the path is the item's place on
 the side it is found (the new side, or the old one for a removed item).  Every other list is compared as a
 whole value.
 """
@@ -78,19 +79,31 @@ def _by_label(objects: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, An
     return out
 
 
-def _named(values: Any) -> dict[Any, int] | None:
-    """The places of a list's items by ``name``, when every item is a mapping with a distinct one."""
+#: The fields that identify a list's items, tried in order (Kubernetes' own list keys: containers, env,
+#: volumes and mounts by name, ports by ``containerPort``, mounts by ``mountPath``).
+_IDENTITY = ("name", "containerPort", "mountPath")
+
+
+def _by_key(values: Any, key: str) -> dict[Any, int] | None:
+    """The places of a list's items by ``key``, when every item is a mapping with a distinct value of it."""
     if not isinstance(values, list) or not values:
         return None
     out: dict[Any, int] = {}
     for index, item in enumerate(values):
-        if not isinstance(item, Mapping) or "name" not in item:
-            return None
-        name = item["name"]
-        if not isinstance(name, str) or name in out:
+        name = item.get(key) if isinstance(item, Mapping) else None
+        if not isinstance(name, str | int) or isinstance(name, bool) or name in out:
             return None
         out[name] = index
     return out
+
+
+def _identities(old: Any, new: Any) -> tuple[dict[Any, int], dict[Any, int]] | None:
+    """Both lists' items by the first of :data:`_IDENTITY` that identifies the items of both."""
+    for key in _IDENTITY:
+        before, after = _by_key(old, key), _by_key(new, key)
+        if before is not None and after is not None:
+            return before, after
+    return None
 
 
 def _walk(old: Any, new: Any, path: ObjectPath) -> Iterator[tuple[Kind, ObjectPath, Any, Any]]:
@@ -106,10 +119,11 @@ def _walk(old: Any, new: Any, path: ObjectPath) -> Iterator[tuple[Kind, ObjectPa
         for key in sorted(set(old) | set(new), key=str):
             yield from _walk(old.get(key, _MISSING), new.get(key, _MISSING), (*path, key))
         return
-    before, after = _named(old), _named(new)
-    if before is None or after is None:
+    matched = _identities(old, new)
+    if matched is None:
         yield "changed", path, old, new
         return
+    before, after = matched
     for name, index in before.items():
         if name not in after:
             yield "removed", (*path, index), old[index], None
