@@ -1,9 +1,12 @@
-"""What changes between two versions of an org: every pair whose effective output differs, field by field.
+"""What changes between two versions of an org: every pair whose effective output or cluster objects differ,
+field by field and object path by object path.
 
 Pure: two :class:`~template_engine.org.Org` values in, a :class:`OrgDiff` out.  Only pairs that can differ
 are composed: a pair whose view, template and every file it depends on (``dependencies``) are the same on
 both sides composes to the same output, so a change to one department's defaults recomposes that
-department's pairs and nothing else.
+department's pairs and nothing else.  Every pair depends on ``cluster.yaml`` (its objects are built with the
+cluster settings), so a change of a setting recomposes every pair, and a pair whose specs are the same but
+whose objects differ is a changed pair with object changes only.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Literal
 
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import FieldChange, diff_outputs, same
+from template_engine.diffing.objects import ObjectChange, diff_objects
 from template_engine.diffing.pairs import (
     Outcome,
     Pair,
@@ -31,13 +35,16 @@ Status = Literal["changed", "appeared", "disappeared"]
 
 @dataclass(frozen=True, slots=True)
 class PairDiff:
-    """One pair that differs: changed (with its field changes), appeared or disappeared."""
+    """One pair that differs: changed (with its field changes and its objects' changes), appeared or
+    disappeared."""
 
     pair: Pair
     status: Status
     old: Outcome | None
     new: Outcome | None
     changes: tuple[FieldChange, ...] = ()
+    #: What changes in the cluster objects (``Composition.manifests``), by object path.
+    object_changes: tuple[ObjectChange, ...] = ()
 
     @property
     def id(self) -> str:
@@ -56,6 +63,7 @@ class PairDiff:
             if outcome is not None:
                 out[side] = {"status": outcome.status(), "errors": [p.to_dict() for p in outcome.problems]}
         out["changes"] = [change.to_dict() for change in self.changes]
+        out["objectChanges"] = [change.to_dict() for change in self.object_changes]
         return out
 
 
@@ -108,17 +116,18 @@ class _Side:
         return found
 
 
-def _compare(old: Outcome, new: Outcome) -> tuple[FieldChange, ...] | None:
-    """The field changes between two outcomes, or ``None`` when they are the same."""
+def _compare(old: Outcome, new: Outcome) -> tuple[tuple[FieldChange, ...], tuple[ObjectChange, ...]] | None:
+    """The field and object changes between two outcomes, or ``None`` when they are the same."""
     if old.composition is None or new.composition is None:
         if old.composition is None and new.composition is None:
             shown = [p.one_line() for p in old.problems] == [p.one_line() for p in new.problems]
-            return None if shown else ()
-        return ()
+            return None if shown else ((), ())
+        return (), ()  # one side has neither specs nor objects: its problems say why
     before, after = old.output, new.output
-    if same(before, after):
+    objects = tuple(diff_objects(old.objects, new.objects))
+    if same(before, after) and not objects:
         return None
-    return tuple(diff_outputs(before, after, new.composition, old.composition))
+    return tuple(diff_outputs(before, after, new.composition, old.composition)), objects
 
 
 #: The compositions a diff will make, each as ``(org, pair)``, in the order it makes them.
@@ -132,7 +141,7 @@ def diff_orgs(
     file: str | None = None,
     admit: Callable[[Work], None] | None = None,
 ) -> OrgDiff:
-    """Every pair whose effective output differs between ``old`` and ``new``.
+    """Every pair whose effective output or cluster objects differ between ``old`` and ``new``.
 
     With ``file`` (a path relative to the templates folder), also list the pairs that depend on it.  With
     ``admit``, the compositions the diff needs are found first and handed to it before any is made: it may
@@ -198,9 +207,9 @@ def diff_orgs(
             compose_pair(new, new_pair, variables, new_cache),
         )
         composed += 2
-        changes = _compare(old_outcome, new_outcome)
-        if changes is not None:
-            diffs.append(PairDiff(new_pair, "changed", old_outcome, new_outcome, changes))
+        compared = _compare(old_outcome, new_outcome)
+        if compared is not None:
+            diffs.append(PairDiff(new_pair, "changed", old_outcome, new_outcome, *compared))
     broken = tuple(
         (name, problems) for name, problems in sorted(new.broken.items()) if old.broken.get(name) != problems
     )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from template_engine.diffing.pairs import Pair, dependencies, documents
+from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Org
 
 __all__ = [
@@ -96,7 +97,7 @@ class Pricer:
         total = COMPOSITION_PRICE
         for name in dependencies(org, pair):
             document = found.get(name)
-            if document is not None:
+            if document is not None and name != CLUSTER_FILE:  # the settings: small, in the overhead
                 total += self.data(_document_data(document))
         return total
 

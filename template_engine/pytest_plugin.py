@@ -33,12 +33,21 @@ import pytest
 
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import diff_outputs
+from template_engine.diffing.objects import diff_objects
 from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org
 from template_engine.render import RESERVED
-from template_engine.snapshots.document import SUFFIX, UPDATE_HINT, read_snapshot, snapshot_text
+from template_engine.snapshots.document import (
+    SUFFIX,
+    UPDATE_HINT,
+    manifests_name,
+    manifests_text,
+    read_manifests,
+    read_snapshot,
+    snapshot_text,
+)
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -107,15 +116,21 @@ class OrgSnapshots:
     def location(self, pair: Pair) -> Path:
         return self.snapshots / f"{pair.id}{SUFFIX}"
 
+    def manifests_location(self, pair: Pair) -> Path:
+        """The snapshot file of the pair's cluster objects: ``manifests/<pair id>.yaml``."""
+        return self.snapshots / f"{manifests_name(pair)}{SUFFIX}"
+
     def orphans(self) -> list[Path]:
-        """Snapshot files of pairs the org no longer has."""
+        """Snapshot files (effective specs and objects) of pairs the org no longer has."""
         if not self.snapshots.is_dir():
             return []
         known = {self.location(pair) for pair in self.pairs()}
+        known |= {self.manifests_location(pair) for pair in self.pairs()}
         return sorted(p for p in self.snapshots.rglob(f"*{SUFFIX}") if p.is_file() and p not in known)
 
     def check(self, pair: Pair | TemplateEngineError, snapshot: SnapshotAssertion) -> None:
-        """Compare the pair's effective output with its snapshot; fail with a readable diff if it differs."""
+        """Compare the pair's effective output and its cluster objects with their snapshots; fail with a
+        readable diff of each that differs."""
         if isinstance(pair, TemplateEngineError):
             pytest.fail(
                 f"cannot read the templates folder {_shown(self.root)}:\n{pair.render()}", pytrace=False
@@ -123,22 +138,36 @@ class OrgSnapshots:
         from template_engine.snapshots.extension import extension_for
 
         assertion = snapshot.use_extension(extension_for(self.snapshots))
-        location = self.location(pair)
+        location, objects_location = self.location(pair), self.manifests_location(pair)
         outcome = compose_pair(self.org, pair, self.variables, self.cache)
         output = _recorded(outcome.output)
-        if output is None:
-            if location.is_file():
-                # The pair still exists: keep its last good snapshot instead of reporting it unused.
-                assertion(name=pair.id).assert_match(location.read_text(encoding="utf-8"))
+        objects = outcome.objects
+        if output is None or objects is None:
+            for name, kept in ((pair.id, location), (manifests_name(pair), objects_location)):
+                if kept.is_file():
+                    # The pair still exists: keep its last good snapshots instead of reporting them unused.
+                    assertion(name=name).assert_match(kept.read_text(encoding="utf-8"))
             reasons = "\n".join(f"  {problem.one_line()}" for problem in outcome.problems)
             pytest.fail(f"{pair.id}: {pair.describe()} does not compose:\n{reasons}", pytrace=False)
         text = snapshot_text(pair, output)
-        if assertion(name=pair.id) == text:
-            return
-        result = assertion.executions[assertion.num_executions - 1]
-        if result.exception is not None:
-            raise result.exception
-        pytest.fail(_failure(pair, location, result.recalled_data, text, output, outcome), pytrace=False)
+        objects_text = manifests_text(pair, objects)
+        recalled = []
+        for name, wanted in ((pair.id, text), (manifests_name(pair), objects_text)):
+            index = assertion.num_executions
+            if assertion(name=name) == wanted:
+                recalled.append(_SAME)
+                continue
+            result = assertion.executions[index]
+            if result.exception is not None:
+                raise result.exception
+            recalled.append(result.recalled_data)
+        failures = []
+        if recalled[0] is not _SAME:
+            failures.append(_failure(pair, location, recalled[0], text, output, outcome))
+        if recalled[1] is not _SAME:
+            failures.append(_objects_failure(pair, objects_location, recalled[1], objects_text, objects))
+        if failures:
+            pytest.fail("\n\n".join(failures), pytrace=False)
 
     def test_for(self, pair: Pair) -> Callable[..., None]:
         def template_snapshot(snapshot: SnapshotAssertion) -> None:
@@ -155,6 +184,44 @@ def _recorded(output: dict[str, Any] | None) -> dict[str, Any] | None:
     runnable = output["runnable"]
     kept = [w for w in runnable["warnings"] if not str(w["field"]).startswith("--var ")]
     return {**output, "runnable": {**runnable, "warnings": kept}}
+
+
+#: A snapshot that matched (``recalled`` data may be anything, ``None`` included).
+_SAME: Any = object()
+
+
+def _line_diff(old_text: str, text: str) -> list[str]:
+    return list(
+        difflib.unified_diff(old_text.splitlines(), text.splitlines(), "recorded", "now", lineterm="", n=2)
+    )[2:]
+
+
+def _objects_failure(
+    pair: Pair, location: Path, recalled: Any, text: str, objects: tuple[dict[str, Any], ...]
+) -> str:
+    shown = _shown(location)
+    if recalled is None:
+        return (
+            f"{pair.id}: no snapshot of its cluster objects yet ({shown})\n"
+            f"  {pair.describe()} is new, or the snapshot was deleted.\n"
+            f"  Run {UPDATE_HINT} to write it, then review and commit the file."
+        )
+    old_text = recalled.decode() if isinstance(recalled, bytes) else str(recalled)
+    lines = [f"{pair.id}: the cluster objects differ from their snapshot {shown}", f"  {pair.describe()}", ""]
+    try:
+        old = read_manifests(old_text, shown)
+    except TemplateEngineError as exc:
+        lines += [
+            "the snapshot file cannot be read:",
+            *(f"  {problem.one_line()}" for problem in exc.problems),
+        ]
+    else:
+        changes = diff_objects(old, objects)
+        lines.append("changed objects:")
+        lines += [f"  {change.render()}" for change in changes] or ["  (none: only the file's text differs)"]
+    lines += ["", "snapshot file (- recorded, + now):", *_line_diff(old_text, text)]
+    lines += ["", f"If the change is intended, run {UPDATE_HINT} and commit the updated snapshot."]
+    return "\n".join(lines)
 
 
 def _failure(
@@ -180,10 +247,7 @@ def _failure(
         changes = diff_outputs(old, output, outcome.composition)
         lines.append("changed fields:")
         lines += [f"  {change.render()}" for change in changes] or ["  (none: only the file's text differs)"]
-    lines += ["", "snapshot file (- recorded, + now):"]
-    lines += list(
-        difflib.unified_diff(old_text.splitlines(), text.splitlines(), "recorded", "now", lineterm="", n=2)
-    )[2:]
+    lines += ["", "snapshot file (- recorded, + now):", *_line_diff(old_text, text)]
     lines += ["", f"If the change is intended, run {UPDATE_HINT} and commit the updated snapshot."]
     return "\n".join(lines)
 

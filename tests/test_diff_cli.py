@@ -172,6 +172,64 @@ def test_json_output(repo: Repo) -> None:
     assert pair["changes"][1]["old"] == "WARN" and pair["changes"][1]["new"] == "INFO"
 
 
+def test_a_changed_default_shows_the_changed_objects(repo: Repo) -> None:
+    repo.edit("system/defaults.yaml", "    cpuCoreLimit: 8\n", "    cpuCoreLimit: 16\n")
+    done = repo.run("diff", "--against", "HEAD")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    at = lines.index("~ projects/speech/asr-sweep-draft  (project speech template)")
+    replicas = "PyTorchJob.spec.pytorchReplicaSpecs"
+    limits = "template.spec.containers[0].resources.limits.cpu"
+    assert lines[at + 1 :] == [
+        '    runnable.issues: removed (was "worker compute.cpuCoreRequest: compute.cpuCoreRequest 16 is '
+        'above compute.cpuCoreLimit 8")',
+        "    combinedSpec.compute.cpuCoreLimit: 8 -> 16 (set by system/defaults.yaml:56, system defaults); "
+        "the same in combinedMasterSpec",
+        "    objects:",
+        f"      {replicas}.Master.{limits}: 8 -> 16",
+        f"      {replicas}.Worker.{limits}: 8 -> 16",
+        "1 of 18 pairs differ: 1 changed",
+    ]
+    report = json.loads(repo.run("diff", "--against", "HEAD", "-o", "json").stdout)
+    (pair,) = report["pairs"]
+    assert pair["objectChanges"] == [
+        {"object": f"{replicas}.Master.{limits}", "change": "changed", "old": 8, "new": 16},
+        {"object": f"{replicas}.Worker.{limits}", "change": "changed", "old": 8, "new": 16},
+    ]
+    assert [c["field"] for c in pair["changes"]] == ["runnable.issues", "combinedSpec.compute.cpuCoreLimit"]
+
+
+def test_a_cluster_setting_changes_objects_only(repo: Repo) -> None:
+    """Every pair depends on cluster.yaml: a setting that changes no spec still changes the pairs whose
+    objects it changes, in diff and in impact."""
+    repo.edit("cluster.yaml", "  speech: speech\n", "  speech: speech-batch\n")
+    speech = ["projects/speech/asr-sweep-draft", "projects/speech/mpi-horovod"]
+    speech += ["projects/speech/pytorch-elastic", "projects/speech/xgboost-ctr"]
+    for args in (("diff", "--against", "HEAD"), ("impact", "templates/cluster.yaml")):
+        done = repo.run(*args)
+        assert done.returncode == 1, done.stderr
+        assert pairs_in(done.stdout) == speech
+        lines = done.stdout.splitlines()
+        at = lines.index("~ projects/speech/xgboost-ctr  (department applied template)")
+        assert lines[at + 1 : at + 3] == [
+            "    objects:",
+            '      XGBoostJob.metadata.labels.kai.scheduler/queue: "speech" -> "speech-batch"',
+        ]
+        assert lines[-1] == "4 of 18 pairs differ: 4 changed"
+    assert done.stdout.splitlines()[0] == "cluster.yaml against HEAD: used by 18 pairs"
+    report = json.loads(repo.run("impact", "templates/cluster.yaml", "-o", "json").stdout)
+    assert len(report["usedBy"]) == 18
+    for pair in report["pairs"]:
+        assert pair["changes"] == []
+        assert pair["objectChanges"][0]["object"].endswith(".metadata.labels.kai.scheduler/queue")
+    # The file removed: the settings' defaults (KAI's default queue, its priority classes) change every
+    # project's objects.
+    (repo.path / "templates/cluster.yaml").unlink()
+    done = repo.run("impact", "templates/cluster.yaml")
+    assert done.returncode == 1
+    assert '      MPIJob.metadata.labels.kai.scheduler/queue: "vision" -> "default-queue"' in done.stdout
+
+
 def test_pairs_that_appear_and_disappear(repo: Repo) -> None:
     repo.edit("org.yaml", "  - vision\n  - nlp\n", "  - vision\n")
     repo.edit("org.yaml", "  - speech\n", "  - speech\n  - ads\n")
@@ -368,12 +426,14 @@ EDITS: dict[str, list[tuple[str, str, str]]] = {
         ("org.yaml", "  - recsys\n", "  - recsys\n  - vision\n"),
     ],
     "a broken file": [("projects/speech/defaults.yaml", "spec:\n", "spec: [\n")],
+    "a cluster setting": [("cluster.yaml", "  speech: speech\n", "  speech: speech-batch\n")],
 }
 
 
 @pytest.mark.parametrize("edit", list(EDITS))
 def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path: Path, edit: str) -> None:
-    """diff_orgs composes only pairs whose inputs changed; composing every pair must find the same ones."""
+    """diff_orgs composes only pairs whose inputs changed; composing every pair must find the same ones
+    (a pair differs when its effective output or its objects do)."""
     after = tmp_path / "after"
     shutil.copytree(EXAMPLE, after)
     for rel, old, new in EDITS[edit]:
@@ -387,7 +447,9 @@ def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path
         for pair in pairs(org):
             outcome = compose_pair(org, pair)
             found[pair.id] = (
-                outcome.output if outcome.output is not None else [p.one_line() for p in outcome.problems]
+                (outcome.output, outcome.objects)
+                if outcome.output is not None
+                else [p.one_line() for p in outcome.problems]
             )
         return found
 
@@ -400,7 +462,8 @@ def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path
     assert expected, "the edit should change something"
     result = diff_orgs(old_org, new_org)
     assert {d.id for d in result.pairs} == expected
-    if edit != "a broken file":  # a file that cannot be read makes every pair worth comparing
+    # A file that cannot be read makes every pair worth comparing; every pair's objects use the settings.
+    if edit not in ("a broken file", "a cluster setting"):
         assert result.composed < len(before_all)
 
 

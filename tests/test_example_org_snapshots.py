@@ -31,4 +31,6 @@ def test_every_file_of_the_example_org_is_valid() -> None:
 
 def test_every_snapshot_belongs_to_a_pair() -> None:
     assert SUITE.orphans() == []
-    assert len(SUITE.pairs()) == len(list((REPO / "snapshots").rglob("*.yaml")))
+    # Two files per pair: its effective spec, and its cluster objects under manifests/.
+    assert 2 * len(SUITE.pairs()) == len(list((REPO / "snapshots").rglob("*.yaml")))
+    assert len(SUITE.pairs()) == len(list((REPO / "snapshots" / "manifests").rglob("*.yaml")))

@@ -174,6 +174,14 @@ EXAMPLE_CHANGES: dict[str, tuple[ExampleChange, str | None]] = {
         lambda f: edit(f, "departments/research/defaults.yaml", "# ", "#  "),
         "departments/research/defaults.yaml",
     ),
+    "cluster settings": (
+        lambda f: edit(f, "cluster.yaml", "vision: vision", "vision: vision-gpu"),
+        "cluster.yaml",
+    ),
+    "cluster settings disappear": (
+        lambda f: {k: v for k, v in f.items() if k != "cluster.yaml"},
+        "cluster.yaml",
+    ),
 }
 
 
@@ -329,9 +337,9 @@ def test_stand_ins_are_read_once_and_equal_what_they_stand_for(tmp_path: Path, p
     assert isinstance(template, DeferredTemplate) and not template.loaded
     assert template.file == "projects/vision/templates/vit-finetune.yaml"
     assert template.asset_refs() == full.templates[Scope("project", "vision")]["vit-finetune"].asset_refs()
-    assert set(parsed) == {"org.yaml"} | {
-        f for f in files if f.endswith("policy.yaml")
-    }  # policies: not cached
+    # org.yaml and cluster.yaml are read by every load (a broken one stops the command), policies are not
+    # cached: the org's checks of them need the whole org.
+    assert set(parsed) == {"org.yaml", "cluster.yaml"} | {f for f in files if f.endswith("policy.yaml")}
     before = len(parsed)
     assert template.doc.meta.name == "vit-finetune" and template.loaded
     assert template.source.data["spec"]["numWorkers"] == 2

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import syrupy
+import yaml
 
 pytest_plugins = ["pytester"]
 
@@ -94,6 +95,11 @@ RESEARCH = {"projects/vision/job", "projects/vision/sweep", "projects/nlp/job", 
 RESEARCH |= {"departments/research/sweep"}
 #: With --template-root, one more test checks that every file of the templates folder is valid.
 ITEMS = len(PAIRS) + 1
+
+
+def with_objects(pairs: set[str]) -> set[str]:
+    """The snapshot names of ``pairs``: each pair's effective spec and, under ``manifests/``, its objects."""
+    return pairs | {f"manifests/{pair}" for pair in pairs}
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -208,8 +214,8 @@ def test_a_fresh_repository_passes_after_snapshot_update(project: pytest.Pyteste
 
     update = run(project, "--snapshot-update")
     update.assert_outcomes(passed=ITEMS)
-    update.stdout.fnmatch_lines(["*7 snapshots generated.*"])
-    assert snapshot_files(project.path / "snapshots") == PAIRS
+    update.stdout.fnmatch_lines(["*14 snapshots generated.*"])  # two per pair: the spec and the objects
+    assert snapshot_files(project.path / "snapshots") == with_objects(PAIRS)
 
     again = run(project, "-v")
     again.assert_outcomes(passed=ITEMS)
@@ -273,6 +279,99 @@ def test_a_changed_default_fails_exactly_the_affected_pairs_with_a_readable_diff
     run(project).assert_outcomes(passed=ITEMS)
 
 
+def test_the_objects_are_snapshotted_beside_the_effective_spec(project: pytest.Pytester) -> None:
+    updated(project)
+    text = (project.path / "snapshots/manifests/projects/vision/job.yaml").read_text(encoding="utf-8")
+    assert text.startswith(
+        "# template job (system template) as seen from project vision (department research)\n"
+        "# The cluster objects it renders to (template-engine manifests)."
+    )
+    objects = yaml.safe_load(text)
+    assert [obj["kind"] for obj in objects] == ["PyTorchJob"]
+    job = objects[0]
+    assert job["metadata"]["namespace"] == "runai-vision"
+    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]
+    assert worker["replicas"] == 2
+    assert worker["template"]["spec"]["containers"][0]["image"] == "python:3.11"
+    assert worker["template"]["metadata"]["labels"]["tier"] == "research"
+
+
+def test_a_changed_default_shows_the_changed_objects(project: pytest.Pytester) -> None:
+    updated(project)
+    write(
+        project.path,
+        {
+            "templates/departments/research/defaults.yaml": """\
+                spec:
+                  labels:
+                  - name: tier
+                    value: research-gpu
+                """
+        },
+    )
+    result = run(project)
+    assert failed_pairs(result) == RESEARCH
+    result.stdout.fnmatch_lines(
+        [
+            "projects/vision/job: the effective spec differs from its snapshot "
+            "snapshots/projects/vision/job.yaml",
+            "*",
+            "projects/vision/job: the cluster objects differ from their snapshot "
+            "snapshots/manifests/projects/vision/job.yaml",
+            "*",
+            "changed objects:",
+            '  PyTorchJob.metadata.labels.tier: "research" -> "research-gpu"',
+            '  PyTorchJob.spec.pytorchReplicaSpecs.Master.template.metadata.labels.tier: "research" -> '
+            '"research-gpu"',
+            '  PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.metadata.labels.tier: "research" -> '
+            '"research-gpu"',
+            "snapshot file (- recorded, + now):",
+            "*",
+            "+      tier: research-gpu",
+        ]
+    )
+    update = run(project, "--snapshot-update")
+    update.assert_outcomes(passed=ITEMS)
+    update.stdout.fnmatch_lines([f"*{2 * len(RESEARCH)} snapshots updated.*"])
+
+
+def test_a_cluster_setting_fails_only_the_objects_snapshots(project: pytest.Pytester) -> None:
+    updated(project)
+    write(project.path, {"templates/cluster.yaml": "namespacePattern: team-{project}\n"})
+    result = run(project)
+    projects = {p for p in PAIRS if p.startswith("projects/")}
+    assert failed_pairs(result) == projects  # a scope's own pair has no project, so no namespace
+    out = result.stdout.str()
+    assert "the effective spec differs" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "projects/recsys/job: the cluster objects differ from their snapshot "
+            "snapshots/manifests/projects/recsys/job.yaml",
+            "*",
+            "changed objects:",
+            '  PyTorchJob.metadata.namespace: "runai-recsys" -> "team-recsys"',
+        ]
+    )
+    run(project, "--snapshot-update").assert_outcomes(passed=ITEMS)
+    text = (project.path / "snapshots/manifests/projects/recsys/job.yaml").read_text(encoding="utf-8")
+    assert "namespace: team-recsys" in text
+    run(project).assert_outcomes(passed=ITEMS)
+
+
+def test_a_deleted_objects_snapshot_fails_as_missing(project: pytest.Pytester) -> None:
+    updated(project)
+    (project.path / "snapshots/manifests/projects/nlp/sweep.yaml").unlink()
+    result = run(project)
+    assert failed_pairs(result) == {"projects/nlp/sweep"}
+    result.stdout.fnmatch_lines(
+        [
+            "projects/nlp/sweep: no snapshot of its cluster objects yet "
+            "(snapshots/manifests/projects/nlp/sweep.yaml)",
+        ]
+    )
+    assert "the effective spec differs" not in result.stdout.str()
+
+
 def test_a_removed_project_reports_its_snapshots_as_unused_and_update_removes_them(
     project: pytest.Pytester,
 ) -> None:
@@ -283,22 +382,25 @@ def test_a_removed_project_reports_its_snapshots_as_unused_and_update_removes_th
     result = run(project)
     assert result.ret != 0
     result.assert_outcomes(passed=ITEMS - 2)
-    result.stdout.fnmatch_lines(["*2 snapshots unused.*"])
+    result.stdout.fnmatch_lines(["*4 snapshots unused.*"])
     result.stdout.fnmatch_lines(
         [
+            "no pair any more: snapshots/manifests/projects/vision/job.yaml",
+            "no pair any more: snapshots/manifests/projects/vision/sweep.yaml",
             "no pair any more: snapshots/projects/vision/job.yaml",
             "no pair any more: snapshots/projects/vision/sweep.yaml",
+            "4 unused snapshot(s); pytest --snapshot-update removes them.",
         ]
     )
 
     update = run(project, "--snapshot-update")
     assert update.ret == 0
-    update.stdout.fnmatch_lines(["*2 unused snapshots deleted.*"])
-    assert snapshot_files(project.path / "snapshots") == PAIRS - {
-        "projects/vision/job",
-        "projects/vision/sweep",
-    }
+    update.stdout.fnmatch_lines(["*4 unused snapshots deleted.*"])
+    assert snapshot_files(project.path / "snapshots") == with_objects(
+        PAIRS - {"projects/vision/job", "projects/vision/sweep"}
+    )
     assert not (project.path / "snapshots/projects/vision").exists()
+    assert not (project.path / "snapshots/manifests/projects/vision").exists()
     assert run(project).ret == 0
 
 
@@ -326,7 +428,7 @@ def test_a_pair_that_stops_composing_fails_and_keeps_its_snapshot(project: pytes
         )
         result.stdout.fnmatch_lines(["*unknown environment asset 'gone'*"])
         assert "unused" not in result.stdout.str()
-    assert snapshot_files(project.path / "snapshots") == PAIRS
+    assert snapshot_files(project.path / "snapshots") == with_objects(PAIRS)
 
 
 def test_an_invalid_file_fails_instead_of_its_pairs_vanishing(project: pytest.Pytester) -> None:
@@ -373,7 +475,7 @@ def test_ini_options_and_another_snapshot_folder(project: pytest.Pytester) -> No
     project.makefile(".ini", pytest=INI + "template_root = templates\ntemplate_snapshots = reviewed/specs\n")
     project.makepyfile(test_other="def test_other():\n    pass\n")
     assert pytest_in_process(project, "--snapshot-update").ret == 0
-    assert snapshot_files(project.path / "reviewed/specs") == PAIRS
+    assert snapshot_files(project.path / "reviewed/specs") == with_objects(PAIRS)
     pytest_in_process(project).assert_outcomes(passed=ITEMS + 1)
     # Naming only another test file leaves the org alone (the ini option does not force it in)...
     pytest_in_process(project, "test_other.py").assert_outcomes(passed=1)
@@ -400,7 +502,7 @@ def test_a_test_module_can_run_the_same_checks(project: pytest.Pytester) -> None
         """
     )
     assert pytest_in_process(project, "--snapshot-update").ret == 0
-    assert snapshot_files(project.path / "snapshots") == PAIRS
+    assert snapshot_files(project.path / "snapshots") == with_objects(PAIRS)
     result = pytest_in_process(project, "-v")
     result.assert_outcomes(passed=len(PAIRS))
     result.stdout.fnmatch_lines(["test_org.py::test_org[[]projects/nlp/sweep[]] PASSED*"])

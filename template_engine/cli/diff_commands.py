@@ -171,6 +171,9 @@ def _describe(diff: PairDiff) -> list[str]:
         lines.append("    composes again; it failed with:")
         lines += [f"      {line}" for line in old_errors]
     lines += [f"    {change.render()}" for change in diff.changes]
+    if diff.object_changes:
+        lines.append("    objects:")
+        lines += [f"      {change.render()}" for change in diff.object_changes]
     return lines
 
 
@@ -238,10 +241,11 @@ def _version(root: Path, against: str) -> Version:
 )
 @_guarded
 def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool) -> None:
-    """Every (project, template) pair whose effective spec differs from --against, field by field.
+    """Every (project, template) pair whose effective spec or cluster objects differ from --against.
 
-    Lists the changed fields by path with old and new values and the layer that now sets each, and the
-    pairs that appeared or disappeared.  Exit status 0 when nothing differs, 1 when something does.
+    Lists the changed fields by path with old and new values and the layer that now sets each, the changed
+    values of the pair's cluster objects by object path, and the pairs that appeared or disappeared.  Exit
+    status 0 when nothing differs, 1 when something does.
     """
     from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource
@@ -288,11 +292,12 @@ def _inside(file: Path, root: Path) -> str:
 def impact(
     file: Path, root: Path, against: str, variables: tuple[str, ...], output: str, cache: bool
 ) -> None:
-    """Every pair that a change to FILE (a defaults, policy, asset or template file) affects, and how.
+    """Every pair that a change to FILE (defaults, policy, asset, template, cluster.yaml) affects, and how.
 
     Compares --against with the same folder where only FILE is replaced by the working tree's FILE (or
-    removed, if it no longer exists).  Lists the changed fields of each affected pair, including
-    runnability turning false and pairs that no longer compose.  Exit status 1 when some pair changes.
+    removed, if it no longer exists).  Lists the changed fields and object values of each affected pair,
+    including runnability turning false and pairs that no longer compose.  Exit status 1 when some pair
+    changes.
     """
     from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource, OverlaySource

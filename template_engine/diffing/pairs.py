@@ -14,6 +14,7 @@ from typing import Any
 
 from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Asset, Defaults, Org, Template, View
 
 #: Characters kept as they are in a pair id segment; anything else is percent-encoded (project names are
@@ -98,6 +99,15 @@ class Outcome:
         return effective_output(self.composition) if self.composition is not None else None
 
     @property
+    def objects(self) -> tuple[dict[str, Any], ...] | None:
+        """The cluster objects of the composition (``Composition.manifests``); ``None`` when it does not
+        compose."""
+        if self.composition is None:
+            return None
+        manifests = self.composition.manifests
+        return manifests.objects if manifests is not None else ()
+
+    @property
     def runnable(self) -> bool:
         return self.composition is not None and self.composition.runnable.is_runnable
 
@@ -124,7 +134,8 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     """The files (relative to the templates folder) whose content decides what ``pair`` composes to.
 
     A referenced asset the org does not have counts as ``?<kind>/<name>``, so that adding it later shows up
-    as a different set of dependencies.
+    as a different set of dependencies.  Every pair depends on ``cluster.yaml``, present or not: its
+    objects are built with the org's cluster settings (their defaults without the file).
     """
     deps = [entry.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None]
     for scope in pair.view.chain():  # the view's policies, and the data sources they impose
@@ -140,16 +151,21 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     for kind, name in template.asset_refs():
         asset = org.assets.get(kind, {}).get(name)
         deps.append(asset.file if asset is not None else f"?{kind}/{name}")
+    deps.append(CLUSTER_FILE)
     return tuple(deps)
 
 
-#: A document of an org: a scope's defaults, a template, an asset, or a policy.
+#: A document of an org: a scope's defaults, a template, an asset, a policy, or the cluster settings.
 Document = Defaults | Template | Asset | Any
 
 
 def documents(org: Org) -> dict[str, Document]:
-    """Every document the org was built from, by file (nothing is read: see :func:`same_document`)."""
-    found: dict[str, Document] = {}
+    """Every document the org was built from, by file (nothing is read: see :func:`same_document`).
+
+    ``cluster.yaml`` is always there, as the settings it gives (their defaults without the file): a file
+    added with the default settings changes no object, one that changes a setting changes every pair's.
+    """
+    found: dict[str, Document] = {CLUSTER_FILE: org.cluster}
     for entry in org.defaults.values():
         found[entry.file] = entry
     for by_name in org.templates.values():
