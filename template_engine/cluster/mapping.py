@@ -190,6 +190,8 @@ class _Replica:
     spec: Mapping[str, Any]
     source: Replica
     count: int
+    #: Workers only, and the operator needs a lead: this lead is one of the ``numWorkers`` pods.
+    one_of_workers: bool = False
 
 
 def manifests_of(
@@ -291,7 +293,7 @@ def _replicas(
             ("spec", framework.replicas_key, lead),
             Derived(f"workers only: the operator needs a {lead}, so one of the numWorkers pods is it"),
         )
-        found = [_Replica(lead, lead_spec, "worker", 1)]
+        found = [_Replica(lead, lead_spec, "worker", 1, one_of_workers=True)]
         if workers > 1:
             found.append(_Replica("Worker", spec, "worker", workers - 1))
         return found
@@ -972,7 +974,7 @@ def _mpi(spec: Mapping[str, Any], job_spec: dict[str, Any], replicas: list[_Repl
             out.note(("spec", target), Derived("the MPI Operator's default, written out"))
     job_spec["mpiImplementation"] = MPI_DEFAULTS["mpiImplementation"]
     out.note(("spec", "mpiImplementation"), Derived("the MPI Operator's default, written out"))
-    if replicas[0].type == "Launcher" and replicas[0].source == "worker":
+    if replicas[0].type == "Launcher" and replicas[0].one_of_workers:
         job_spec["runLauncherAsWorker"] = True
         out.note(("spec", "runLauncherAsWorker"), Derived("workers only: the launcher is one of the workers"))
 
