@@ -124,6 +124,16 @@ MPI_DEFAULTS: Mapping[str, Any] = {
 }
 MPI_DEFAULT_CLEAN_POD_POLICY = "None"
 SHM_VOLUME = "dshm"
+#: The fields of the job's one ``runPolicy`` (the workers' values).
+RUN_POLICY_FIELDS = ("backoffLimit", "autoDeletionTimeAfterCompletionSeconds")
+#: Worker-only fields that only one framework's job holds (``models/spec.py``, ``WorkerSpec``).
+FRAMEWORK_ONLY: Mapping[str, str] = {
+    "minReplicas": "PyTorchJob",
+    "maxReplicas": "PyTorchJob",
+    "slotsPerWorker": "MPIJob",
+    "sshAuthMountPath": "MPIJob",
+    "mpiLauncherCreationPolicy": "MPIJob",
+}
 NVIDIA_GPU = "nvidia.com/gpu"
 
 # --- what the objects cannot hold ---------------------------------------------------------------------------
@@ -214,6 +224,7 @@ def manifests_of(
         return Manifests((), ())
     out = _Out(framework.kind)
     obj: dict[str, Any] = {"apiVersion": framework.api_version, "kind": framework.kind}
+    out.note(("kind",), SpecSource("worker", ("distributedFramework",)))
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
     job_spec: dict[str, Any] = {}
     replicas = _replicas(framework, spec, master_spec, master_same_as_worker, out)
@@ -221,11 +232,17 @@ def manifests_of(
     built: dict[str, Any] = {}
     for replica in replicas:
         at: ObjectPath = ("spec", framework.replicas_key, replica.type)
-        built[replica.type] = _replica_spec(framework, replica, at, name, project, settings, out, extra)
+        built[replica.type] = _replica_spec(framework, replica, at, name, project, settings, out, extra, spec)
     job_spec[framework.replicas_key] = built
     job_spec["runPolicy"] = _run_policy(framework, spec, out)
+    for key in RUN_POLICY_FIELDS:
+        if not master_same_as_worker and master_spec is not None and master_spec.get(key) is not None:
+            out.warn("master", (key,), "the job has one runPolicy, written from the workers' spec")
     if framework.kind == "PyTorchJob":
         _elastic(spec, job_spec, out)
+    for key, kind in FRAMEWORK_ONLY.items():
+        if spec.get(key) is not None and framework.kind != kind:
+            out.warn("worker", (key,), f"{key} means something only for a {kind}")
     if framework.kind == "MPIJob":
         _mpi(spec, job_spec, replicas, out)
     obj["spec"] = job_spec
@@ -381,6 +398,7 @@ def _replica_spec(
     settings: ClusterSettings,
     out: _Out,
     extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
+    workload: Mapping[str, Any],
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"replicas": replica.count}
     if (*at, "replicas") not in out.origins:
@@ -391,7 +409,7 @@ def _replica_spec(
         body["restartPolicy"] = restart
         out.note((*at, "restartPolicy"), SpecSource(replica.source, ("restartPolicy",)))
     body["template"] = _Pod(
-        framework, replica, (*at, "template"), name, project, settings, out, extra
+        framework, replica, (*at, "template"), name, project, settings, out, extra, workload
     ).build()
     return body
 
@@ -409,10 +427,13 @@ class _Pod:
         settings: ClusterSettings,
         out: _Out,
         extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
+        workload: Mapping[str, Any],
     ) -> None:
         self.fw, self.spec, self.replica = framework, replica.spec, replica.source
         self.at, self.name, self.project, self.settings = at, name, project, settings
         self.out, self.extra = out, extra
+        #: The workers' combined spec: its workload-level fields (imagePullSecrets) hold for every pod.
+        self.workload = workload
         self.pod: dict[str, Any] = {}
         self.container: dict[str, Any] = {"name": framework.container}
         self.volumes: list[dict[str, Any]] = []
@@ -583,8 +604,12 @@ class _Pod:
         if source in (None, "custom"):
             self._copy(ctx, at, "runAsUser", ("security", "runAsUid"), sec.get("runAsUid"))
             self._copy(ctx, at, "runAsGroup", ("security", "runAsGid"), sec.get("runAsGid"))
-        elif sec.get("runAsUid") is not None or sec.get("runAsGid") is not None or source == "fromIdpToken":
-            self.warn(("security", "uidGidSource"), "security.uidGidSource")
+        else:
+            if source == "fromIdpToken":
+                self.warn(("security", "uidGidSource"), "security.uidGidSource")
+            for key in ("runAsUid", "runAsGid"):
+                if sec.get(key) is not None:
+                    self.warn(("security", key), "security.uidGidSource")
         for key in ("runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation"):
             self._copy(ctx, at, key, ("security", key), sec.get(key))
         caps = sec.get("capabilities")
@@ -639,11 +664,11 @@ class _Pod:
             if compute.get(key) is not None:
                 put(target, which, "memory", compute[key], key)
         self._gpu(compute, limits, put)
-        for path, item in _keyed_items(compute, ("extendedResources",)):
+        for path, item in _keyed_items(self.spec, ("compute", "extendedResources")):
             resource, quantity = item.get("resource"), item.get("quantity")
             if resource is not None and quantity is not None:
                 limits[str(resource)] = quantity
-                self.out.note((*res_at, "limits", str(resource)), self.src("compute", *path, "quantity"))
+                self.out.note((*res_at, "limits", str(resource)), self.src(*path, "quantity"))
         if compute.get("largeShmRequest") is True:
             self.volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}})
             self.out.note(
@@ -876,7 +901,7 @@ class _Pod:
             pod, self.pod_at(), "terminationGracePeriodSeconds", ("terminationGracePeriodSeconds",), grace
         )
         secrets: list[dict[str, Any]] = []
-        for path, item in _keyed_items(spec, ("imagePullSecrets",)):
+        for path, item in _keyed_items(self.workload, ("imagePullSecrets",)):
             if item.get("userCredential") is True:
                 self.out.warn(
                     "worker",
