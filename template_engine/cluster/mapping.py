@@ -124,6 +124,16 @@ MPI_DEFAULTS: Mapping[str, Any] = {
 }
 MPI_DEFAULT_CLEAN_POD_POLICY = "None"
 SHM_VOLUME = "dshm"
+#: The fields of the job's one ``runPolicy`` (the workers' values).
+RUN_POLICY_FIELDS = ("backoffLimit", "autoDeletionTimeAfterCompletionSeconds")
+#: Worker-only fields that only one framework's job holds (``models/spec.py``, ``WorkerSpec``).
+FRAMEWORK_ONLY: Mapping[str, str] = {
+    "minReplicas": "PyTorchJob",
+    "maxReplicas": "PyTorchJob",
+    "slotsPerWorker": "MPIJob",
+    "sshAuthMountPath": "MPIJob",
+    "mpiLauncherCreationPolicy": "MPIJob",
+}
 NVIDIA_GPU = "nvidia.com/gpu"
 
 # --- what the objects cannot hold ---------------------------------------------------------------------------
@@ -167,8 +177,6 @@ class _Out:
     """The origins of one object being built, and the warnings and problems met on the way."""
 
     kind: str
-    #: ``combinedSpec``: the job-wide fields (worker only in Run:ai) every replica reads.
-    workers: Mapping[str, Any] = field(default_factory=dict)
     origins: dict[ObjectPath, Source] = field(default_factory=dict)
     warnings: list[CompositionWarning] = field(default_factory=list)
     problems: list[ObjectProblem] = field(default_factory=list)
@@ -195,6 +203,8 @@ class _Replica:
     spec: Mapping[str, Any]
     source: Replica
     count: int
+    #: Workers only, and the operator needs a lead: this lead is one of the ``numWorkers`` pods.
+    one_of_workers: bool = False
 
 
 def manifests_of(
@@ -215,8 +225,9 @@ def manifests_of(
     framework = FRAMEWORKS.get(str(spec.get("distributedFramework")))
     if framework is None:  # not runnable already: distributedFramework is mandatory (runnable.py)
         return Manifests((), ())
-    out = _Out(framework.kind, spec)
+    out = _Out(framework.kind)
     obj: dict[str, Any] = {"apiVersion": framework.api_version, "kind": framework.kind}
+    out.note(("kind",), SpecSource("worker", ("distributedFramework",)))
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
     job_spec: dict[str, Any] = {}
     replicas = _replicas(framework, spec, master_spec, master_same_as_worker, out)
@@ -224,11 +235,17 @@ def manifests_of(
     built: dict[str, Any] = {}
     for replica in replicas:
         at: ObjectPath = ("spec", framework.replicas_key, replica.type)
-        built[replica.type] = _replica_spec(framework, replica, at, name, project, settings, out, extra)
+        built[replica.type] = _replica_spec(framework, replica, at, name, project, settings, out, extra, spec)
     job_spec[framework.replicas_key] = built
     job_spec["runPolicy"] = _run_policy(framework, spec, out)
+    for key in RUN_POLICY_FIELDS:
+        if not master_same_as_worker and master_spec is not None and master_spec.get(key) is not None:
+            out.warn("master", (key,), "the job has one runPolicy, written from the workers' spec")
     if framework.kind == "PyTorchJob":
         _elastic(spec, job_spec, out)
+    for key, kind in FRAMEWORK_ONLY.items():
+        if spec.get(key) is not None and framework.kind != kind:
+            out.warn("worker", (key,), f"{key} means something only for a {kind}")
     if framework.kind == "MPIJob":
         _mpi(spec, job_spec, replicas, out)
     obj["spec"] = job_spec
@@ -296,7 +313,7 @@ def _replicas(
             ("spec", framework.replicas_key, lead),
             Derived(f"workers only: the operator needs a {lead}, so one of the numWorkers pods is it"),
         )
-        found = [_Replica(lead, lead_spec, "worker", 1)]
+        found = [_Replica(lead, lead_spec, "worker", 1, one_of_workers=True)]
         if workers > 1:
             found.append(_Replica("Worker", spec, "worker", workers - 1))
         return found
@@ -384,6 +401,7 @@ def _replica_spec(
     settings: ClusterSettings,
     out: _Out,
     extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
+    workload: Mapping[str, Any],
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"replicas": replica.count}
     if (*at, "replicas") not in out.origins:
@@ -394,7 +412,7 @@ def _replica_spec(
         body["restartPolicy"] = restart
         out.note((*at, "restartPolicy"), SpecSource(replica.source, ("restartPolicy",)))
     body["template"] = _Pod(
-        framework, replica, (*at, "template"), name, project, settings, out, extra
+        framework, replica, (*at, "template"), name, project, settings, out, extra, workload
     ).build()
     return body
 
@@ -412,10 +430,13 @@ class _Pod:
         settings: ClusterSettings,
         out: _Out,
         extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
+        workload: Mapping[str, Any],
     ) -> None:
         self.fw, self.spec, self.replica = framework, replica.spec, replica.source
         self.at, self.name, self.project, self.settings = at, name, project, settings
         self.out, self.extra = out, extra
+        #: The workers' combined spec: its workload-level fields (imagePullSecrets) hold for every pod.
+        self.workload = workload
         self.pod: dict[str, Any] = {}
         self.container: dict[str, Any] = {"name": framework.container}
         self.volumes: list[dict[str, Any]] = []
@@ -586,8 +607,12 @@ class _Pod:
         if source in (None, "custom"):
             self._copy(ctx, at, "runAsUser", ("security", "runAsUid"), sec.get("runAsUid"))
             self._copy(ctx, at, "runAsGroup", ("security", "runAsGid"), sec.get("runAsGid"))
-        elif sec.get("runAsUid") is not None or sec.get("runAsGid") is not None or source == "fromIdpToken":
-            self.warn(("security", "uidGidSource"), "security.uidGidSource")
+        else:
+            if source == "fromIdpToken":
+                self.warn(("security", "uidGidSource"), "security.uidGidSource")
+            for key in ("runAsUid", "runAsGid"):
+                if sec.get(key) is not None:
+                    self.warn(("security", key), "security.uidGidSource")
         for key in ("runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation"):
             self._copy(ctx, at, key, ("security", key), sec.get(key))
         caps = sec.get("capabilities")
@@ -885,7 +910,7 @@ class _Pod:
         )
         secrets: list[dict[str, Any]] = []
         # a worker-only field of the job as a whole: every replica's pods pull with it
-        for path, item in _keyed_items(self.out.workers, ("imagePullSecrets",)):
+        for path, item in _keyed_items(self.workload, ("imagePullSecrets",)):
             if item.get("userCredential") is True:
                 self.out.warn(
                     "worker",
@@ -983,7 +1008,7 @@ def _mpi(spec: Mapping[str, Any], job_spec: dict[str, Any], replicas: list[_Repl
             out.note(("spec", target), Derived("the MPI Operator's default, written out"))
     job_spec["mpiImplementation"] = MPI_DEFAULTS["mpiImplementation"]
     out.note(("spec", "mpiImplementation"), Derived("the MPI Operator's default, written out"))
-    if replicas[0].type == "Launcher" and replicas[0].source == "worker":
+    if replicas[0].type == "Launcher" and replicas[0].one_of_workers:
         job_spec["runLauncherAsWorker"] = True
         out.note(("spec", "runLauncherAsWorker"), Derived("workers only: the launcher is one of the workers"))
 
