@@ -231,6 +231,7 @@ def manifests_of(
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
     job_spec: dict[str, Any] = {}
     replicas = _replicas(framework, spec, master_spec, master_same_as_worker, out)
+    _master_pools(spec, master_spec, master_same_as_worker, out)
     extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]] = []
     built: dict[str, Any] = {}
     for replica in replicas:
@@ -354,6 +355,25 @@ def _job_metadata(
     if annotations:
         meta["annotations"] = annotations
     return meta
+
+
+def _master_pools(
+    spec: Mapping[str, Any], master_spec: Mapping[str, Any] | None, same: bool, out: _Out
+) -> None:
+    """KAI schedules a job in one node pool, the label the workers' first pool gives: a separate master
+    whose first pool differs cannot have its own (a warning names it)."""
+    if same or master_spec is None:
+        return
+    mine, theirs = master_spec.get("nodePools"), spec.get("nodePools")
+    first = mine[0] if isinstance(mine, list) and mine else None
+    workers = theirs[0] if isinstance(theirs, list) and theirs else None
+    if first is not None and first != workers:
+        out.warn(
+            "master",
+            ("nodePools",),
+            f"KAI schedules the whole job in one node pool (the label: the workers' {workers!r}); "
+            f"the master's {first!r} cannot be its own",
+        )
 
 
 def _pairs(

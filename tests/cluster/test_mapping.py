@@ -263,3 +263,9 @@ def test_an_extended_resource_is_a_limit_whose_source_is_the_item_by_its_key() -
     assert result.origins[0][(*at, "rdma/ib")] == SpecSource(
         "worker", ("compute", "extendedResources", Match("resource", "rdma/ib"), "quantity")
     )
+
+
+def test_a_separate_master_in_another_node_pool_is_a_warning() -> None:
+    result = build({"nodePools": ["a100"]}, master={"image": "m", "nodePools": ["cpu"]})
+    assert result.objects[0]["metadata"]["labels"]["kai.scheduler/node-pool"] == "a100"
+    assert [(w.replica, w.field) for w in result.warnings] == [("master", ("nodePools",))]
