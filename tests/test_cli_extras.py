@@ -67,7 +67,7 @@ def test_python_m_template_engine_runs_the_command() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Usage: template-engine diff [OPTIONS]")
-    assert "Every (project, template) pair whose effective spec differs" in result.stdout
+    assert "Every (project, template) pair whose effective spec or cluster objects" in result.stdout
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
