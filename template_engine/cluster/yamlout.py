@@ -45,11 +45,11 @@ def scalar(value: Any) -> str:
     Remembered by value and type (the same keys and values recur in every object of an org, and asking
     PyYAML costs a writer each time; ``True`` and ``1`` are equal, so the type is part of the key).
     """
-    return _scalar(type(value), value)
+    return _scalar(type(value).__name__, value)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _scalar(kind: type, value: Any) -> str:
+def _scalar(kind: str, value: Any) -> str:
     del kind  # part of the cache key only
     text = yaml.safe_dump(value, allow_unicode=True, width=math.inf)
     text = text.removesuffix("\n...\n").removesuffix("\n")
