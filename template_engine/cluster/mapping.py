@@ -169,6 +169,16 @@ NOT_REPRESENTABLE: Mapping[str, str] = {
     "keys; an ssh-key secret needs a known-hosts setup Run:ai's controller does",
 }
 
+#: Fields that hold no value of the objects but choose how other fields are written (the model walk of
+#: ``tests/cluster/test_model_walk.py`` accepts them; docs/cluster.md, "The mapping").
+CHOOSERS: Mapping[str, str] = {
+    "compute.gpuRequestType": "chooses which GPU request is written: gpu-fraction (portion) or gpu-memory",
+    "storage.pvc[].existingPvc": "chooses a reference to an existing claim over a new PersistentVolumeClaim",
+    "storage.pvc[].ephemeral": "chooses an ephemeral volume (a volumeClaimTemplate) over a claim object",
+    "preemptibility": "chooses the settings' preemptibleClass or nonPreemptibleClass when no priorityClass "
+    "is given (the pod's priorityClassName then comes from the settings)",
+}
+
 # --- the mapping ----------------------------------------------------------------------------------------
 
 
@@ -1117,6 +1127,7 @@ def _dedupe(warnings: list[CompositionWarning]) -> tuple[CompositionWarning, ...
 
 
 __all__ = [
+    "CHOOSERS",
     "FRAMEWORKS",
     "NOT_REPRESENTABLE",
     "Derived",
