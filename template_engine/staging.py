@@ -7,6 +7,7 @@ replaces the target once it is whole; :func:`exists` counts a dangling symlink a
 from __future__ import annotations
 
 import secrets
+import shutil
 from pathlib import Path
 
 
@@ -25,3 +26,23 @@ def sibling(target: Path, what: str) -> Path:
         except FileExistsError:
             continue
         return path
+
+
+def put_in_place(staged: Path, out: Path, what: str) -> None:
+    """Replace ``out`` (absent, or an earlier output) by the whole folder ``staged``, by renames only.
+
+    The earlier output is moved aside first and put back if the second rename fails, so ``out`` is always
+    either the old folder or the new one; ``what`` names the aside folder (``report``, ``manifests``).
+    """
+    if not exists(out):
+        staged.rename(out)
+        return
+    previous = sibling(out, "previous")
+    out.rename(previous / what)
+    try:
+        staged.rename(out)
+    except OSError:
+        (previous / what).rename(out)
+        previous.rmdir()
+        raise
+    shutil.rmtree(previous, ignore_errors=True)

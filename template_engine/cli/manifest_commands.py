@@ -27,7 +27,7 @@ from template_engine.errors import CompositionWarning, InputError, Problem, Temp
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, TemplateRef, View
 from template_engine.paths import format_path
-from template_engine.staging import exists, sibling
+from template_engine.staging import exists, put_in_place, sibling
 
 __all__ = ["manifests_command"]
 
@@ -180,18 +180,7 @@ def write_folder(files: dict[str, str], out: FsPath) -> None:
             "Written by `template-engine manifests --all`; the next run replaces this whole folder.\n",
             encoding="utf-8",
         )
-        if not exists(out):
-            staged.rename(out)
-            return
-        previous = sibling(out, "previous")
-        out.rename(previous / "manifests")
-        try:
-            staged.rename(out)
-        except OSError:
-            (previous / "manifests").rename(out)
-            previous.rmdir()
-            raise
-        shutil.rmtree(previous, ignore_errors=True)
+        put_in_place(staged, out, "manifests")
     except OSError as exc:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)

@@ -18,7 +18,7 @@ from template_engine.diff import OrgDiff, PairDiff
 from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
 from template_engine.errors import InputError, Problem
 from template_engine.org import Org
-from template_engine.staging import exists, sibling
+from template_engine.staging import exists, put_in_place, sibling
 from template_engine.views.html import render_index, render_page
 from template_engine.views.model import IndexRow, IndexView, PageView, explain_page, failed_page, index_row
 
@@ -124,18 +124,7 @@ def write_site(files: Mapping[str, str], out: FsPath) -> None:
             "Written by `template-engine report`; the next report replaces this whole folder.\n",
             encoding="utf-8",
         )
-        if not exists(out):
-            staged.rename(out)
-            return
-        previous = sibling(out, "previous")
-        out.rename(previous / "report")
-        try:
-            staged.rename(out)
-        except OSError:
-            (previous / "report").rename(out)
-            previous.rmdir()
-            raise
-        shutil.rmtree(previous, ignore_errors=True)
+        put_in_place(staged, out, "report")
     except OSError as exc:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
