@@ -72,17 +72,17 @@ class ClusterSettings(BaseModel):
     def _only_project(cls, pattern: str) -> str:
         for name in _PLACEHOLDER.findall(pattern):
             if name != "project":
-                raise ValueError(f"expected no placeholder but {{project}} (got {{{name}}})")
+                raise ValueError(f"a pattern whose only placeholder is {{project}} (got {{{name}}})")
         return pattern
 
     @model_validator(mode="after")
     def _classes_known(self) -> ClusterSettings:
         names = [c.name for c in self.priorityClasses]
         if len(set(names)) != len(names):
-            raise ValueError("expected priority class names to be unique")
+            raise ValueError("priority class names that are unique")
         for field in ("preemptibleClass", "nonPreemptibleClass"):
             if getattr(self, field) not in names:
-                raise ValueError(f"{field} {getattr(self, field)!r} is not one of priorityClasses ({names})")
+                raise ValueError(f"{field} naming one of priorityClasses {names} (got {getattr(self, field)!r})")
         return self
 
     def namespace(self, project: str) -> str:

@@ -157,6 +157,8 @@ def _problem(
     elif isinstance(got, int | float) and kind == "string_type":
         shown += " (quote it to make it text)"
     expected = err["msg"]
+    if kind == "value_error":  # a model's own check: its sentence, without pydantic's prefix
+        expected = str(expected).removeprefix("Value error, ")
     if kind == "string_pattern_mismatch":
         pattern = str(err.get("ctx", {}).get("pattern", ""))
         expected = PATTERN_WORDS.get(pattern, "a value of the documented form")
