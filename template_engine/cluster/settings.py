@@ -81,8 +81,9 @@ class ClusterSettings(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError("priority class names that are unique")
         for field in ("preemptibleClass", "nonPreemptibleClass"):
-            if getattr(self, field) not in names:
-                raise ValueError(f"{field} naming one of priorityClasses {names} (got {getattr(self, field)!r})")
+            chosen = getattr(self, field)
+            if chosen not in names:
+                raise ValueError(f"{field} naming one of priorityClasses {names} (got {chosen!r})")
         return self
 
     def namespace(self, project: str) -> str:
