@@ -238,6 +238,7 @@ def manifests_of(
     out = _Out(framework.kind)
     obj: dict[str, Any] = {"apiVersion": framework.api_version, "kind": framework.kind}
     out.note(("kind",), SpecSource("worker", ("distributedFramework",)))
+    out.note(("apiVersion",), SpecSource("worker", ("distributedFramework",)))
     obj["metadata"] = _job_metadata(spec, name, project, settings, out, name_source)
     job_spec: dict[str, Any] = {}
     replicas = _replicas(framework, spec, master_spec, master_same_as_worker, out)
