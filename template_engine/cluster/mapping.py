@@ -206,6 +206,21 @@ class _Out:
 
 
 @dataclass(frozen=True, slots=True)
+class _Job:
+    """What every replica of one job is built with."""
+
+    framework: Framework
+    name: str
+    project: str | None
+    settings: ClusterSettings
+    out: _Out
+    #: The other objects the replicas ask for (claims), with their origins.
+    extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]]
+    #: The workers' combined spec: its workload-level fields (imagePullSecrets) hold for every pod.
+    workload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class _Replica:
     """One replica type to build: its spec, which combined spec it comes from, and how many."""
 
@@ -244,10 +259,11 @@ def manifests_of(
     replicas = _replicas(framework, spec, master_spec, master_same_as_worker, out)
     _master_pools(spec, master_spec, master_same_as_worker, out)
     extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]] = []
+    job = _Job(framework, name, project, settings, out, extra, spec)
     built: dict[str, Any] = {}
     for replica in replicas:
         at: ObjectPath = ("spec", framework.replicas_key, replica.type)
-        built[replica.type] = _replica_spec(framework, replica, at, name, project, settings, out, extra, spec)
+        built[replica.type] = _replica_spec(job, replica, at)
     job_spec[framework.replicas_key] = built
     job_spec["runPolicy"] = _run_policy(framework, spec, out)
     for key in RUN_POLICY_FIELDS:
@@ -423,17 +439,8 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _replica_spec(
-    framework: Framework,
-    replica: _Replica,
-    at: ObjectPath,
-    name: str,
-    project: str | None,
-    settings: ClusterSettings,
-    out: _Out,
-    extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
-    workload: Mapping[str, Any],
-) -> dict[str, Any]:
+def _replica_spec(job: _Job, replica: _Replica, at: ObjectPath) -> dict[str, Any]:
+    out = job.out
     body: dict[str, Any] = {"replicas": replica.count}
     if (*at, "replicas") not in out.origins:
         path: Path = ("numWorkers",) if replica.type == "Worker" else ()
@@ -442,34 +449,19 @@ def _replica_spec(
     if restart is not None:
         body["restartPolicy"] = restart
         out.note((*at, "restartPolicy"), SpecSource(replica.source, ("restartPolicy",)))
-    body["template"] = _Pod(
-        framework, replica, (*at, "template"), name, project, settings, out, extra, workload
-    ).build()
+    body["template"] = _Pod(job, replica, (*at, "template")).build()
     return body
 
 
 class _Pod:
     """One replica's pod template, built field by field."""
 
-    def __init__(
-        self,
-        framework: Framework,
-        replica: _Replica,
-        at: ObjectPath,
-        name: str,
-        project: str | None,
-        settings: ClusterSettings,
-        out: _Out,
-        extra: list[tuple[dict[str, Any], dict[ObjectPath, Source]]],
-        workload: Mapping[str, Any],
-    ) -> None:
-        self.fw, self.spec, self.replica = framework, replica.spec, replica.source
-        self.at, self.name, self.project, self.settings = at, name, project, settings
-        self.out, self.extra = out, extra
-        #: The workers' combined spec: its workload-level fields (imagePullSecrets) hold for every pod.
-        self.workload = workload
+    def __init__(self, job: _Job, replica: _Replica, at: ObjectPath) -> None:
+        self.fw, self.spec, self.replica = job.framework, replica.spec, replica.source
+        self.at, self.name, self.project, self.settings = at, job.name, job.project, job.settings
+        self.out, self.extra, self.workload = job.out, job.extra, job.workload
         self.pod: dict[str, Any] = {}
-        self.container: dict[str, Any] = {"name": framework.container}
+        self.container: dict[str, Any] = {"name": job.framework.container}
         self.volumes: list[dict[str, Any]] = []
         self.mounts: list[dict[str, Any]] = []
         self.init: list[dict[str, Any]] = []
