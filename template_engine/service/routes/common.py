@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.convertors import Convertor, register_url_convertor
@@ -291,3 +291,7 @@ IfMatch = Annotated[
         "is refused with 412 when the resource has changed since. Anything else is a 400.",
     ),
 ]
+
+
+#: ``?annotate=true`` of the manifests routes: add the source of every value.
+AnnotateQuery = Annotated[bool | None, Query(description="Add the source of every value (sources).")]

@@ -38,6 +38,7 @@ from template_engine.service.documents import clear_fields, merge_patch, strip_n
 from template_engine.service.errors import ApiError, bad_request, not_found
 from template_engine.service.listing import FilterBy, needs_composition, parse_filters, sort_key
 from template_engine.service.routes.common import (
+    AnnotateQuery,
     Auth,
     IfMatch,
     JsonObject,
@@ -607,7 +608,7 @@ def template_manifests(
     principal: Auth,
     store: StoreDep,
     projectId: ProjectQuery = None,
-    annotate: Annotated[bool | None, Query(description="Add the source of every value (sources).")] = None,
+    annotate: AnnotateQuery = None,
 ) -> JSONResponse:
     """The Kubeflow job and the claims a template becomes, seen from its scope or from a project below it
     (the project's namespace and queue), with its ``runnable`` as GET answers it.  A template that cannot be

@@ -47,6 +47,7 @@ from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, details, not_found
 from template_engine.service.listing import WORKLOADS, WorkloadFilterBy
 from template_engine.service.routes.common import (
+    AnnotateQuery,
     Auth,
     JsonObject,
     JsonRoute,
@@ -386,7 +387,7 @@ def workload_manifests_of(
     workloadId: uuid.UUID,
     principal: Auth,
     store: StoreDep,
-    annotate: Annotated[bool | None, Query(description="Add the source of every value (sources).")] = None,
+    annotate: AnnotateQuery = None,
 ) -> JSONResponse:
     """The objects of a workload: its stored effective spec, named after the workload, in its project's
     namespace and queue, rendered with the org's cluster settings as they are now."""
