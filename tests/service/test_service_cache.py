@@ -255,7 +255,7 @@ def test_a_database_of_schema_version_2_gets_the_revision(database_url: str) -> 
         connection.execute(update(t.schema_info).values(version=2))
     assert migrate(engine) == 2
     with transaction(engine, write=False) as connection:
-        assert connection.execute(select(t.schema_info.c.version)).scalar() == t.SCHEMA_VERSION == 4
+        assert connection.execute(select(t.schema_info.c.version)).scalar() == t.SCHEMA_VERSION == 5
         epoch, revision = read_revision(connection)
         assert len(epoch) == 36 and revision >= 0
     engine.dispose()

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ADMIN, CLUSTER, TEMPLATES, MakeApp, bearer, open_client
-from sqlalchemy import update
+from sqlalchemy import MetaData, Table, insert, update
 
 from template_engine import compose, load_org
 from template_engine.errors import InputError
@@ -21,7 +21,8 @@ from template_engine.service.bookkeeping import META_FILE
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
 from template_engine.service.storage.database import SchemaError, create_db_engine, migrate, transaction
-from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, schema_info
+from template_engine.service.storage.repository import Repository
+from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, now, schema_info
 
 T = "/api/v1/workload-templates/distributed"
 
@@ -238,4 +239,69 @@ def test_the_schema_is_created_once_and_guarded(database_url: str) -> None:
         connection.execute(update(schema_info).values(version=SCHEMA_VERSION + 1))
     with pytest.raises(SchemaError, match="newer"):
         migrate(engine)
+    engine.dispose()
+
+
+#: The columns version 5 added, by table (Run:ai's fields and the asset scope).
+_VERSION_5 = {
+    "departments": {"runai"},
+    "projects": {"runai"},
+    "assets": {"runai", "scope_type", "department_id", "project_id"},
+}
+
+
+def _version_4_tables() -> MetaData:
+    """The tables as schema version 4 had them: today's, without the columns version 5 added."""
+    old = MetaData()
+    for table in metadata.sorted_tables:
+        dropped = _VERSION_5.get(table.name, set())
+        columns = [column._copy() for column in table.columns if column.name not in dropped]
+        Table(table.name, old, *columns)
+    return old
+
+
+def test_a_database_of_schema_version_4_takes_version_5_and_keeps_every_row(database_url: str) -> None:
+    engine = create_db_engine(database_url)
+    audit = {
+        "version": 1,
+        "created_by": "alice",
+        "updated_by": "alice",
+        "created_at": now(),
+        "updated_at": now(),
+    }
+    asset_id = "3f1c4bde-8c1d-4bd6-9f0e-6f0e5b8f2a11"
+    with engine.begin() as connection:  # as version 4 left a database
+        old = _version_4_tables()
+        old.create_all(connection)
+        old_tables = old.tables
+        connection.execute(insert(old_tables["schema_info"]).values(id=1, version=4))
+        connection.execute(insert(old_tables["departments"]).values(id=1, name="research", **audit))
+        connection.execute(
+            insert(old_tables["projects"]).values(id=1, name="vision", department_id=1, **audit)
+        )
+        document = {
+            "meta": {"name": "datasets"},
+            "spec": {"storage": {"nfs": [{"server": "f", "path": "/d"}]}},
+        }
+        connection.execute(
+            insert(old_tables["assets"]).values(
+                id=asset_id, kind="datasource", name="datasets", document=document, **audit
+            )
+        )
+    assert migrate(engine) == 4
+    assert migrate(engine) == SCHEMA_VERSION == 5
+    with transaction(engine, write=False) as connection:
+        repo = Repository(connection)
+        (department,) = repo.departments()
+        (project,) = repo.projects()
+        asset = repo.asset(asset_id)
+    assert (department.name, department.runai) == ("research", None)
+    assert (project.name, project.department_id, project.runai) == ("vision", 1, None)
+    assert asset is not None and asset.document == document
+    assert (asset.scope_type, asset.department_id, asset.project_id, asset.runai) == (
+        "tenant",
+        None,
+        None,
+        None,
+    )
     engine.dispose()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
+from sqlalchemy import Connection, Engine, create_engine, event, insert, inspect, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -57,9 +57,37 @@ def _cluster_settings(_connection: Connection) -> None:
     compose without the stored settings, refuses the database instead of answering differently."""
 
 
+def _runai_fields(connection: Connection) -> None:
+    """Version 5 adds Run:ai's fields of departments, projects and assets that compose nothing here
+    (``runai``, JSON, ``NULL`` for every existing row) and the asset scope (``scope_type``, ``tenant`` for
+    every existing asset: before version 5 every asset was org-wide, and composes as before).  A column
+    already there (``create_all`` made a table this version did not have) is left as it is."""
+    added = {
+        "departments": ["runai JSON"],
+        "projects": ["runai JSON"],
+        "assets": [
+            "runai JSON",
+            "scope_type VARCHAR(16) NOT NULL DEFAULT 'tenant'",
+            "department_id INTEGER REFERENCES departments (id)",
+            "project_id INTEGER REFERENCES projects (id)",
+        ],
+    }
+    inspector = inspect(connection)
+    for table, columns in added.items():
+        present = {column["name"] for column in inspector.get_columns(table)}
+        for column in columns:
+            if column.split()[0] not in present:
+                connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+
 #: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1`` (after ``create_all`` has added
 #: the tables that version ``n`` did not have).
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _policies, 2: _revision, 3: _cluster_settings}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _policies,
+    2: _revision,
+    3: _cluster_settings,
+    4: _runai_fields,
+}
 
 #: What a reader of the org revision gets: the row's epoch and its counter.
 Revision = tuple[str, int]

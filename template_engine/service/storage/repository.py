@@ -91,6 +91,8 @@ class DepartmentRow:
     name: str
     description: str | None
     audit: Audit
+    #: Run:ai's fields that compose nothing here, as given (``tables.departments.runai``).
+    runai: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,8 @@ class ProjectRow:
     description: str | None
     department_id: int
     audit: Audit
+    #: Run:ai's fields that compose nothing here, as given (``tables.projects.runai``).
+    runai: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +129,12 @@ class AssetRow:
     name: str
     document: dict[str, Any]
     audit: Audit
+    #: ``tenant``, ``department`` or ``project`` (``tables.assets.scope_type``), with the unit's id.
+    scope_type: str = "tenant"
+    department_id: int | None = None
+    project_id: int | None = None
+    #: Run:ai's fields that compose nothing here, as given (``tables.assets.runai``).
+    runai: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,11 +234,11 @@ class Repository:
 
     @staticmethod
     def _department(row: Row[Any]) -> DepartmentRow:
-        return DepartmentRow(row.id, row.name, row.description, _audit(row))
+        return DepartmentRow(row.id, row.name, row.description, _audit(row), row.runai)
 
     @staticmethod
     def _project(row: Row[Any]) -> ProjectRow:
-        return ProjectRow(row.id, row.name, row.description, row.department_id, _audit(row))
+        return ProjectRow(row.id, row.name, row.description, row.department_id, _audit(row), row.runai)
 
     def departments(self) -> list[DepartmentRow]:
         rows = self.connection.execute(select(t.departments).order_by(t.departments.c.id))
@@ -404,7 +414,17 @@ class Repository:
 
     @staticmethod
     def _asset(row: Row[Any]) -> AssetRow:
-        return AssetRow(row.id, row.kind, row.name, row.document, _audit(row))
+        return AssetRow(
+            row.id,
+            row.kind,
+            row.name,
+            row.document,
+            _audit(row),
+            row.scope_type,
+            row.department_id,
+            row.project_id,
+            row.runai,
+        )
 
     def assets(self, kind: str | None = None) -> list[AssetRow]:
         query = select(t.assets).order_by(t.assets.c.kind, t.assets.c.name)

@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 #: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -78,6 +78,10 @@ departments = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("name", String(253), nullable=False, unique=True),
     Column("description", String(250)),
+    #: Run:ai's fields of the department that compose nothing here (``resources`` per node pool,
+    #: ``schedulingRules``, ``defaultNodePools``, ``nodeTypes``...), stored as given and returned as stored;
+    #: ``None`` when none was given (version 5).
+    Column("runai", JSON),
     *_audit(),
     sqlite_autoincrement=True,
 )
@@ -89,6 +93,8 @@ projects = Table(
     Column("name", String(253), nullable=False, unique=True),
     Column("description", String(250)),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT"), nullable=False),
+    #: Run:ai's fields of the project that compose nothing here, as for ``departments.runai`` (version 5).
+    Column("runai", JSON),
     *_audit(),
     sqlite_autoincrement=True,
 )
@@ -130,6 +136,14 @@ assets = Table(
     Column("name", String(253), nullable=False),
     Column("description", String(250)),
     Column("document", JSON, nullable=False),
+    #: Run:ai's asset scope (version 5): ``tenant`` (the whole org, every asset before version 5),
+    #: ``department`` (with ``department_id``) or ``project`` (with ``project_id``).
+    Column("scope_type", String(16), nullable=False, server_default="tenant"),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT")),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="RESTRICT")),
+    #: Run:ai's asset fields that compose nothing here (``meta.workloadSupportedTypes``, ``autoDelete``...),
+    #: stored as given; ``None`` when none was given (version 5).
+    Column("runai", JSON),
     *_audit(),
     UniqueConstraint("kind", "name", name="uq_assets_kind_name"),
 )
