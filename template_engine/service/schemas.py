@@ -557,11 +557,17 @@ class PolicyOverwrite(_Body):
 
 
 class PolicyChange(PolicyOverwrite):
-    """Run:ai's ``DistributedPolicyChangeRequestV2``: ``reset`` removes the fields at these paths (relative
-    to ``policy``: ``rules.worker.compute.gpuDevicesRequest``, ``imposedAssets.worker``,
-    ``defaults.worker.environmentVariables.instances[name=TZ]``), then ``policy`` is merged in."""
+    """Run:ai's ``DistributedPolicyChangeRequestV2``: ``reset`` clears the fields at these paths, then
+    ``policy`` is merged in.  A path is Run:ai's ``FieldsToReset`` (``worker.compute.gpuDevicesRequest``:
+    the default and the rules of that field) or the service's, relative to ``policy`` (``rules.worker.tty``,
+    ``imposedAssets.worker``, ``defaults.worker.environmentVariables.instances[name=TZ]``: that part only);
+    :func:`~template_engine.service.policy_api.reset_targets`."""
 
-    reset: list[FieldPath] | None = None
+    reset: list[FieldPath] | None = Field(
+        default=None,
+        description="Fields whose policy to clear first: worker.<field> or master.<field> (Run:ai's "
+        "FieldsToReset: the default and the rules), or a path under defaults, rules or imposedAssets.",
+    )
 
 
 class PolicyMetaOut(_Audited):
