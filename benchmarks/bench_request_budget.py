@@ -117,7 +117,10 @@ class Bench:
         self._seen("patch", self.editor.patch(url, json=patch).status_code)
 
     def policy(self) -> None:
-        body = {"meta": {"scope": "project", "projectId": self.project}, "policy": {"rules": {}}}
+        body = {
+            "meta": {"name": "budget", "scope": "project", "projectId": int(self.project)},
+            "policy": {"rules": {}},
+        }
         self._seen(
             "policy", self.editor.put("/api/v2/policy/distributed?validateOnly=true", json=body).status_code
         )

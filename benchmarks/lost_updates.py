@@ -35,7 +35,7 @@ import httpx
 from bench_service import REPO, TOKEN, start_server, stop_server
 
 P = "/api/v2/policy/distributed"
-TENANT = {"scope": "tenant"}
+TENANT = {"name": "tenant", "scope": "tenant"}
 
 
 def _postgres() -> tuple[str, str]:

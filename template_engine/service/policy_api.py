@@ -19,24 +19,38 @@ field (the policy of every branch through the scope is compared), and the defaul
 from __future__ import annotations
 
 import copy
+import difflib
+import types
+import typing
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+
+from pydantic import BaseModel
 
 from template_engine.errors import Problem
 from template_engine.layers import default_layers
 from template_engine.loader.policies import branches
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
+from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import SYSTEM, Scope
-from template_engine.paths import Match, Path
+from template_engine.paths import Match, Path, format_path, parse_path
 from template_engine.policy.document import FieldRules, PolicyDocument, read_policy
 from template_engine.policy.effective import effective, effective_shape
+from template_engine.policy.vocabulary import REPLICAS, Node, Replica, Section, vocabulary
 from template_engine.service.bodies import pruned
 from template_engine.service.composer import org_for, timestamp
 from template_engine.service.context import Ctx, Placement
-from template_engine.service.documents import BODY, defaults_problems, strip_nulls
+from template_engine.service.documents import (
+    BODY,
+    MAX_PATH_LENGTH,
+    clear_fields,
+    defaults_problems,
+    strip_nulls,
+)
+from template_engine.service.errors import bad_request
 from template_engine.service.policy_store import OrgUnits, stored_policies, stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, DefaultsRow, PolicyRow
@@ -183,6 +197,150 @@ def defaults_document(current: Mapping[str, Any], given: Any) -> tuple[dict[str,
         out["master"] = {"spec": master}
     problems += [replace(p, path=_runai_path(p.path)) for p in defaults_problems(out)]
     return out, problems
+
+
+# -- reset: Run:ai's FieldsToReset -----------------------------------------------------------------------
+
+#: The parts of a request's ``policy`` a reset path of the service's own form starts with.
+REQUEST_ROOTS = ("defaults", "rules", "imposedAssets")
+_SPEC_MODELS: dict[Replica, type[BaseModel]] = {"worker": WorkerSpec, "master": MasterSpec}
+_RESET_EXPECTED = (
+    "worker.<field> or master.<field> (Run:ai's FieldsToReset, such as worker.compute.gpuDevicesRequest), "
+    "or a path under defaults, rules or imposedAssets"
+)
+
+
+def _group(annotation: Any) -> type[BaseModel] | None:
+    """The model of a field that groups fields (``compute``, ``security``), through ``X | None`` and
+    ``Annotated``; ``None`` for a value or a list (a reset names a list whole)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _group(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        found = [_group(arg) for arg in typing.get_args(annotation) if arg is not type(None)]
+        return found[0] if len(found) == 1 else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+_Level = tuple[type[BaseModel] | None, Node | None]
+
+
+def _fields(level: _Level) -> dict[str, _Level]:
+    """The fields below ``level``: those of the spec model and those Run:ai's rule vocabulary has, each with
+    the level below it (a group's model and vocabulary section, or ``(None, None)`` for a single field)."""
+    model, section = level
+    out: dict[str, _Level] = {}
+    if model is not None:
+        for name, info in model.model_fields.items():
+            out[info.alias or name] = (_group(info.annotation), None)
+    if isinstance(section, Section):
+        for name, node in section.fields.items():
+            below = out.get(name, (None, None))[0]
+            out[name] = (below, node if isinstance(node, Section) else None)
+    return out
+
+
+def _field_problem(text: str, replica: Replica, rest: Path, where: Path) -> Problem | None:
+    """A problem when ``rest`` names no field of ``replica``'s spec (its model and Run:ai's rule vocabulary),
+    with a did-you-mean hint; ``None`` when it names one."""
+    level: _Level = (_SPEC_MODELS[replica], vocabulary()[replica])
+    for depth, part in enumerate(rest):
+        if not isinstance(part, str):
+            return Problem(
+                f"reset path {text!r} names an item: a reset clears a field's defaults and rules whole",
+                where,
+                None,
+                f"{replica}.{format_path(rest[:depth])}",
+            )
+        if level == (None, None):
+            return Problem(
+                f"reset path {text!r}: {format_path(rest[:depth])} of the {replica} is a single field",
+                where,
+                None,
+                f"{replica}.{format_path(rest[:depth])}",
+            )
+        fields = _fields(level)
+        if part not in fields:
+            close = difflib.get_close_matches(part, list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            inside = f"{replica}'s {format_path(rest[:depth])}" if depth else replica
+            return Problem(
+                f"reset path {text!r}: the {inside} has no field {part!r}{hint}",
+                where,
+                None,
+                "one of: " + ", ".join(sorted(fields)),
+            )
+        level = fields[part]
+    return None
+
+
+def reset_targets(texts: Sequence[str]) -> list[str]:
+    """The paths of a request's ``policy`` that a PATCH's ``reset`` clears (Run:ai's ``FieldsToReset``,
+    "fields in jsonpath format that is requested to clear their policy (default and rules)"), or a 400
+    naming every path that names nothing.
+
+    ``worker.<field>`` and ``master.<field>`` (Run:ai's form; ``worker`` alone is the whole replica) clear
+    both ``defaults.<replica>.<field>`` and ``rules.<replica>.<field>``; the field must be one of the
+    replica's spec (its model or Run:ai's rule vocabulary), a typo is a 400 with a did-you-mean hint.
+    A path under ``defaults``, ``rules`` or ``imposedAssets`` (the service's own form) clears that part
+    only, down to a keyed item (``defaults.worker.environmentVariables.instances[name=TZ]``)."""
+    targets: list[str] = []
+    problems: list[Problem] = []
+    for index, text in enumerate(texts):
+        where: Path = ("reset", index)
+        if len(text) > MAX_PATH_LENGTH:
+            problems.append(
+                Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")
+            )
+            continue
+        try:
+            path = parse_path(text)
+        except ValueError as exc:
+            problems.append(Problem(str(exc), where, None, _RESET_EXPECTED))
+            continue
+        head = path[0]
+        if head in REPLICAS:
+            replica: Replica = "worker" if head == "worker" else "master"
+            problem = _field_problem(text, replica, path[1:], where)
+            if problem is not None:
+                problems.append(problem)
+            else:
+                targets += [format_path(("defaults", *path)), format_path(("rules", *path))]
+        elif head in REQUEST_ROOTS:
+            targets.append(text)
+        else:
+            close = difflib.get_close_matches(str(head), [*REPLICAS, *REQUEST_ROOTS], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            message = f"reset path {text!r} names no field{hint}"
+            problems.append(Problem(message, where, None, _RESET_EXPECTED))
+    if problems:
+        raise bad_request(problems)
+    return targets
+
+
+def _prune(doc: dict[str, Any], path: Path) -> None:
+    """Remove the objects along ``path`` that a reset left empty (``rules.worker.compute`` once its last
+    field is cleared), deepest first."""
+    parents: list[tuple[dict[str, Any], str]] = []
+    node: Any = doc
+    for part in path[:-1]:
+        if not isinstance(part, str) or not isinstance(node, dict) or not isinstance(node.get(part), dict):
+            break
+        parents.append((node, part))
+        node = node[part]
+    for parent, key in reversed(parents):
+        if parent[key] == {}:
+            del parent[key]
+
+
+def reset_policy(current: Mapping[str, Any], targets: Sequence[str]) -> dict[str, Any]:
+    """``current`` (a request's ``policy``) without the values at ``targets`` (:func:`reset_targets`), and
+    without the objects that left empty."""
+    out = clear_fields(current, targets, REQUEST_ROOTS, field="reset")
+    for target in targets:
+        _prune(out, parse_path(target))
+    return out
 
 
 # -- the policy document: request <-> stored ---------------------------------------------------------------

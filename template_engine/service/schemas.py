@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, WithJsonSchema
 
 from template_engine.models import documents as _documents
 from template_engine.models.documents import (
@@ -495,18 +495,27 @@ POLICY_SCOPE_RULE: dict[str, Any] = {
 }
 
 
+#: Run:ai's ``ProjectIdOptional`` in a policy's ``meta``: an int32 (the SDK's ``StrictInt``); text is refused.
+PolicyProjectId = Annotated[
+    int, Strict(), Field(ge=0, le=2_147_483_647, description="The id of the project.")
+]
+
+
 class PolicyMetaIn(_Body):
-    """Run:ai's ``PolicyCreationFields``: which scope's policy a write is for.  The service names a policy
-    after its scope: ``name`` is accepted and not stored; there is no cluster layer, ``clusterId`` is not
-    used.  The tenant takes no id, a department its ``departmentId`` only, a project its ``projectId``
-    (:data:`POLICY_SCOPE_RULE`)."""
+    """Run:ai's ``PolicyCreationFields``: which scope's policy a write is for.  ``name`` and ``scope`` are
+    required (its ``required``); ``projectId`` is an integer (``ProjectIdOptional``), ``departmentId`` a
+    department id (``DepartmentIdOptional``, a string whose example is ``2``: both are taken).  The service
+    names a policy after its scope: ``name`` is checked and not stored; there is no cluster layer,
+    ``clusterId`` is not used.  The tenant takes no id, a department its ``departmentId`` only, a project its
+    ``projectId`` (:data:`POLICY_SCOPE_RULE`).  The read-only fields of ``PolicyMeta`` (``id``, the audit
+    fields) are unknown fields here: a 400 names each."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=POLICY_SCOPE_RULE)
 
-    name: str | None = Field(default=None, min_length=1, max_length=253)
+    name: str = Field(min_length=1, max_length=253, description="A chosen name for the policy.")
     scope: PolicyScopeType
     departmentId: OrgUnitId | None = None
-    projectId: OrgUnitId | None = None
+    projectId: PolicyProjectId | None = None
     clusterId: UUID | None = None
 
 
@@ -520,7 +529,8 @@ class ImposedAssetsIn(_Body):
 class PolicyIn(_Body):
     """Run:ai's ``DistributedPolicyDefaultsAndRulesV2``: ``rules`` in Run:ai's vocabulary (checked as a
     ``policy.yaml``), ``defaults`` in Run:ai's itemized form (``{instances: [...]}`` for keyed lists),
-    ``imposedAssets`` as asset ids.  ``status`` is read-only (ignored)."""
+    ``imposedAssets`` as asset ids.  ``status`` is read-only (the service's ``PolicyValidationStatus`` of a
+    stored policy): a write that gives it is a 400 naming ``policy.status``."""
 
     defaults: dict[str, Any] | None = None
     rules: dict[str, Any] | None = Field(
@@ -532,7 +542,11 @@ class PolicyIn(_Body):
         "gives every field's bounds.",
     )
     imposedAssets: ImposedAssetsIn | None = None
-    status: dict[str, Any] | None = None
+    status: dict[str, Any] | None = Field(
+        default=None,
+        json_schema_extra={"readOnly": True},
+        description="Read-only: a write giving it is a 400.",
+    )
 
 
 class PolicyOverwrite(_Body):
@@ -543,11 +557,17 @@ class PolicyOverwrite(_Body):
 
 
 class PolicyChange(PolicyOverwrite):
-    """Run:ai's ``DistributedPolicyChangeRequestV2``: ``reset`` removes the fields at these paths (relative
-    to ``policy``: ``rules.worker.compute.gpuDevicesRequest``, ``imposedAssets.worker``,
-    ``defaults.worker.environmentVariables.instances[name=TZ]``), then ``policy`` is merged in."""
+    """Run:ai's ``DistributedPolicyChangeRequestV2``: ``reset`` clears the fields at these paths, then
+    ``policy`` is merged in.  A path is Run:ai's ``FieldsToReset`` (``worker.compute.gpuDevicesRequest``:
+    the default and the rules of that field) or the service's, relative to ``policy`` (``rules.worker.tty``,
+    ``imposedAssets.worker``, ``defaults.worker.environmentVariables.instances[name=TZ]``: that part only);
+    :func:`~template_engine.service.policy_api.reset_targets`."""
 
-    reset: list[FieldPath] | None = None
+    reset: list[FieldPath] | None = Field(
+        default=None,
+        description="Fields whose policy to clear first: worker.<field> or master.<field> (Run:ai's "
+        "FieldsToReset: the default and the rules), or a path under defaults, rules or imposedAssets.",
+    )
 
 
 class PolicyMetaOut(_Audited):

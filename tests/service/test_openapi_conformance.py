@@ -181,7 +181,7 @@ def test_every_run_ai_operation_is_schema_checked_through_the_test_client(client
         T, json={"meta": {"name": "conform", "scopeType": "cluster"}, "spec": {"numWorkers": 0}}
     )
     assert bad.status_code == 400
-    assert client.post(T, json={"meta": {"name": "conform", "scopeType": "system"}}).status_code == 409
+    assert client.post(T, json={"meta": {"name": "conform", "scopeType": "system"}}).status_code == 400
     body = {"name": "conform", "projectId": vision, "clusterId": CLUSTER, "templateId": template_id}
     body["spec"] = {"distributedFramework": "PyTorch"}
     workload = client.post(W, json=body)
@@ -202,6 +202,7 @@ def test_every_run_ai_operation_is_schema_checked_through_the_test_client(client
     assert client.get(f"{W}/{UUID}").status_code == 404
     research = {"scope": "department", "departmentId": ids.departments["research"]}
     assert client.get(P, params=research).status_code == 200
+    research = {"name": "research", **research}
     assert client.get(P, params={"scope": "project", "projectId": "9999"}).status_code == 404
     rules = {"rules": {"worker": {"tty": {"canEdit": False}}}}
     assert client.put(P, json={"meta": research, "policy": rules}).status_code == 200

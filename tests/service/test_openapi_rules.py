@@ -51,7 +51,7 @@ def _template(**meta: Any) -> dict[str, Any]:
 
 
 def _policy(**meta: Any) -> dict[str, Any]:
-    return {"meta": meta}
+    return {"meta": {"name": "rules", **meta}}
 
 
 #: (method, path, body) the service refuses with a 400; ids of the example org are filled in per test.
@@ -84,8 +84,9 @@ TAKEN_BODIES = [
 
 
 def _filled(value: Any, ids: Ids) -> Any:
-    if isinstance(value, dict):
-        return {k: _filled(v, ids) for k, v in value.items()}
+    if isinstance(value, dict):  # a policy's projectId is an integer (Run:ai's ProjectIdOptional)
+        filled = {k: _filled(v, ids) for k, v in value.items()}
+        return filled | ({"projectId": int(filled["projectId"])} if "projectId" in value else {})
     if isinstance(value, str) and value.startswith("{"):
         name = value.strip("{}")
         return ids.projects.get(name) or ids.departments[name]

@@ -165,12 +165,12 @@ def test_db_import_refuses_before_storing_anything(tmp_path: Path) -> None:
 
 def test_the_api_refuses_with_the_field_and_stores_nothing(api: TestClient) -> None:
     wanted = {(f"policy.{field}", expected) for field, _, expected in REFUSED}
-    body = {"meta": {"scope": "tenant"}, "policy": {"rules": _rules(BEYOND)}}
+    body = {"meta": {"name": "tenant", "scope": "tenant"}, "policy": {"rules": _rules(BEYOND)}}
     assert _api_found(api.put(P, json=body)) == wanted
     assert _api_found(api.patch(P, json=body)) == wanted
     assert _api_found(api.put(P, json=body, params={"validateOnly": True})) == wanted
     assert "policy" not in api.get(P, params={"scope": "tenant"}).json()  # nothing stored
-    at_bounds = {"meta": {"scope": "tenant"}, "policy": {"rules": _rules(AT_BOUNDS)}}
+    at_bounds = {"meta": {"name": "tenant", "scope": "tenant"}, "policy": {"rules": _rules(AT_BOUNDS)}}
     written = api.put(P, json=at_bounds)
     assert written.status_code == 200, written.text
     stored = api.get(P, params={"scope": "tenant"}).json()["policy"]["rules"]["worker"]
@@ -180,7 +180,10 @@ def test_the_api_refuses_with_the_field_and_stores_nothing(api: TestClient) -> N
 
 def test_a_400_digit_number_of_workers_in_a_policy_s_defaults_is_refused(api: TestClient) -> None:
     content = json.dumps(
-        {"meta": {"scope": "tenant"}, "policy": {"defaults": {"worker": {"numWorkers": "N"}}}}
+        {
+            "meta": {"name": "tenant", "scope": "tenant"},
+            "policy": {"defaults": {"worker": {"numWorkers": "N"}}},
+        }
     ).replace('"N"', BIG)
     for method in ("PUT", "PATCH"):
         response = api.request(method, P, content=content, headers={"Content-Type": "application/json"})

@@ -41,10 +41,12 @@ W = "/api/v1/workloads/distributed"
 
 
 def _project(ids: Ids, name: str) -> dict[str, Any]:
-    return {"scope": "project", "projectId": int(ids.projects[name])}
+    return {"name": name, "scope": "project", "projectId": int(ids.projects[name])}
 
 
 def _get(client: Any, **params: Any) -> Any:
+    """A scope's policy; ``params`` may be a write's ``meta`` (its ``name`` is no query parameter)."""
+    params.pop("name", None)
     response = client.get(P, params=params)
     assert response.status_code == 200, response.json()
     return response.json()
@@ -107,7 +109,7 @@ def test_scope_parameters_are_checked(client: Any, ids: Ids) -> None:
         "departmentId": ids.departments["research"],
     }
     assert "departmentId" in _problems(client.get(P, params=mismatch))
-    unknown = client.put(P, json={"meta": {"scope": "project", "projectId": 9999}})
+    unknown = client.put(P, json={"meta": {"name": "gone", "scope": "project", "projectId": 9999}})
     assert "meta.projectId" in _problems(unknown)
 
 
@@ -241,7 +243,7 @@ def test_one_scope_of_a_branch_rules_a_field(client: Any, ids: Ids) -> None:
     assert "already has rules in the system policy (system/policy.yaml:" in problem["message"]
     # Research rules ports' serviceType: the system may not (every branch through it is compared).
     upper = {
-        "meta": {"scope": "tenant"},
+        "meta": {"name": "tenant", "scope": "tenant"},
         "policy": {
             "rules": {
                 "worker": {"ports": {"attributes": {"serviceType": {"options": [{"value": "NodePort"}]}}}}
@@ -277,8 +279,12 @@ def test_roles(app: Any, ids: Ids) -> None:
     ]
     for token, scope, read, write in cases:
         with open_client(app, token) as client:
-            assert client.get(P, params=scope).status_code == read, (token, scope)
-            change = {"meta": scope, "policy": {"rules": {"worker": {"tty": {"canEdit": False}}}}}
+            query = {k: v for k, v in scope.items() if k != "name"}
+            assert client.get(P, params=query).status_code == read, (token, scope)
+            change = {
+                "meta": {"name": "roles", **scope},
+                "policy": {"rules": {"worker": {"tty": {"canEdit": False}}}},
+            }
             response = client.patch(P, json=change, params={"validateOnly": True})
             assert response.status_code == write, (token, scope, response.json())
 
@@ -344,7 +350,10 @@ def test_comply_to_project_reports_that_projects_policy(client: Any, ids: Ids) -
         for i in issues["mpi-horovod"]
     )
     # A rule the project's branch gets over HTTP shows in the next list.
-    change = {"meta": {"scope": "tenant"}, "policy": {"rules": {"worker": {"slotsPerWorker": {"max": 1}}}}}
+    change = {
+        "meta": {"name": "tenant", "scope": "tenant"},
+        "policy": {"rules": {"worker": {"slotsPerWorker": {"max": 1}}}},
+    }
     assert client.patch(P, json=change).status_code == 200
     listed = client.get(T, params={"complyToProject": ids.projects["vision"], "limit": 100}).json()["entries"]
     issues = {e["meta"]["name"]: e["complianceIssues"] for e in listed}

@@ -16,11 +16,11 @@ from conftest import ADMIN, Ids, MakeApp, bearer
 from template_engine.service.schemas import IF_MATCH_PATTERN
 
 P = "/api/v2/policy/distributed"
-TENANT = {"scope": "tenant"}
+TENANT = {"name": "tenant", "scope": "tenant"}
 
 
 def _read(client: Any, **scope: Any) -> tuple[dict[str, Any], str]:
-    response = client.get(P, params=scope or TENANT)
+    response = client.get(P, params=scope or {"scope": "tenant"})
     assert response.status_code == 200, response.json()
     return response.json(), response.headers["ETag"]
 
@@ -68,7 +68,7 @@ def test_a_read_names_the_version_and_every_write_moves_it(client: Any, ids: Ids
     scope = {"scope": "project", "projectId": audio}
     empty, zero = _read(client, **scope)
     assert zero == '"0"' and "policy" not in empty
-    meta = {"scope": "project", "projectId": int(audio)}
+    meta = {"name": "audio", "scope": "project", "projectId": int(audio)}
     first = client.put(P, json={"meta": meta, "policy": _with_variable({}, "C")}, headers={"If-Match": '"0"'})
     assert first.status_code == 200, first.json()
     again = client.put(P, json={"meta": meta, "policy": _with_variable({}, "D")}, headers={"If-Match": '"0"'})

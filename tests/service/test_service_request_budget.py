@@ -65,7 +65,10 @@ def test_a_validate_only_write_keeps_nothing_in_the_document_cache(client: Any, 
     project = ids.projects["vision"]
     client.get(f"{T}/{ids.template('pytorch-elastic')}", params={"projectId": project})
     entries, held = len(CACHE), CACHE.size
-    policy = {"meta": {"scope": "project", "projectId": project}, "policy": {"rules": {}}}
+    policy = {
+        "meta": {"name": "vision", "scope": "project", "projectId": int(project)},
+        "policy": {"rules": {}},
+    }
     for value in range(20):
         patch = {"spec": {"labels": [{"name": "l", "value": f"v{value}"}]}}
         answer = client.patch(f"/api/v1/defaults/projects/{project}?validateOnly=true", json=patch)
@@ -159,7 +162,10 @@ def test_a_validate_only_write_over_the_budget_is_refused_before_composing(
         assert budget == REQUEST_BUDGET < price
         assert "this change affects 2" in answer.json()["message"]  # 20 and the example's own
         assert made == []
-        policy = {"meta": {"scope": "project", "projectId": project}, "policy": {"rules": {}}}
+        policy = {
+            "meta": {"name": "vision", "scope": "project", "projectId": int(project)},
+            "policy": {"rules": {}},
+        }
         answer = editor.put("/api/v2/policy/distributed?validateOnly=true", json=policy)
         assert _refused_numbers(answer)[0] > REQUEST_BUDGET and made == []
     assert client.get(f"/api/v1/defaults/projects/{project}").json() == before

@@ -167,7 +167,8 @@ def test_concurrent_creates_of_one_name(make_app: MakeApp, database_url: str, li
                 return http.post(T, json={"meta": {"name": "only-one", "scopeType": "system"}}).status_code
 
         statuses = sorted(_in_threads(8, work))
-        assert statuses == [202] + [409] * 7
+        # One create; each other one saw the name taken (Run:ai's 400) or lost the race in the database (409).
+        assert statuses[0] == 202 and len(statuses) == 8 and set(statuses[1:]) <= {400, 409}, statuses
 
 
 def _same_files(a: Path, b: Path) -> None:

@@ -513,7 +513,7 @@ def test_the_policy_preview_lists_what_impact_lists(
         "/api/v2/policy/distributed", params={"scope": "department", "departmentId": key[11:]}
     )
     assert unchanged.json() == policy.json()
-    meta = {"scope": "department", "departmentId": key[11:]}
+    meta = {"name": "research", "scope": "department", "departmentId": key[11:]}
     given = {"rules": document["rules"], "imposedAssets": policy.json()["policy"]["imposedAssets"]}
     if "defaults" in policy.json()["policy"]:
         given["defaults"] = policy.json()["policy"]["defaults"]
@@ -577,7 +577,7 @@ def test_a_policy_form_read_before_an_api_write_is_refused_instead_of_undoing_it
     defaults_form = editor.form(defaults_url)
     read = api.get("/api/v2/policy/distributed", params=scope)
     rules = {"worker": {**read.json()["policy"]["rules"]["worker"], "tty": {"canEdit": False}}}
-    meta = {"scope": "department", "departmentId": key[11:]}
+    meta = {"name": "research", "scope": "department", "departmentId": key[11:]}
     changed = api.patch(
         "/api/v2/policy/distributed",
         json={"meta": meta, "policy": {"rules": rules}},

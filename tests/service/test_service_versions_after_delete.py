@@ -64,7 +64,7 @@ def test_a_stale_if_match_after_a_delete_and_a_re_creation_of_a_policy_is_a_412(
     with open_client(make_app(database_url)) as client:
         recsys = Ids(client).projects["recsys"]
         scope = {"scope": "project", "projectId": recsys}
-        meta = {"scope": "project", "projectId": int(recsys)}
+        meta = {"name": "recsys", "scope": "project", "projectId": int(recsys)}
         read = client.get(P, params=scope)
         stale = read.headers["ETag"]
         assert "policy" in read.json()

@@ -217,7 +217,8 @@ def test_names_delete_and_phases(client: Any, ids: Ids) -> None:
     body = _submission(ids.projects["vision"], spec={"image": "x:1", "distributedFramework": "MPI"})
     first = client.post(URL, json=body)
     assert first.status_code == 202
-    assert client.post(URL, json=body).status_code == 409  # a live workload has that name
+    taken = client.post(URL, json=body)  # a live workload has that name: Run:ai's 400 SubmissionErrorV2
+    assert taken.status_code == 400 and taken.json()["complianceIssues"][0]["field"] == "name"
     workload_id = first.json()["workloadId"]
     assert client.post(f"{URL}/{workload_id}/suspend").json() == {
         "code": 202,

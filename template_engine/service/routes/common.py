@@ -101,9 +101,10 @@ _PARAMETER = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)}")
 
 def _convertor(route: APIRoute, name: str) -> str:
     """The convertor of path parameter ``name`` from its declared type: ``uuid`` for a ``uuid.UUID``
-    (Starlette's: hex digits, hyphens optional), ``orgid`` for a text of :data:`ID_PATTERN`."""
+    (Starlette's: hex digits, hyphens optional), ``orgid`` for a text of :data:`ID_PATTERN`.  A parameter
+    is found by its name or its alias (a route factory's handler names it once for every family)."""
     for param in route.dependant.path_params:
-        if param.name != name:
+        if name not in (param.name, param.alias):
             continue
         if param.field_info.annotation is uuid.UUID:
             return "uuid"

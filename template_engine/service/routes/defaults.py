@@ -1,4 +1,5 @@
-"""Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``.
+"""Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``, the four routes of
+each written once (:func:`_routes`, over the scope families of :data:`FAMILIES`).
 
 Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecSameAsWorker``,
 ``master: {spec}``).  A scope that never had defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH
@@ -13,14 +14,15 @@ effective spec or compliance it would change, field by field (:mod:`..impact`). 
 same call (:func:`write_defaults`).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the routes are made by a factory (:func:`_routes`) and FastAPI
+# must see the annotations themselves, not their names.
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
@@ -52,8 +54,6 @@ from template_engine.service.schemas import ID_PATTERN, DefaultsDocument, Defaul
 
 router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"], route_class=JsonRoute)
 
-DepartmentId = Annotated[str, PathParam(pattern=ID_PATTERN)]
-ProjectId = Annotated[str, PathParam(pattern=ID_PATTERN)]
 _ROOTS = ("spec", "masterSpecSameAsWorker", "master")
 _DOC: dict[int | str, dict[str, Any]] = {
     200: {"model": DefaultsDocument, "headers": {"ETag": {"schema": {"type": "string"}}}}
@@ -187,134 +187,117 @@ def _delete(
     return no_content()
 
 
-# -- system -------------------------------------------------------------------------------------------------
+# -- the routes, one family per scope kind ------------------------------------------------------------------
 
 
-@router.get("/system", response_model=None, responses={**_DOC, **errors()})
-def get_system_defaults(principal: Auth, store: StoreDep) -> JSONResponse:
-    """The system defaults (``{}`` when there are none)."""
-    return _read(store, principal, "system", None)
+@dataclass(frozen=True, slots=True)
+class ScopeFamily:
+    """One kind of scope with defaults: its path under ``/api/v1/defaults``, the path parameter naming it
+    (``None``: the one system scope), how the docs name its defaults, and what reading them says.  Adding a
+    kind of scope is a row of :data:`FAMILIES`."""
+
+    kind: str
+    path: str
+    param: str | None
+    defaults: str
+    reads: str
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """404 for an unknown id in the path; the system scope always exists."""
+        return (404,) if self.param else ()
 
 
-@router.put("/system", response_model=None, responses={**_WRITTEN, **errors(412)})
-def put_system_defaults(
-    body: DefaultsDocument,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Replace the system defaults."""
-    return _write(store, principal, "system", None, if_match, _put(raw), validateOnly)
-
-
-@router.patch("/system", response_model=None, responses={**_WRITTEN, **errors(412)})
-def patch_system_defaults(
-    body: DefaultsPatch,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Clear ``fieldsToClear``, then merge the given fields into the system defaults."""
-    return _write(store, principal, "system", None, if_match, _patch(raw), validateOnly)
-
-
-@router.delete("/system", status_code=204, response_class=Response, responses=errors(412))
-def delete_system_defaults(principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
-    """Remove the system defaults layer."""
-    return _delete(store, principal, "system", None, if_match)
-
-
-# -- departments --------------------------------------------------------------------------------------------
-
-
-@router.get("/departments/{departmentId}", response_model=None, responses={**_DOC, **errors(404)})
-def get_department_defaults(departmentId: DepartmentId, principal: Auth, store: StoreDep) -> JSONResponse:
-    """A department's defaults."""
-    return _read(store, principal, "department", departmentId)
-
-
-@router.put("/departments/{departmentId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
-def put_department_defaults(
-    departmentId: DepartmentId,
-    body: DefaultsDocument,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Replace a department's defaults."""
-    return _write(store, principal, "department", departmentId, if_match, _put(raw), validateOnly)
-
-
-@router.patch("/departments/{departmentId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
-def patch_department_defaults(
-    departmentId: DepartmentId,
-    body: DefaultsPatch,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Clear ``fieldsToClear``, then merge the given fields into a department's defaults."""
-    return _write(store, principal, "department", departmentId, if_match, _patch(raw), validateOnly)
-
-
-@router.delete(
-    "/departments/{departmentId}", status_code=204, response_class=Response, responses=errors(404, 412)
+FAMILIES = (
+    ScopeFamily(
+        "system", "/system", None, "the system defaults", "The system defaults (``{}`` when there are none)."
+    ),
+    ScopeFamily(
+        "department",
+        "/departments/{departmentId}",
+        "departmentId",
+        "a department's defaults",
+        "A department's defaults.",
+    ),
+    ScopeFamily(
+        "project", "/projects/{projectId}", "projectId", "a project's defaults", "A project's defaults."
+    ),
 )
-def delete_department_defaults(
-    departmentId: DepartmentId, principal: Auth, store: StoreDep, if_match: IfMatch = None
-) -> Response:
-    """Remove a department's defaults layer."""
-    return _delete(store, principal, "department", departmentId, if_match)
 
 
-# -- projects -----------------------------------------------------------------------------------------------
+def _no_id() -> None:
+    return None
 
 
-@router.get("/projects/{projectId}", response_model=None, responses={**_DOC, **errors(404)})
-def get_project_defaults(projectId: ProjectId, principal: Auth, store: StoreDep) -> JSONResponse:
-    """A project's defaults."""
-    return _read(store, principal, "project", projectId)
+def _scope_id(family: ScopeFamily) -> Any:
+    """The handlers' annotation of the scope's id: the path parameter ``family.param`` (an id), or nothing."""
+    if family.param is None:
+        return Annotated[None, Depends(_no_id)]
+    return Annotated[str, PathParam(pattern=ID_PATTERN, alias=family.param)]
 
 
-@router.put("/projects/{projectId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
-def put_project_defaults(
-    projectId: ProjectId,
-    body: DefaultsDocument,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Replace a project's defaults."""
-    return _write(store, principal, "project", projectId, if_match, _put(raw), validateOnly)
+def _routes(family: ScopeFamily) -> None:
+    """The four routes of a scope family's defaults (read, replace, change, remove)."""
+    kind, path = family.kind, family.path
+    ScopeId = _scope_id(family)
+
+    @router.get(
+        path,
+        response_model=None,
+        responses={**_DOC, **errors(*family.missing)},
+        name=f"get_{kind}_defaults",
+        description=family.reads,
+    )
+    def get(scope_id: ScopeId, principal: Auth, store: StoreDep) -> JSONResponse:  # type: ignore[valid-type]
+        return _read(store, principal, kind, scope_id)
+
+    @router.put(
+        path,
+        response_model=None,
+        responses={**_WRITTEN, **errors(*family.missing, 412)},
+        name=f"put_{kind}_defaults",
+        description=f"Replace {family.defaults}.",
+    )
+    def put(
+        scope_id: ScopeId,  # type: ignore[valid-type]
+        body: DefaultsDocument,
+        raw: Raw,
+        principal: Auth,
+        store: StoreDep,
+        if_match: IfMatch = None,
+        validateOnly: ValidateOnly = None,
+    ) -> JSONResponse:
+        return _write(store, principal, kind, scope_id, if_match, _put(raw), validateOnly)
+
+    @router.patch(
+        path,
+        response_model=None,
+        responses={**_WRITTEN, **errors(*family.missing, 412)},
+        name=f"patch_{kind}_defaults",
+        description=f"Clear ``fieldsToClear``, then merge the given fields into {family.defaults}.",
+    )
+    def patch(
+        scope_id: ScopeId,  # type: ignore[valid-type]
+        body: DefaultsPatch,
+        raw: Raw,
+        principal: Auth,
+        store: StoreDep,
+        if_match: IfMatch = None,
+        validateOnly: ValidateOnly = None,
+    ) -> JSONResponse:
+        return _write(store, principal, kind, scope_id, if_match, _patch(raw), validateOnly)
+
+    @router.delete(
+        path,
+        status_code=204,
+        response_class=Response,
+        responses=errors(*family.missing, 412),
+        name=f"delete_{kind}_defaults",
+        description=f"Remove {family.defaults} layer.",
+    )
+    def delete(scope_id: ScopeId, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:  # type: ignore[valid-type]
+        return _delete(store, principal, kind, scope_id, if_match)
 
 
-@router.patch("/projects/{projectId}", response_model=None, responses={**_WRITTEN, **errors(404, 412)})
-def patch_project_defaults(
-    projectId: ProjectId,
-    body: DefaultsPatch,
-    raw: Raw,
-    principal: Auth,
-    store: StoreDep,
-    if_match: IfMatch = None,
-    validateOnly: ValidateOnly = None,
-) -> JSONResponse:
-    """Clear ``fieldsToClear``, then merge the given fields into a project's defaults."""
-    return _write(store, principal, "project", projectId, if_match, _patch(raw), validateOnly)
-
-
-@router.delete("/projects/{projectId}", status_code=204, response_class=Response, responses=errors(404, 412))
-def delete_project_defaults(
-    projectId: ProjectId, principal: Auth, store: StoreDep, if_match: IfMatch = None
-) -> Response:
-    """Remove a project's defaults layer."""
-    return _delete(store, principal, "project", projectId, if_match)
+for _family in FAMILIES:
+    _routes(_family)

@@ -28,7 +28,7 @@ from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, refuse, schema_problems
 from template_engine.service.cache import uncommitted
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import clear_fields, merge_patch, strip_nulls
+from template_engine.service.documents import merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import (
     Affected,
@@ -46,6 +46,8 @@ from template_engine.service.policy_api import (
     policy_document,
     policy_version,
     request_form,
+    reset_policy,
+    reset_targets,
 )
 from template_engine.service.routes.common import (
     Auth,
@@ -85,7 +87,22 @@ ValidateOnly = Annotated[
         "template whose effective spec or compliance it would change. Nothing is stored."
     ),
 ]
-_RESET_ROOTS = ("defaults", "rules", "imposedAssets")
+
+
+def _read_only(raw: Mapping[str, Any]) -> list[Problem]:
+    """A problem on ``policy.status`` when a write gives it: Run:ai's ``PolicyValidationStatus`` is what the
+    service answers of a stored policy (read-only), never what a client sets."""
+    policy = raw.get("policy")
+    if isinstance(policy, Mapping) and policy.get("status") is not None:
+        return [
+            Problem(
+                "policy.status is read-only: the service reports it on a stored policy",
+                ("policy", "status"),
+                None,
+                "no status",
+            )
+        ]
+    return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +334,7 @@ def overwrite_distributed_policy(
 ) -> JSONResponse:
     """Replace a scope's policy: its rules, imposed data sources and defaults (what ``policy`` does not give
     is removed; the defaults' ``masterSpecSameAsWorker`` is kept)."""
-    refuse(schema_problems(PolicyOverwrite, raw))
+    refuse(_read_only(raw) + schema_problems(PolicyOverwrite, raw))
     return _write(
         store,
         principal,
@@ -342,13 +359,15 @@ def change_distributed_policy(
     approveClusterDeletion: ApproveQuery = None,
     if_match: IfMatch = None,
 ) -> JSONResponse:
-    """Change a scope's policy: remove the fields at the ``reset`` paths, then merge ``policy`` in (objects
-    field by field, lists whole; ``null`` changes nothing)."""
-    refuse(schema_problems(PolicyChange, raw))
-    paths = [path.removeprefix("policy.") for path in raw.get("reset") or []]
+    """Change a scope's policy: clear the policy (defaults and rules) of the fields at the ``reset`` paths
+    (Run:ai's ``worker.compute.gpuDevicesRequest``, or the service's ``rules.worker.tty``:
+    :func:`~..policy_api.reset_targets`), then merge ``policy`` in (objects field by field, lists whole;
+    ``null`` changes nothing)."""
+    refuse(_read_only(raw) + schema_problems(PolicyChange, raw))
+    targets = reset_targets([path.removeprefix("policy.") for path in raw.get("reset") or []])
 
     def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
-        current = clear_fields(request_form(ctx, policy, defaults), paths, _RESET_ROOTS, field="reset")
+        current = reset_policy(request_form(ctx, policy, defaults), targets)
         return merge_patch(current, strip_nulls(raw.get("policy") or {}))
 
     return _write(store, principal, raw, validateOnly, change, if_match)

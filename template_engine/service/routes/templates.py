@@ -130,11 +130,14 @@ def _load(ctx: Ctx, template_id: uuid.UUID, lock: bool = False) -> tuple[Templat
     return row, template_scope(ctx, row.scope_type, row.department_id, row.project_id)
 
 
-def _taken(ctx: Ctx, own: Placement, name: str, template_id: str | None = None) -> None:
+def _taken(ctx: Ctx, own: Placement, name: str, template_id: str | None = None, status: int = 400) -> None:
+    """A ``status`` error when another template of the scope has ``name``: a create or update answers 400, the
+    status Run:ai declares for them (``400BadRequest``; it declares no 409 there), ``name-availability`` 409,
+    the one it declares (``409Conflict``)."""
     other = ctx.repo.template_named(own.key, name)
     if other is not None and other.id != template_id:
         raise ApiError(
-            409,
+            status,
             problems=[Problem(f"a template named {name!r} already exists in this scope", ("meta", "name"))],
         )
 
@@ -191,7 +194,8 @@ def _new(
 )
 def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
     """Create a distributed training template in a scope (202, as Run:ai); every problem of the body in one
-    400; 409 when the name is taken in the scope."""
+    400, a name taken in the scope included (Run:ai declares 400 here, no 409); 409 only for a write that
+    collided with another at the same instant."""
     with store.write(principal) as ctx:
         own, document, doc, asset_ids = _new(ctx, raw, write=True)
         _taken(ctx, own, doc.meta.name)
@@ -426,12 +430,12 @@ def name_availability(
     scopeType: ScopeType,
     scopeId: Annotated[str | None, Query(max_length=18, description=SCOPE_ID_WORDS)] = None,
 ) -> Response:
-    """204 when create would take the name in that scope; otherwise create's own refusal: 400 for a name
-    create refuses (the same rules), 409 when a template of that name exists."""
+    """204 when create would take the name in that scope; 400 for a name create refuses (the same rules), 409
+    when a template of that name exists (Run:ai's ``409Conflict`` here; create answers that case 400)."""
     with store.read(principal) as ctx:
         own = scope_from_body(ctx, scopeType, scopeId, ("scopeId",))
         ctx.access.require_read(own.ref)
-        _taken(ctx, own, templateName)
+        _taken(ctx, own, templateName, status=409)
     return no_content()
 
 

@@ -303,9 +303,8 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         body = WorkloadCreate.model_validate(raw)
         name = submission.name or body.name
         if ctx.repo.live_workload_named(view.project.id, name) is not None:
-            raise ApiError(
-                409, problems=[Problem(f"a workload named {name!r} exists in this project", ("name",))]
-            )
+            # Run:ai declares 400 (SubmissionErrorV2) for this operation, no 409.
+            raise _refused([Problem(f"a workload named {name!r} exists in this project", ("name",))], [])
         workload_id = str(uuid.uuid4())
         values = {
             "id": workload_id,

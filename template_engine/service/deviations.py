@@ -1,0 +1,98 @@
+"""The statuses the service answers that Run:ai's operation does not declare, each with its reason.
+
+For every operation the service shares with Run:ai's OpenAPI document (``runai-openapi-1.224.0.json``, the
+one ``runapy`` 1.224.0 is generated from), a status the service's own OpenAPI document declares is either
+one Run:ai declares for that operation or a row here.  Where Run:ai declares a status for a case, the
+service answers with it (a template or live workload name taken is a 400 on ``POST``, which is what Run:ai
+declares there, and a 409 on ``name-availability``, which is what it declares there); the rows here are the
+cases where it declares none that fits.  ``tests/service/test_runai_statuses.py`` holds the service's
+document, Run:ai's and this table equal; docs/http-api.md ("Status codes beyond Run:ai's") says the same in
+words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+T = "/api/v1/workload-templates"
+W = "/api/v1/workloads"
+P = "/api/v2/policy/distributed"
+A = "/api/v1/asset"
+O = "/api/v1/org-unit"  # noqa: E741
+
+#: Why the service answers each status where Run:ai declares none, the same on every operation.
+REASONS: Mapping[str, str] = {
+    "400": "a query parameter, filter or path id that cannot be read (limit=0, sortBy=bogus, "
+    "filterBy=createdAt>=yesterday, an id that is not one): Run:ai declares no 400 on this operation, and "
+    "saying what is wrong beats a 404 or an answer to another question",
+    "409": "a write that collided with another at the same instant: read again and retry",
+    "412": "If-Match names a version that is no longer current (the answer carries the current ETag)",
+    "413": "a body over the limit, a JSON body of more than 20,000 values, or a request whose work is over "
+    "its budget: checked before routing, on any operation",
+    "500": "declared on every operation (Run:ai leaves it out of a few): it is always a bug",
+    "503": "the database is unreachable or locked: declared on every operation",
+}
+
+_DELETED = "the workload is deleted: it is neither suspended nor resumed (Run:ai declares no 400 either)"
+_IN_USE = "the department or project is not empty, or a write collided with another: nothing is deleted"
+_ASSET_IN_USE = "templates use the asset or policies impose it (or the new name is taken): it is kept"
+_ASSET_NOT_YET = "the asset routes' status before issue 19 gives them Run:ai's (which declares 202)"
+
+
+def _row(*statuses: str, **overrides: str) -> dict[str, str]:
+    """A row of :data:`DEVIATIONS`: each status with its reason (:data:`REASONS`, or ``s<status>=`` given)."""
+    return {status: overrides.get(f"s{status}", REASONS.get(status, "")) for status in statuses}
+
+
+#: ``(method, path)`` (the service's path) -> every status it declares beyond Run:ai's, with its reason.
+DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
+    ("GET", f"{T}/distributed"): _row("400", "413"),
+    ("POST", f"{T}/distributed"): _row("409", "413"),
+    ("GET", f"{T}/distributed/{{templateId}}"): _row("400", "413"),
+    ("PUT", f"{T}/distributed/{{templateId}}"): _row("409", "412", "413"),
+    ("PATCH", f"{T}/distributed/{{templateId}}"): _row("409", "412", "413"),
+    ("DELETE", f"{T}/distributed/{{templateId}}"): _row("400", "412", "413"),
+    ("GET", T): _row("400", "413"),
+    ("GET", f"{T}/{{templateId}}"): _row("400", "413"),
+    ("GET", f"{T}/count"): _row("400", "413"),
+    ("GET", f"{T}/name-availability"): _row("400", "413", "500"),
+    ("POST", f"{W}/distributed"): _row("409", "413", "500"),
+    ("GET", f"{W}/distributed/{{workloadId}}"): _row("400", "413"),
+    ("DELETE", f"{W}/distributed/{{workloadId}}"): _row("400", "413"),
+    ("POST", f"{W}/distributed/{{workloadId}}/suspend"): _row("400", "409", "413", s409=_DELETED),
+    ("POST", f"{W}/distributed/{{workloadId}}/resume"): _row("400", "409", "413", s409=_DELETED),
+    ("GET", W): _row("400", "413"),
+    ("GET", f"{W}/count"): _row("400", "413"),
+    ("GET", f"{W}/{{workloadId}}"): _row("400", "413"),
+    ("POST", "/api/v1/token"): _row("413"),
+    ("GET", P): _row("413", "500"),
+    ("PUT", P): _row("409", "412", "413", "500"),
+    ("PATCH", P): _row("409", "412", "413", "500"),
+    ("DELETE", P): _row("409", "412", "413", "500"),
+    ("GET", f"{O}/departments"): _row("413", "500"),
+    ("POST", f"{O}/departments"): _row("413", "500"),
+    ("GET", f"{O}/departments/{{departmentId}}"): _row("400", "413", "500"),
+    ("PUT", f"{O}/departments/{{departmentId}}"): _row("409", "412", "413", "500"),
+    ("DELETE", f"{O}/departments/{{departmentId}}"): _row("409", "412", "413", "500", s409=_IN_USE),
+    ("GET", f"{O}/projects"): _row("413", "500"),
+    ("POST", f"{O}/projects"): _row("413", "500"),
+    ("GET", f"{O}/projects/{{projectId}}"): _row("400", "413", "500"),
+    ("PUT", f"{O}/projects/{{projectId}}"): _row("409", "412", "413", "500"),
+    ("DELETE", f"{O}/projects/{{projectId}}"): _row("409", "412", "413", s409=_IN_USE),
+    **{
+        key: row
+        for kind in ("environment", "compute")
+        for key, row in {
+            ("GET", f"{A}/{kind}"): _row("400", "413", "500"),
+            ("POST", f"{A}/{kind}"): _row("201", "413", "500", s201=_ASSET_NOT_YET),
+            ("GET", f"{A}/{kind}/{{assetId}}"): _row("400", "413", "500"),
+            ("PUT", f"{A}/{kind}/{{assetId}}"): _row(
+                "200", "400", "409", "412", "413", "500", "503", s200=_ASSET_NOT_YET, s409=_ASSET_IN_USE
+            ),
+            ("DELETE", f"{A}/{kind}/{{assetId}}"): _row(
+                "204", "400", "409", "412", "413", "500", s204=_ASSET_NOT_YET, s409=_ASSET_IN_USE
+            ),
+        }.items()
+    },
+    ("GET", f"{A}/datasource"): _row("400", "413", "500"),
+}
