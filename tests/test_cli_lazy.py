@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from template_engine.cli import LAZY, Commands, main
+from template_engine.cli import COMMANDS, Commands, Entry, main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
 
@@ -50,7 +50,7 @@ def test_check_imports_nothing_that_only_other_commands_need() -> None:
     assert [m for m in NOT_FOR_CHECK if m in modules] == []
 
 
-@pytest.mark.parametrize("name", sorted(LAZY))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_lazy_command_resolves_to_the_command_of_that_name(name: str) -> None:
     command = main.commands[name]
     assert isinstance(command, click.Command) and command.name == name
@@ -58,9 +58,10 @@ def test_every_lazy_command_resolves_to_the_command_of_that_name(name: str) -> N
 
 
 def test_the_group_lists_every_command_without_importing_them() -> None:
-    commands = Commands({"a": click.Command("a"), "b": "no.such.module:b"})
+    commands = Commands({"a": click.Command("a"), "b": Entry("no.such.module:b", "B.")})
     assert sorted(commands) == ["a", "b"] and len(commands) == 2
     assert commands["a"].name == "a"
+    assert commands.summary("b") == "B."  # known without the import
     with pytest.raises(ModuleNotFoundError):
         commands["b"]  # imported only when looked up
     del commands["b"]
