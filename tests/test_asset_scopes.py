@@ -15,9 +15,9 @@ import pytest
 from template_engine import CompositionError, InputError, compose, load_org, reference_problems
 from template_engine.diff import diff_orgs
 from template_engine.diffing.pairs import Pair, dependencies, pairs
+from template_engine.loader import tree
 from template_engine.loader.facts import FactCache
 from template_engine.loader.layout import asset_file, asset_scope
-from template_engine.loader import tree
 from template_engine.loader.sources import MappingSource
 from template_engine.org import SYSTEM, Org, Scope, View
 
@@ -31,7 +31,8 @@ departments:
 
 
 def datasource(name: str, path: str = "/data") -> str:
-    return f"meta:\n  name: {name}\nspec:\n  storage:\n    pvc:\n    - claimName: {name}-claim\n      path: {path}\n"
+    storage = f"  storage:\n    pvc:\n    - claimName: {name}-claim\n      path: {path}\n"
+    return f"meta:\n  name: {name}\nspec:\n{storage}"
 
 
 def template(name: str, datasource_name: str) -> str:
@@ -60,7 +61,7 @@ def org_of(files: dict[str, str]) -> Org:
     return load_org(MappingSource({"org.yaml": ORG, **ASSETS, **files}))
 
 
-# -- placement ------------------------------------------------------------------------------------------------
+# -- placement -----------------------------------------------------------------------------------------------
 
 
 def test_an_assets_folder_is_its_scope() -> None:
@@ -102,7 +103,7 @@ def test_a_misnamed_kind_folder_of_a_project_is_an_error_with_a_hint() -> None:
     assert "did you mean 'datasources'?" in problem.message
 
 
-# -- names unique per kind in the whole org -------------------------------------------------------------------
+# -- names unique per kind in the whole org ------------------------------------------------------------------
 
 
 def test_one_name_in_two_scopes_is_an_error_naming_both_files_and_neither_is_used() -> None:
@@ -126,7 +127,7 @@ def test_one_name_of_two_kinds_is_no_conflict() -> None:
     assert org.assets["compute"]["shared"].scope == Scope("project", "vision")
 
 
-# -- a template uses the assets of its scope and above --------------------------------------------------------
+# -- a template uses the assets of its scope and above -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -148,17 +149,25 @@ def test_a_template_may_use_the_assets_of_its_scope_and_above(rel: str, uses: st
         assert combined["storage"]["pvc"][0]["claimName"] == f"{uses}-claim"
 
 
+_S, _R, _A = "system", "department research", "department applied"
+
+
 @pytest.mark.parametrize(
     ("rel", "uses", "owner", "chain"),
     [
         ("system/templates/t.yaml", "corpus", "department research", "system"),
         ("system/templates/t.yaml", "scratch", "project vision", "system"),
-        ("departments/research/templates/t.yaml", "scratch", "project vision", "system or department research"),
-        ("departments/applied/templates/t.yaml", "corpus", "department research", "system or department applied"),
-        ("projects/nlp/templates/t.yaml", "scratch", "project vision", "system, department research or project nlp"),
-        ("projects/recsys/templates/t.yaml", "corpus", "department research", "system, department applied or project recsys"),
+        ("departments/research/templates/t.yaml", "scratch", "project vision", f"{_S} or {_R}"),
+        ("departments/applied/templates/t.yaml", "corpus", "department research", f"{_S} or {_A}"),
+        ("projects/nlp/templates/t.yaml", "scratch", "project vision", f"{_S}, {_R} or project nlp"),
+        (
+            "projects/recsys/templates/t.yaml",
+            "corpus",
+            "department research",
+            f"{_S}, {_A} or project recsys",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_template_using_an_asset_out_of_its_scope_is_broken_with_one_message(
     rel: str, uses: str, owner: str, chain: str
 ) -> None:
@@ -194,7 +203,7 @@ def test_the_check_reads_deferred_assets_without_parsing_them(tmp_path: Path) ->
     assert "belongs to project vision" in problem.message
 
 
-# -- a policy imposes the data sources of its scope and above -------------------------------------------------
+# -- a policy imposes the data sources of its scope and above ------------------------------------------------
 
 
 def test_a_policy_may_impose_the_data_sources_of_its_scope_and_above() -> None:
@@ -214,8 +223,8 @@ def test_a_policy_imposing_a_data_source_out_of_its_scope_is_broken_with_the_sam
     (problem,) = org.broken[rel]
     assert problem.message == (
         "the policy of department research may not use datasource asset 'scratch': the asset belongs to"
-        " project vision (projects/vision/assets/datasources/scratch.yaml), and an asset is usable only in its"
-        " own scope and the scopes below it"
+        " project vision (projects/vision/assets/datasources/scratch.yaml), and an asset is usable only in"
+        " its own scope and the scopes below it"
     )
     assert problem.expected == "an asset of system or department research"
     assert problem.path == ("imposedAssets", "worker")
@@ -227,7 +236,7 @@ def test_a_policy_imposing_a_data_source_out_of_its_scope_is_broken_with_the_sam
     assert problem in failed.value.problems
 
 
-# -- the diff: a change to a project's asset is a change for the pairs that use it ----------------------------
+# -- the diff: a change to a project's asset is a change for the pairs that use it ---------------------------
 
 
 def test_a_scoped_asset_is_a_dependency_of_exactly_the_pairs_that_use_it() -> None:
