@@ -33,7 +33,10 @@ from template_engine.org import (
     View,
     asset_ref,
     defaults_ref,
+    out_of_scope,
     policy_ref,
+    policy_user,
+    template_user,
 )
 from template_engine.paths import Match, Path
 from template_engine.policy.document import ImposedAsset
@@ -139,6 +142,12 @@ def _imposed(org: Org, view: View, master: bool) -> list[tuple[ImposedAsset, Ass
     for imposed in effective_policy(org, view).imposed_on("master" if master else "worker"):
         org.require_intact(asset_ref("datasource", imposed.name))
         asset = org.asset("datasource", imposed.name)
+        user = policy_user(imposed.scope)
+        problem = out_of_scope(
+            asset, user, org.chain_of(imposed.scope), ("imposedAssets", imposed.replica), imposed.location
+        )
+        if problem is not None:
+            raise CompositionError([problem])
         storage = asset.source.data["spec"]["storage"]
         kind = next(k for k, v in storage.items() if v)
         item = dict(storage[kind][0])
@@ -418,4 +427,10 @@ def _asset(org: Org, kind: AssetKind, name: str, template: Template, path: Path)
                 )
             ]
         ) from None
+    line = template.source.lines.get(path)
+    where = Location(template.source.file, line[0] if line else None, line[1] if line else None)
+    user = template_user(template.name, template.scope)
+    problem = out_of_scope(asset, user, org.chain_of(template.scope), path, where)
+    if problem is not None:
+        raise CompositionError([problem])
     return asset

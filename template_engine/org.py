@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
-from template_engine.errors import InputError, NotFoundError, Problem
+from template_engine.errors import InputError, Location, NotFoundError, Problem
 from template_engine.models.documents import (
     AssetKind,
     ComputeAsset,
@@ -92,15 +92,61 @@ def _asset_refs(assets: TemplateAssets | None) -> tuple[tuple[AssetKind, str], .
 
 @dataclass(frozen=True, slots=True)
 class Asset:
+    """An environment, compute or data source asset, with its scope.
+
+    The scope is Run:ai's ``AssetMeta.scope``: ``tenant`` (here the system scope, :data:`SYSTEM`: usable
+    everywhere), ``department`` (usable in the department and its projects) or ``project`` (usable in the
+    project only).  A folder says it by the asset's place (``loader/layout.py``), the database by the row's
+    columns (``service/stored.py``).
+    """
+
     kind: AssetKind
     name: str
     source: Source
     doc: EnvironmentAsset | ComputeAsset | DatasourceAsset
+    scope: Scope = SYSTEM
 
     @property
     def file(self) -> str:
         """The file the document was read from (``source.file``)."""
         return self.source.file
+
+
+def template_user(name: str, scope: Scope) -> str:
+    """A template as :func:`out_of_scope` names it: ``template 'train' of project vision``."""
+    return f"template {name!r} of {scope}"
+
+
+def policy_user(scope: Scope) -> str:
+    """A policy as :func:`out_of_scope` names it: ``the policy of department research``."""
+    return f"the policy of {scope}"
+
+
+def out_of_scope(
+    asset: Asset, user: str, chain: tuple[Scope, ...], path: Path, location: Location | None
+) -> Problem | None:
+    """The one problem of a document that uses an asset outside the asset's scope, or ``None``.
+
+    ``user`` names the document (``template 'train' of project vision``, ``the policy of department
+    research``) and ``chain`` is its scope with the scopes that contain it, system first
+    (:meth:`Org.chain_of`).  Run:ai's rule: an asset is usable in its scope and the scopes below it (a
+    tenant asset everywhere, a department's in the department and its projects, a project's in the
+    project).  Every door (the loader, ``db import``, the API) answers with this problem, word for word but
+    for the file that names the asset.
+    """
+    if asset.scope in chain:
+        return None
+    return Problem(
+        f"{user} may not use {asset.kind} asset {asset.name!r}: the asset belongs to {asset.scope}"
+        f" ({asset.file}), and an asset is usable only in its own scope and the scopes below it",
+        path,
+        location,
+        "an asset of " + _either([str(scope) for scope in chain]),
+    )
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +228,14 @@ class Org:
             self.check_department(department)
             return View(department)
         return View()
+
+    def chain_of(self, scope: Scope) -> tuple[Scope, ...]:
+        """``scope`` and the scopes that contain it, system first: the scopes whose assets it may use."""
+        if scope.type == "project" and scope.name is not None:
+            return View(self.department_of(scope.name), scope.name).chain()
+        if scope.type == "department":
+            return View(scope.name).chain()
+        return (SYSTEM,)
 
     def own_view(self, template: Template) -> View:
         """The view down to a template's own scope."""

@@ -32,8 +32,8 @@ def kind_of(rel: Path) -> str:
     """The document kind of a file of a templates folder."""
     if rel.as_posix() in ("org.yaml", "cluster.yaml"):
         return rel.stem
-    if rel.parts[0] == "assets":
-        return ASSET_KINDS[rel.parts[1]]
+    if "assets" in rel.parts:  # the tenant's (assets/), a department's or a project's (D/assets/)
+        return ASSET_KINDS[rel.parts[rel.parts.index("assets") + 1]]
     if "templates" in rel.parts:
         return "template"
     return {"defaults.yaml": "defaults", "policy.yaml": "policy"}[rel.name]
@@ -70,6 +70,7 @@ def test_schema_without_kind_lists_the_kinds() -> None:
     assert [line.split()[0] for line in done.stdout.splitlines()] == KINDS
     assert list(SCHEMA_KINDS) == KINDS
     assert "assets/environments/NAME.yaml" in done.stdout
+    assert "projects/P/assets/datasources/NAME.yaml" in done.stdout  # a project's assets
 
 
 def test_an_unknown_kind_is_a_usage_error() -> None:

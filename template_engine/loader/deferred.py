@@ -144,8 +144,8 @@ class DeferredTemplate(_Deferred, Template):  # properties stand in for the fiel
 class DeferredAsset(_Deferred, Asset):  # properties stand in for the fields
     __slots__ = ("_build", "_file", "_made")
 
-    def __init__(self, kind: AssetKind, name: str, file: str, build: Build) -> None:
-        _init(self, file, build, kind=kind, name=name)
+    def __init__(self, kind: AssetKind, name: str, file: str, scope: Scope, build: Build) -> None:
+        _init(self, file, build, kind=kind, name=name, scope=scope)
 
     @property
     def doc(self) -> EnvironmentAsset | ComputeAsset | DatasourceAsset:

@@ -2,9 +2,15 @@
 
     org.yaml
     system/                 defaults.yaml, policy.yaml, templates/NAME.yaml
-    departments/D/          the same, for each department D of org.yaml
-    projects/P/             the same, for each project P of org.yaml
+    departments/D/          the same, for each department D of org.yaml, and assets/ (below)
+    projects/P/             the same, for each project P of org.yaml, and assets/ (below)
     assets/environments/NAME.yaml, assets/computes/NAME.yaml, assets/datasources/NAME.yaml
+
+An asset's folder is its scope, as Run:ai's ``AssetMeta.scope`` (``tenant``, ``department``, ``project``):
+``assets/`` at the top holds the tenant's (the system scope: usable everywhere), ``departments/D/assets/``
+department D's (usable in D and its projects), ``projects/P/assets/`` project P's (usable in P only), each
+with the same three kind folders (:func:`asset_scope`).  An asset's name is unique per kind in the whole org,
+whatever its scope: two files of one kind and name are an error naming both, and neither is read.
 
 Every file but ``org.yaml`` may be spelled ``.yml``; both spellings of one name (``ddp.yaml`` and ``ddp.yml``)
 are an error.  Besides the layout, a folder may hold documentation (``README*``, ``LICENSE*``, ``*.md``) and
@@ -37,6 +43,9 @@ _GIT = frozenset({".git", ".gitignore", ".gitattributes", ".gitkeep"})
 _DEFAULTS = "defaults"
 _POLICY = "policy"
 _LAYER = "defaults.yaml, policy.yaml (or .yml) and templates/; a template goes in templates/NAME.yaml"
+_UNIT = _LAYER + "; assets/ holds the assets of this scope"
+#: The folder of the assets of a scope (under the top, a department's folder or a project's).
+ASSETS = "assets"
 _TOP = "org.yaml, cluster.yaml, system/, departments/, projects/, assets/ and documentation (README, *.md)"
 #: How alike a name and a layout name must be for a did-you-mean hint (difflib's ratio).
 _CLOSE = 0.7
@@ -60,6 +69,7 @@ class Layout:
     defaults: dict[Scope, str] = field(default_factory=dict)
     policies: dict[Scope, str] = field(default_factory=dict)
     templates: dict[Scope, dict[str, str]] = field(default_factory=dict)
+    #: Every asset file, by kind and name; its scope is its folder's (:func:`asset_scope`).
     assets: dict[AssetKind, dict[str, str]] = field(default_factory=dict)
     #: Entries that break the layout, by path.
     errors: dict[str, list[Problem]] = field(default_factory=dict)
@@ -75,6 +85,29 @@ def is_documentation(name: str) -> bool:
     if lower.endswith(".md"):
         return True
     return lower.startswith(("readme", "license", "licence")) and not lower.endswith(YAML_SUFFIXES)
+
+
+def asset_scope(rel: str) -> Scope:
+    """The scope of the asset file at ``rel``, from its folder: ``projects/P/assets/...`` is project P's,
+    ``departments/D/assets/...`` department D's, ``assets/...`` (and any other place) the tenant's, which is
+    the system scope (Run:ai's ``AssetMeta.scope``: ``project``, ``department``, ``tenant``)."""
+    parts = rel.split("/")
+    if len(parts) > 3 and parts[2] == ASSETS:
+        if parts[0] == "projects":
+            return Scope("project", parts[1])
+        if parts[0] == "departments":
+            return Scope("department", parts[1])
+    return SYSTEM
+
+
+def asset_file(kind: AssetKind, name: str, scope: Scope = SYSTEM) -> str:
+    """Where the asset ``name`` of ``kind`` and ``scope`` goes in a templates folder (``.yaml``)."""
+    top = f"{ASSETS}/{ASSET_FOLDERS[kind]}/{name}.yaml"
+    if scope.type == "project":
+        return f"projects/{scope.name}/{top}"
+    if scope.type == "department":
+        return f"departments/{scope.name}/{top}"
+    return top
 
 
 def read_layout(source: Source, departments: Mapping[str, tuple[str, ...]]) -> Layout:
@@ -102,6 +135,8 @@ class _Walk:
         }
         self.layout = Layout()
         self.supposed: dict[Ref, str] = {}
+        #: Every asset file found, by kind and name.
+        self.asset_files: dict[tuple[AssetKind, str], list[str]] = {}
 
     # -- the folders of the layout ------------------------------------------------------------------------
 
@@ -115,7 +150,7 @@ class _Walk:
             "system": ("folder", lambda rel, blame: self.layer(rel, SYSTEM, blame)),
             "departments": ("folder", lambda rel, blame: self.scopes(rel, "department", blame)),
             "projects": ("folder", lambda rel, blame: self.scopes(rel, "project", blame)),
-            "assets": ("folder", self.assets),
+            "assets": ("folder", lambda rel, blame: self.assets(rel, blame)),
         }
         order = list(handlers)
         for entry in sorted(entries, key=lambda e: (order.index(e.name) if e.name in order else 9, e.name)):
@@ -169,6 +204,8 @@ class _Walk:
             "policy.yaml": ("file", lambda _rel, blame: self.suppose(policy_ref(scope), blame or _rel)),
             "templates": ("folder", lambda rel, blame: self.templates(rel, scope, blame)),
         }
+        if scope != SYSTEM:  # the system's assets are the tenant's, at the top
+            handlers[ASSETS] = ("folder", lambda rel, blame: self.assets(rel, blame))
         for entry in entries:
             if self.skipped(entry, blame):
                 continue
@@ -185,8 +222,14 @@ class _Walk:
             elif entry.name == "templates":
                 if self.expect(entry, "folder", blame):
                     self.templates(entry.rel, scope, blame)
+            elif entry.name == ASSETS and scope != SYSTEM:
+                if self.expect(entry, "folder", blame):
+                    self.assets(entry.rel, blame)
             else:
-                self.misnamed(entry, handlers, f"{rel}/", _LAYER, blame)
+                expected = _LAYER if scope == SYSTEM else _UNIT
+                if entry.name == ASSETS:
+                    expected += " (the system's assets are the tenant's: assets/ at the top of the folder)"
+                self.misnamed(entry, handlers, f"{rel}/", expected, blame)
         chosen = self.one_of(found, "the defaults file", blame)
         if chosen is None:
             if found:
@@ -229,7 +272,7 @@ class _Walk:
     def _asset_folder(self, kind: AssetKind) -> Walker:
         def walk(rel: str, blame: str | None) -> None:
             def found(stem: str, path: str) -> None:
-                self.layout.assets.setdefault(kind, {})[stem] = path
+                self.asset_files.setdefault((kind, stem), []).append(path)
 
             self.documents(rel, blame, f"{kind} asset", lambda stem: asset_ref(kind, stem), found)
 
@@ -379,8 +422,33 @@ class _Walk:
     def suppose(self, ref: Ref, rel: str) -> None:
         self.supposed.setdefault(ref, rel)
 
+    def unique_assets(self) -> None:
+        """Each asset name once per kind in the whole org: a name written in several scopes is an error on
+        every file but the first (naming both), and none of them is read (the compositions that use it fail
+        with the error)."""
+        rank = {"system": 0, "department": 1, "project": 2}
+        for (kind, stem), found in self.asset_files.items():
+            paths = sorted(found, key=lambda rel: (rank[asset_scope(rel).type], rel))
+            if len(paths) == 1:
+                self.layout.assets.setdefault(kind, {})[stem] = paths[0]
+                continue
+            first, *others = paths
+            for other in others:
+                self.layout.errors.setdefault(other, []).append(
+                    Problem(
+                        f"{kind} asset {stem!r} is written twice: {first} and {other}"
+                        " (an asset's name is unique per kind in the whole org, whatever its scope)",
+                        (),
+                        Location(other),
+                        f"one of {first} and {other}",
+                        (Location(first),),
+                    )
+                )
+            self.suppose(asset_ref(kind, stem), others[0])
+
     def finish(self) -> Layout:
         """Keep the supposed refs that no real file provides."""
+        self.unique_assets()
         layout = self.layout
         real = {defaults_ref(scope) for scope in layout.defaults}
         real |= {policy_ref(scope) for scope in layout.policies}

@@ -1,5 +1,6 @@
 """The checks of an org's policy files that need the whole org: every imposed asset is a data
-source the org has, and one scope per branch rules each field (POLICY.md "One owner per field")."""
+source the org has, of a scope that contains the policy's (:func:`~template_engine.org.out_of_scope`), and
+one scope per branch rules each field (POLICY.md "One owner per field")."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Mapping
 
 from template_engine.errors import Problem
 from template_engine.models.documents import AssetKind
-from template_engine.org import SYSTEM, Scope
+from template_engine.org import SYSTEM, Asset, Org, Scope, out_of_scope, policy_user
 from template_engine.policy.document import PolicyDocument
 from template_engine.policy.effective import ownership_problems
 
@@ -25,14 +26,23 @@ def branches(departments: Mapping[str, tuple[str, ...]]) -> list[tuple[Scope, ..
 def org_policy_problems(
     policies: Mapping[Scope, PolicyDocument],
     departments: Mapping[str, tuple[str, ...]],
-    assets: Mapping[AssetKind, Mapping[str, object]],
+    assets: Mapping[AssetKind, Mapping[str, Asset]],
     broken_assets: set[str],
 ) -> dict[str, list[Problem]]:
     """The problems of each policy file that only the whole org shows, by file."""
     found: dict[str, list[Problem]] = {}
+    tree = Org(departments)
     for document in policies.values():
         for imposed in document.imposed:
-            if imposed.name in assets.get("datasource", {}) or imposed.name in broken_assets:
+            datasource = assets.get("datasource", {}).get(imposed.name)
+            if datasource is not None:
+                scopes = tree.chain_of(imposed.scope)
+                path = ("imposedAssets", imposed.replica)
+                problem = out_of_scope(datasource, policy_user(imposed.scope), scopes, path, imposed.location)
+                if problem is not None:
+                    found.setdefault(document.file, []).append(problem)
+                continue
+            if imposed.name in broken_assets:
                 continue
             other = next((kind for kind, by in assets.items() if imposed.name in by), None)
             message = (

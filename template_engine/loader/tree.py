@@ -5,9 +5,10 @@ with one file changed, files in memory); a path is read as the folder at that pa
 
 Layout (DESIGN.md, and :mod:`template_engine.loader.layout` for every rule): ``org.yaml``; ``system/``,
 ``departments/D/`` and ``projects/P/``, each with ``defaults.yaml`` and ``templates/T.yaml``;
-``assets/{environments,computes,datasources}/NAME.yaml``.  Every file is read once; a file with problems, and
-an entry that breaks the layout, is recorded in ``Org.broken`` (so ``validate`` can list all of them and a
-composition that needs it fails with them), never skipped silently.
+``assets/{environments,computes,datasources}/NAME.yaml`` (the tenant's; a department's and a project's
+under ``departments/D/assets/`` and ``projects/P/assets/``).  Every file is read once; a file with problems,
+and an entry that breaks the layout, is recorded in ``Org.broken`` (so ``validate`` can list all of them and
+a composition that needs it fails with them), never skipped silently.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
-from template_engine.loader.layout import read_layout
+from template_engine.loader.layout import asset_file, asset_scope, read_layout
 from template_engine.loader.rules import asset_refs, document_rules
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import (
-    ASSET_FOLDERS,
     ASSET_MODELS,
     AssetKind,
     LayerDocument,
@@ -42,8 +42,10 @@ from template_engine.org import (
     Template,
     asset_ref,
     defaults_ref,
+    out_of_scope,
     policy_ref,
     template_ref,
+    template_user,
 )
 
 if TYPE_CHECKING:  # policy files are read by the policy modules, imported when an org has one
@@ -191,7 +193,7 @@ def _made(
         kinds = tuple((cast(AssetKind, kind), name) for kind, name in refs)
         return DeferredTemplate(stem, arg, rel, kinds, read), []
     if build is _asset_from:
-        return DeferredAsset(arg, stem, rel, read), []
+        return DeferredAsset(arg, stem, rel, asset_scope(rel), read), []
     return DeferredDefaults(arg, rel, read), []
 
 
@@ -307,7 +309,7 @@ def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, lis
     stem = _stem(rel)
     problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
     problems += document_rules(type(doc), source.data, rel, source.lines)
-    return (None if problems else Asset(kind, stem, source, doc)), problems
+    return (None if problems else Asset(kind, stem, source, doc, asset_scope(rel))), problems
 
 
 def _org_document(files: sources.Source) -> OrgDocument:
@@ -523,18 +525,24 @@ def _org_policy_problems(
 
 
 def reference_problems(org: Org) -> list[Problem]:
-    """Templates that refer to assets the org does not have (a broken asset file reports its own problems)."""
+    """Templates that refer to assets the org does not have (a broken asset file reports its own problems),
+    or to assets outside their scope (:func:`~template_engine.org.out_of_scope`)."""
     problems = []
     for by_name in org.templates.values():
         for template in by_name.values():
+            chain = org.chain_of(template.scope)
             for kind, name, path in asset_refs(template.doc):
-                if name not in org.assets.get(kind, {}) and asset_ref(kind, name) not in org.broken_refs:
+                where = locate(template.source.file, template.source.lines, path)
+                asset = org.assets.get(kind, {}).get(name)
+                if asset is not None:
+                    user = template_user(template.name, template.scope)
+                    problem = out_of_scope(asset, user, chain, path, where)
+                    if problem is not None:
+                        problems.append(problem)
+                elif asset_ref(kind, name) not in org.broken_refs:
                     problems.append(
                         Problem(
-                            f"unknown {kind} asset {name!r}",
-                            path,
-                            locate(template.source.file, template.source.lines, path),
-                            f"a file assets/{ASSET_FOLDERS[kind]}/{name}.yaml",
+                            f"unknown {kind} asset {name!r}", path, where, f"a file {asset_file(kind, name)}"
                         )
                     )
     return problems

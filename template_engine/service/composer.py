@@ -18,8 +18,9 @@ from template_engine.compose import Composition, compose
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.layers import Submission
 from template_engine.loader.rules import asset_refs
-from template_engine.org import Org, Template
-from template_engine.paths import format_path
+from template_engine.org import Asset, Org, Template, out_of_scope, policy_user, template_user
+from template_engine.paths import Path, format_path
+from template_engine.policy.document import ImposedAsset
 from template_engine.service.cache import (
     CURRENT_READING,
     MODEL_BYTES_PER_JSON_BYTE,
@@ -29,14 +30,65 @@ from template_engine.service.cache import (
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.policy_store import stored_policy
 from template_engine.service.schemas import TENANT_ID
-from template_engine.service.storage.repository import Audit, TemplateRow
-from template_engine.service.stored import org_of_rows, stored_template
+from template_engine.service.storage.repository import AssetRow, Audit, TemplateRow
+from template_engine.service.stored import UnitName, asset_scope, org_of_rows, stored_asset, stored_template
 
 M = TypeVar("M", bound=BaseModel)
 
 
 def template_of(row: TemplateRow, own: Placement) -> tuple[Template | None, list[Problem]]:
     return stored_template(row, own.scope())
+
+
+def unit_name(ctx: Ctx) -> UnitName:
+    """The name of a department or project by its id, read through the request's context (cached there)."""
+
+    def name_of(kind: str, unit_id: int) -> str:
+        return ctx.project(unit_id).name if kind == "project" else ctx.department(unit_id).name
+
+    return name_of
+
+
+def asset_scope_problems(
+    ctx: Ctx, name: str, own: Placement, used: Iterable[tuple[AssetRow, Path]]
+) -> list[Problem]:
+    """The problems of a template ``name`` of scope ``own`` that uses stored assets (each with the field
+    naming it) outside their scope: the core's :func:`~template_engine.org.out_of_scope`, as a folder's
+    ``validate`` and ``db import`` answer (a stored asset the engine no longer reads is left to the
+    composition, which names its problems)."""
+    chain = own.view().chain()
+    user = template_user(name, own.scope())
+    problems = []
+    for row, path in used:
+        asset = stored_asset(row, asset_scope(row, unit_name(ctx)))
+        problem = out_of_scope(asset, user, chain, path, None) if isinstance(asset, Asset) else None
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def imposed_scope_problems(
+    ctx: Ctx, own: Placement, imposed: Iterable[ImposedAsset], root: Path
+) -> list[Problem]:
+    """The problems of the policy of ``own`` that imposes stored data sources outside their scope (on the
+    field ``root`` + ``imposedAssets.<replica>``): the core's :func:`~template_engine.org.out_of_scope`, as
+    a folder's ``policy.yaml`` gets."""
+    wanted = list(imposed)
+    found = ctx.repo.assets_named(("datasource", i.name) for i in wanted)
+    chain = own.view().chain()
+    problems = []
+    for item in wanted:
+        row = found.get(("datasource", item.name))
+        asset = stored_asset(row, asset_scope(row, unit_name(ctx))) if row is not None else None
+        path = (*root, "imposedAssets", item.replica)
+        problem = (
+            out_of_scope(asset, policy_user(own.scope()), chain, path, None)
+            if isinstance(asset, Asset)
+            else None
+        )
+        if problem is not None:
+            problems.append(problem)
+    return problems
 
 
 def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
@@ -49,7 +101,7 @@ def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
     policies = [stored_policy(row, scope) for scope, row in policy_rows]
     wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)] if template is not None else []
     wanted += [("datasource", i.name) for p in policies if not isinstance(p, list) for i in p.imposed]
-    assets = list(ctx.repo.assets_named(wanted).values())
+    assets = [(asset_scope(row, unit_name(ctx)), row) for row in ctx.repo.assets_named(wanted).values()]
     departments: dict[str, tuple[str, ...]] = {}
     if view.department is not None:
         departments[view.department.name] = (view.project.name,) if view.project is not None else ()

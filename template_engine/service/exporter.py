@@ -33,7 +33,7 @@ from template_engine.service.importer import read_folder
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
-from template_engine.service.storage.repository import Audit, Repository, unstorable
+from template_engine.service.storage.repository import AssetRow, Audit, Repository, unstorable
 from template_engine.service.yamltext import dump_yaml
 from template_engine.staging import exists, sibling
 
@@ -174,7 +174,8 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         if kind_folder is None:
             problems.append(Problem(f"{label} has an unknown kind", (), None, ", ".join(ASSET_FOLDERS)))
             continue
-        files.append(_File(f"assets/{kind_folder}/{asset.name}.yaml", label, asset.document))
+        where = _asset_folder(asset, dept_names, project_names)
+        files.append(_File(f"{where}assets/{kind_folder}/{asset.name}.yaml", label, asset.document))
         entries[files[-1].rel] = {
             "id": asset.id,
             "sha256": fingerprint(asset.document),
@@ -231,6 +232,16 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         "workloads": len(workloads),
     }
     return files, problems, counts
+
+
+def _asset_folder(asset: AssetRow, dept_names: Mapping[int, str], project_names: Mapping[int, str]) -> str:
+    """The folder of an asset's scope, where the loader reads that scope from (``loader/layout.py``):
+    ``projects/P/``, ``departments/D/``, or the top for the tenant's."""
+    if asset.scope_type == "project" and asset.project_id is not None:
+        return f"projects/{project_names[asset.project_id]}/"
+    if asset.scope_type == "department" and asset.department_id is not None:
+        return f"departments/{dept_names[asset.department_id]}/"
+    return ""
 
 
 def _workload(row: Mapping[str, Any]) -> dict[str, Any]:

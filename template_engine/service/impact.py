@@ -28,7 +28,7 @@ from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
 from template_engine.service.storage.repository import TemplateRow
-from template_engine.service.stored import CLUSTER_SOURCE, org_of_rows
+from template_engine.service.stored import CLUSTER_SOURCE, asset_scope, org_of_rows
 
 __all__ = [
     "Affected",
@@ -89,8 +89,8 @@ def stored_org(ctx: Ctx) -> StoredOrg:
     policies = placed(repo.all_policies())
     for scope, row in policies:
         labels[policy_file(scope)] = f"policy of {_scope_words(scope)}, version {row.audit.version}"
-    assets = list(repo.assets())
-    for asset_row in assets:
+    assets = [(asset_scope(row, units.name_of), row) for row in repo.assets()]
+    for _, asset_row in assets:
         labels[f"db:assets/{asset_row.id}"] = (
             f"{asset_row.kind} asset {asset_row.name}, version {asset_row.audit.version}"
         )

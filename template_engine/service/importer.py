@@ -39,6 +39,7 @@ from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import Repository, Unstorable, scope_key, unstorable
+from template_engine.service.stored import stored_assets
 from template_engine.service.yamltext import dump_yaml
 
 _ADVISORY = 7_345_010_418
@@ -247,7 +248,7 @@ class _Import:
         self.put_templates(asset_ids)
         # The folder's policies were checked with the folder; with the database's they may not hold together
         # (an imposed data source the folder does not have, a field two scopes of a branch rule).
-        problems = stored_problems(self.repo)
+        problems = stored_problems(self.repo, *stored_assets(self.repo))
         if problems:
             raise InputError(problems)
         if self.meta is not None:
@@ -369,6 +370,11 @@ class _Import:
             return scope_key("project", found), None, found
         return "system", None, None
 
+    def asset_place(self, scope: Scope) -> tuple[str, int | None, int | None]:
+        """The asset columns of ``scope`` (the folder an asset file is in): ``tenant`` for the system's."""
+        _, dept_id, project_id = self.place(scope)
+        return ("tenant" if scope.type == "system" else scope.type), dept_id, project_id
+
     # -- documents ------------------------------------------------------------------------------------------
 
     def put_cluster(self) -> None:
@@ -421,6 +427,7 @@ class _Import:
                 else:
                     asset_id = stored.id
                     self.repo.update_asset(asset_id, stored.audit.version, name, data, self.subject)
+                self.repo.set_asset_scope(asset_id, *self.asset_place(asset.scope))
                 asset_ids[(kind, name)] = asset_id
                 self.report.count("assets", stored is None)
         return asset_ids

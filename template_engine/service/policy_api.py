@@ -41,7 +41,7 @@ from template_engine.policy.document import FieldRules, PolicyDocument, read_pol
 from template_engine.policy.effective import effective, effective_shape
 from template_engine.policy.vocabulary import REPLICAS, Node, Replica, Section, vocabulary
 from template_engine.service.bodies import pruned
-from template_engine.service.composer import org_for, timestamp
+from template_engine.service.composer import imposed_scope_problems, org_for, timestamp
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.documents import (
     BODY,
@@ -465,6 +465,7 @@ def check_policy(ctx: Ctx, place: Placement, document: Mapping[str, Any]) -> lis
     problems = [replace(p, path=(*POLICY, *p.path)) for p in problems]
     if parsed is not None:
         problems += ownership(ctx, place, parsed)
+        problems += imposed_scope_problems(ctx, place, parsed.imposed, POLICY)
     return problems
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from template_engine.errors import InputError, Problem
 from template_engine.loader.policies import org_policy_problems
 from template_engine.loader.yaml_safe import load_yaml
-from template_engine.org import SYSTEM, Scope
+from template_engine.models.documents import AssetKind
+from template_engine.org import SYSTEM, Asset, Scope
 from template_engine.paths import Path
 from template_engine.policy.document import PolicyDocument, read_policy
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
@@ -91,6 +92,12 @@ class OrgUnits:
         tree = {d.name: tuple(p.name for p in projects if p.department_id == d.id) for d in departments}
         return cls(scopes, tree, ids)
 
+    def name_of(self, kind: str, unit_id: int) -> str:
+        """The name of the department or project ``unit_id`` (``kind``: ``department``, ``project``)."""
+        name = self.scopes[scope_key(kind, unit_id)].name
+        assert name is not None
+        return name
+
 
 def stored_policies(repo: Repository, units: OrgUnits) -> tuple[dict[Scope, PolicyDocument], list[Problem]]:
     """Every stored policy the engine reads, by scope, and the problems of those it does not."""
@@ -108,15 +115,16 @@ def stored_policies(repo: Repository, units: OrgUnits) -> tuple[dict[Scope, Poli
     return found, problems
 
 
-def stored_problems(repo: Repository) -> list[Problem]:
+def stored_problems(
+    repo: Repository, assets: Mapping[AssetKind, Mapping[str, Asset]], broken: set[str]
+) -> list[Problem]:
     """What is wrong with the stored policies taken together: the loader's checks of a folder's policies
-    (every imposed asset a data source, one scope of a branch rules a field), each with its file and line."""
+    (every imposed asset a data source of a scope that contains the policy's, one scope of a branch rules a
+    field), each with its file and line.  ``assets``: the stored assets the engine reads, by kind and name
+    (:func:`..stored.stored_assets`); ``broken``: the names of those it no longer reads."""
     units = OrgUnits.read(repo)
     policies, problems = stored_policies(repo, units)
-    assets: dict[str, dict[str, object]] = {}
-    for asset in repo.assets():
-        assets.setdefault(asset.kind, {})[asset.name] = asset
-    by_file = org_policy_problems(policies, units.tree, assets, set())  # type: ignore[arg-type]
+    by_file = org_policy_problems(policies, units.tree, assets, broken)
     for file in sorted(by_file):
         problems += by_file[file]
     return problems

@@ -5,12 +5,13 @@ and validateOnly read every row (:func:`template_engine.service.impact.stored_or
 here, so a stored document means the same to both: each row is a ``Source`` named ``db:<table>/<key>``,
 validated by its model (cached by row identity and version), and a document the engine no longer accepts is
 broken exactly as a broken file of a folder is (a defaults layer then counts as empty, an asset or a
-template is left out, a policy is a broken policy reference).
+template is left out, a policy is a broken policy reference).  An asset's scope is its row's columns
+(:func:`asset_scope`), as a file's is its folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -18,16 +19,17 @@ from pydantic import BaseModel, ValidationError
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
-from template_engine.org import Asset, Defaults, Org, Scope, Source, Template, policy_ref
+from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.policy.document import PolicyDocument
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
-from template_engine.service.policy_store import policy_file, stored_policy
+from template_engine.service.policy_store import OrgUnits, policy_file, stored_policy
 from template_engine.service.storage.repository import (
     AssetRow,
     Audit,
     ClusterRow,
     DefaultsRow,
     PolicyRow,
+    Repository,
     TemplateRow,
 )
 
@@ -60,6 +62,46 @@ def defaults_source(key: str, row: DefaultsRow) -> Source:
 
 def asset_source(row: AssetRow) -> Source:
     return Source(f"db:assets/{row.id}", row.document, {})
+
+
+#: The name of an org unit by its kind (``department``, ``project``) and id.
+UnitName = Callable[[str, int], str]
+
+
+def asset_scope(row: AssetRow, name_of: UnitName) -> Scope:
+    """The scope of a stored asset, from its columns (``tables.assets.scope_type``, ``department_id``,
+    ``project_id``; Run:ai's ``AssetMeta.scope``): ``tenant`` is the system scope; a department's and a
+    project's are named by ``name_of``."""
+    if row.scope_type == "project" and row.project_id is not None:
+        return Scope("project", name_of("project", row.project_id))
+    if row.scope_type == "department" and row.department_id is not None:
+        return Scope("department", name_of("department", row.department_id))
+    return SYSTEM
+
+
+def stored_asset(row: AssetRow, scope: Scope) -> Asset | list[Problem]:
+    """The asset of ``row`` in ``scope``, or the problems of a stored document the engine no longer reads."""
+    kind: AssetKind = row.kind  # type: ignore[assignment]
+    source = asset_source(row)
+    doc = stored_model(ASSET_MODELS[kind], "asset", row.id, row.audit, row.document)
+    if isinstance(doc, list):
+        return doc
+    return Asset(kind, row.name, source, doc, scope)
+
+
+def stored_assets(repo: Repository) -> tuple[dict[AssetKind, dict[str, Asset]], set[str]]:
+    """Every stored asset the engine reads, by kind and name, each in its scope; and the names of those it
+    no longer reads."""
+    units = OrgUnits.read(repo)
+    assets: dict[AssetKind, dict[str, Asset]] = {}
+    broken: set[str] = set()
+    for row in repo.assets():
+        asset = stored_asset(row, asset_scope(row, units.name_of))
+        if isinstance(asset, list):
+            broken.add(row.name)
+        else:
+            assets.setdefault(asset.kind, {})[asset.name] = asset
+    return assets, broken
 
 
 def template_source(row: TemplateRow) -> Source:
@@ -100,7 +142,7 @@ def org_of_rows(
     departments: Mapping[str, tuple[str, ...]],
     defaults: Iterable[tuple[Scope, DefaultsRow]],
     policies: Iterable[tuple[Scope, PolicyRow]],
-    assets: Iterable[AssetRow],
+    assets: Iterable[tuple[Scope, AssetRow]],
     templates: Iterable[tuple[Scope, TemplateRow]] = (),
     more_templates: Iterable[Template] = (),
     cluster: ClusterRow | None = None,
@@ -129,14 +171,12 @@ def org_of_rows(
         else:
             rules[scope] = policy
     found: dict[AssetKind, dict[str, Asset]] = {}
-    for asset_row in assets:
-        kind: AssetKind = asset_row.kind  # type: ignore[assignment]
-        source = asset_source(asset_row)
-        asset = stored_model(ASSET_MODELS[kind], "asset", asset_row.id, asset_row.audit, asset_row.document)
+    for asset_scope_of_row, asset_row in assets:
+        asset = stored_asset(asset_row, asset_scope_of_row)
         if isinstance(asset, list):
-            broken[source.file] = tuple(asset)
+            broken[asset_source(asset_row).file] = tuple(asset)
             continue
-        found.setdefault(kind, {})[asset_row.name] = Asset(kind, asset_row.name, source, asset)
+        found.setdefault(asset.kind, {})[asset.name] = asset
     by_scope: dict[Scope, dict[str, Template]] = {}
     for scope, template_row in templates:
         template, problems = stored_template(template_row, scope)
@@ -160,4 +200,13 @@ def org_of_rows(
     )
 
 
-__all__ = ["CLUSTER_SOURCE", "org_of_rows", "stored_cluster", "stored_model", "stored_template"]
+__all__ = [
+    "CLUSTER_SOURCE",
+    "asset_scope",
+    "org_of_rows",
+    "stored_asset",
+    "stored_assets",
+    "stored_cluster",
+    "stored_model",
+    "stored_template",
+]

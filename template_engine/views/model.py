@@ -85,9 +85,16 @@ KINDS: tuple[LayerKind, ...] = (
     LayerKind("department", "department", "department defaults", "departments/D/defaults.yaml"),
     LayerKind("project", "project", "project defaults", "projects/P/defaults.yaml"),
     LayerKind("imposed", "imposed", "data source asset imposed by a policy", "imposedAssets"),
-    LayerKind("environment", "environment", "environment asset", "assets/environments/"),
-    LayerKind("compute", "compute", "compute asset", "assets/computes/"),
-    LayerKind("datasource", "data source", "data source asset", "assets/datasources/"),
+    LayerKind(
+        "environment",
+        "environment",
+        "environment asset",
+        "[departments/D/ or projects/P/]assets/environments/",
+    ),
+    LayerKind("compute", "compute", "compute asset", "[departments/D/ or projects/P/]assets/computes/"),
+    LayerKind(
+        "datasource", "data source", "data source asset", "[departments/D/ or projects/P/]assets/datasources/"
+    ),
     LayerKind("template", "template", "the template's own spec, master or containerPath override"),
     LayerKind("submission", "submission", "a workload submission (service only)"),
     LayerKind("policy", "defaultFrom", "set by a policy's defaultFrom rule"),

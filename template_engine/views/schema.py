@@ -52,6 +52,12 @@ class SchemaKind:
 
 
 #: Every document kind, in the order ``template-engine schema`` lists them.
+def _assets(folder: str) -> str:
+    """The files of an asset kind: the tenant's, a department's, a project's (``loader/layout.py``)."""
+    where = f"assets/{folder}/NAME.yaml"
+    return f"{where}, departments/D/{where}, projects/P/{where}"
+
+
 SCHEMA_KINDS: Mapping[str, SchemaKind] = {
     kind.name: kind
     for kind in (
@@ -66,9 +72,9 @@ SCHEMA_KINDS: Mapping[str, SchemaKind] = {
             "system/templates/NAME.yaml, departments/D/templates/NAME.yaml, projects/P/templates/NAME.yaml",
             TemplateDocument,
         ),
-        SchemaKind("environment", "assets/environments/NAME.yaml", EnvironmentAsset),
-        SchemaKind("compute", "assets/computes/NAME.yaml", ComputeAsset),
-        SchemaKind("datasource", "assets/datasources/NAME.yaml", DatasourceAsset),
+        SchemaKind("environment", _assets("environments"), EnvironmentAsset),
+        SchemaKind("compute", _assets("computes"), ComputeAsset),
+        SchemaKind("datasource", _assets("datasources"), DatasourceAsset),
         SchemaKind("policy", "system/policy.yaml, departments/D/policy.yaml, projects/P/policy.yaml", None),
         SchemaKind("cluster", "cluster.yaml", ClusterSettings),
     )

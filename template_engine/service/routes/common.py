@@ -25,6 +25,7 @@ from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
 from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate
+from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json
 from template_engine.service.errors import ApiError, bad_request
@@ -265,8 +266,11 @@ def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placeme
     return view
 
 
-def asset_problems(ctx: Ctx, doc: TemplateDocument) -> tuple[list[str], list[Problem]]:
-    """The ids of the assets a template document names, and a problem on the field of each unknown one."""
+def asset_problems(
+    ctx: Ctx, doc: TemplateDocument, own: Placement | None = None
+) -> tuple[list[str], list[Problem]]:
+    """The ids of the assets a template document names, and a problem on the field of each unknown one and,
+    with the template's scope ``own``, of each outside its scope (the core's :func:`..org.out_of_scope`)."""
     refs = asset_refs(doc)
     found = ctx.repo.assets_named((kind, name) for kind, name, _ in refs)
     problems = [
@@ -274,6 +278,9 @@ def asset_problems(ctx: Ctx, doc: TemplateDocument) -> tuple[list[str], list[Pro
         for kind, name, path in refs
         if (kind, name) not in found
     ]
+    if own is not None:
+        used = [(found[(kind, name)], path) for kind, name, path in refs if (kind, name) in found]
+        problems += asset_scope_problems(ctx, doc.meta.name, own, used)
     return [found[(kind, name)].id for kind, name, _ in refs if (kind, name) in found], problems
 
 

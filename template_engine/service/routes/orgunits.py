@@ -136,6 +136,7 @@ def delete_department(
         left += [
             f"template {t.name!r} ({t.id})" for t in ctx.repo.templates([scope_key("department", row.id)])
         ]
+        left += [f"{a.kind} asset {a.name!r} ({a.id})" for a in ctx.repo.assets_of_unit("department", row.id)]
         if left:
             raise _in_use("department", left)
         _drop_defaults(ctx, scope_key("department", row.id))
@@ -227,6 +228,7 @@ def delete_project(projectId: UnitId, principal: Auth, store: StoreDep, if_match
         require(ctx.access.can_manage_projects(department.name))
         check_if_match(if_match, row.audit.version)
         left = [f"template {t.name!r} ({t.id})" for t in ctx.repo.templates([scope_key("project", row.id)])]
+        left += [f"{a.kind} asset {a.name!r} ({a.id})" for a in ctx.repo.assets_of_unit("project", row.id)]
         live = ctx.repo.live_workloads_of(row.id)
         if live:
             left.append(f"{live} workload(s) not deleted")

@@ -179,7 +179,7 @@ def _new(
             ctx.access.require_write(own.ref)
         else:
             ctx.access.require_read(own.ref)
-    asset_ids, unknown = asset_problems(ctx, doc) if doc is not None else ([], [])
+    asset_ids, unknown = asset_problems(ctx, doc, own) if doc is not None else ([], [])
     refuse([*problems, *more, *unknown])
     assert own is not None and doc is not None
     return own, document, doc, asset_ids
@@ -545,7 +545,7 @@ def _write(
         check_if_match(if_match, row.audit.version)
         document, problems = change(row)
         doc, more = _checked(document, problems)
-        asset_ids, unknown = asset_problems(ctx, doc) if doc is not None else ([], [])
+        asset_ids, unknown = asset_problems(ctx, doc, own) if doc is not None else ([], [])
         refuse([*problems, *more, *unknown])
         assert doc is not None
         if doc.meta.name != row.name:

@@ -464,6 +464,21 @@ class Repository:
         values = {"name": name, "description": description, "document": document}
         return self._update(t.assets, asset_id, version, subject, values)
 
+    def set_asset_scope(
+        self, asset_id: str, scope_type: str, department_id: int | None, project_id: int | None
+    ) -> None:
+        """Place an asset in its scope (``tenant``, ``department`` with its id, ``project`` with its id):
+        the columns only, its version and audit as they are (``db import`` writes a file's placement)."""
+        values = {"scope_type": scope_type, "department_id": department_id, "project_id": project_id}
+        self.connection.execute(update(t.assets).where(t.assets.c.id == asset_id).values(**values))
+
+    def assets_of_unit(self, kind: str, unit_id: int) -> list[AssetRow]:
+        """The assets scoped to the department or project ``unit_id`` (``kind``: ``department``,
+        ``project``), by kind and name."""
+        column = t.assets.c.project_id if kind == "project" else t.assets.c.department_id
+        query = select(t.assets).where(column == unit_id).order_by(t.assets.c.kind, t.assets.c.name)
+        return [self._asset(r) for r in self.connection.execute(query)]
+
     def delete_asset(self, asset_id: str, version: int) -> None:
         self._delete(t.assets, asset_id, version)
 
