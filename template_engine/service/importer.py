@@ -303,7 +303,7 @@ class _Import:
             self.report.count("departments", True)
         new_projects = []
         for dept in self.folder.doc.departments:
-            for name in dept.projects:
+            for name in dept.project_names():
                 project = meta.project(name)
                 if project is None:
                     new_projects.append((name, dept.name))
@@ -337,7 +337,7 @@ class _Import:
                     )
             self.report.count("departments", found is None)
         for dept in self.folder.doc.departments:
-            for name in dept.projects:
+            for name in dept.project_names():
                 entry = described.project(name) if described is not None else None
                 description = entry.description if entry is not None else None
                 project = repo.project_named(name)
