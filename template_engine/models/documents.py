@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from template_engine.models.orgunit import UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
 from template_engine.models.spec import (
     ComputeAssetSpec,
     DatasourceAssetSpec,
@@ -13,7 +14,6 @@ from template_engine.models.spec import (
     MasterSpec,
     WorkerSpec,
 )
-from template_engine.models.orgunit import UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
 from template_engine.models.spec_items import DEFAULT_MODE_PATTERN
 
 ScopeType = Literal["system", "department", "project"]

@@ -13,6 +13,7 @@ doors hold these fields to one rule.
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 __all__ = [
@@ -56,7 +57,7 @@ class NodePoolRef(_Strict):
 
 
 class Resource(_Strict):
-    """Run:ai's ``Resource`` (CPU in millicores): deserved quota, limit and over-quota weight, each nullable."""
+    """Run:ai's ``Resource`` (CPU in millicores): deserved quota, limit and over-quota weight, nullable."""
 
     deserved: Quota | None = None
     limit: Quota | None = None

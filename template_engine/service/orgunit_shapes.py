@@ -1,7 +1,7 @@
 """Departments and projects in Run:ai's shapes: the bodies the service takes, and the fields it derives.
 
 Run:ai's OpenAPI document (``runapy`` 1.224.0) names the requests ``DepartmentCreationRequest``,
-``DepartmentUpdateRequest``, ``ProjectCreationRequest``, ``ProjectUpdateRequest`` and ``ResourcesUpdateRequest``
+``DepartmentUpdateRequest``, ``ProjectCreationRequest``, ``ProjectUpdateRequest``, ``ResourcesUpdateRequest``
 (a list of ``ResourcesNullable``), and the answers ``Department`` / ``DepartmentForList``, ``Project``,
 ``Resources``, ``TotalResources``, ``ProjectEffective``, ``ProjectStatus`` and ``CountResponse``.
 
@@ -75,7 +75,9 @@ class _UpdatableFields(BaseModel):
     model_config = DepartmentRunaiFields.model_config
     resources: list[NodePoolResources] | None = Field(default=None, max_length=1000)
     schedulingRules: SchedulingRules | None = None
-    defaultNodePools: list[Annotated[str, Field(max_length=253)]] | None = Field(default=None, max_length=1000)
+    defaultNodePools: list[Annotated[str, Field(max_length=253)]] | None = Field(
+        default=None, max_length=1000
+    )
     nodeTypes: NodeTypesPerWorkload | None = None
 
 
@@ -111,13 +113,13 @@ DEPARTMENT_UPDATED = ("resources", "schedulingRules", "defaultNodePools", "nodeT
 PROJECT_UPDATED = (*DEPARTMENT_UPDATED, "enforceRunaiScheduler")
 
 
-def updated_runai(
-    stored: Mapping[str, Any] | None, body: BaseModel, fields: Sequence[str]
-) -> dict[str, Any]:
+def updated_runai(stored: Mapping[str, Any] | None, body: BaseModel, fields: Sequence[str]) -> dict[str, Any]:
     """The Run:ai fields after an update: the stored ones the update does not replace, then the ``fields``
     the body gives, as given; ``resources`` left out keeps the stored quotas."""
     given = body.model_dump(mode="json", exclude_unset=True, include=set(fields))
-    kept = {k: v for k, v in (stored or {}).items() if k not in fields or (k == "resources" and k not in given)}
+    kept = {
+        k: v for k, v in (stored or {}).items() if k not in fields or (k == "resources" and k not in given)
+    }
     return kept | given
 
 
@@ -253,7 +255,7 @@ class _UnitOut(_Audited):
 
 
 class DepartmentOut(_UnitOut):
-    """Run:ai's ``Department`` (``children`` left out: Run:ai's ids there are UUIDs, this service's are not)."""
+    """Run:ai's ``Department`` (``children`` left out: Run:ai's ids there are UUIDs, here they are not)."""
 
 
 class ProjectEffectiveOut(BaseModel):

@@ -112,7 +112,9 @@ def test_projects(client: Any, ids: Ids) -> None:
     created = client.post("/api/v1/org-unit/projects", json={"name": "audio", "parentId": int(research)})
     assert created.status_code == 201
     project = created.json()
-    assert project["parentId"] == research and "parentName" not in project  # Run:ai's Project has no parentName
+    assert (
+        project["parentId"] == research and "parentName" not in project
+    )  # Run:ai's Project has no parentName
     # Project names are unique in the whole org (the templates folder and namespaces need it).
     other = {"name": "audio", "parentId": ids.departments["applied"]}
     assert client.post("/api/v1/org-unit/projects", json=other).status_code == 409

@@ -111,7 +111,7 @@ def test_a_method_the_path_does_not_take_is_a_405_naming_those_it_takes(client: 
 @pytest.mark.parametrize(
     ("method", "path", "status", "allow"),
     [
-        ("GET", "/api/v1/org-unit/projects/count", 404, None),
+        ("GET", "/api/v1/org-unit/projects/telemetry", 404, None),
         ("GET", "/api/v1/org-unit/departments/telemetry", 404, None),
         ("GET", "/api/v1/workload-templates/trainings", 404, None),
         ("GET", "/api/v1/workloads/trainings", 404, None),

@@ -25,6 +25,7 @@ from pydantic import WithJsonSchema
 
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import Problem
+from template_engine.loader.policies import org_policy_problems
 from template_engine.models.orgunit import NodePoolResources
 from template_engine.service.auth import ScopeRef, require
 from template_engine.service.composer import audit_fields
@@ -56,6 +57,7 @@ from template_engine.service.routes.common import (
     Auth,
     IfMatch,
     JsonRoute,
+    JsonValueRoute,
     StoreDep,
     check_if_match,
     errors,
@@ -142,19 +144,38 @@ PROJECTS = Listing(
 )
 
 
-def _filter_query(listing: Listing) -> Any:
-    return Annotated[
-        list[Annotated[str, WithJsonSchema({"type": "string", "pattern": listing.pattern})]] | None,
-        Query(description=listing.syntax()),
-    ]
-
-
-DepartmentFilterBy = _filter_query(DEPARTMENTS)
-ProjectFilterBy = _filter_query(PROJECTS)
+DepartmentFilterBy = Annotated[
+    list[Annotated[str, WithJsonSchema({"type": "string", "pattern": DEPARTMENTS.pattern})]] | None,
+    Query(description=DEPARTMENTS.syntax()),
+]
+ProjectFilterBy = Annotated[
+    list[Annotated[str, WithJsonSchema({"type": "string", "pattern": PROJECTS.pattern})]] | None,
+    Query(description=PROJECTS.syntax()),
+]
 Offset = Annotated[int, Query(ge=0, le=10**9)]
 Limit = Annotated[int, Query(ge=1, le=500)]
 Search = Annotated[str | None, Query(max_length=253, description="Only units whose name contains this.")]
 SortOrder = Literal["asc", "desc"]
+
+
+def _array_body(
+    method: str, path: str
+) -> Callable[[Callable[..., JSONResponse]], Callable[..., JSONResponse]]:
+    """A route whose body is Run:ai's ``ResourcesUpdateRequest``, a JSON array (:class:`JsonValueRoute`),
+    answering a list of Run:ai's ``Resources``."""
+
+    def add(endpoint: Callable[..., JSONResponse]) -> Callable[..., JSONResponse]:
+        router.add_api_route(
+            path,
+            endpoint,
+            methods=[method],
+            response_model=list[ResourcesOut],
+            responses=errors(403, 404),
+            route_class_override=JsonValueRoute,
+        )
+        return endpoint
+
+    return add
 
 
 # -- bodies -------------------------------------------------------------------------------------------------
@@ -162,7 +183,7 @@ SortOrder = Literal["asc", "desc"]
 
 def _unit_body(row: DepartmentRow | ProjectRow) -> dict[str, Any]:
     """The fields a department and a project share: the stored Run:ai fields as stored, then Run:ai's
-    required ones (``clusterId`` :data:`NO_CLUSTER` when none was given, ``resources``, ``totalResources``)."""
+    required ones (``clusterId`` :data:`NO_CLUSTER` if none given, ``resources``, ``totalResources``)."""
     runai = dict(row.runai or {})
     body: dict[str, Any] = {"id": str(row.id), "name": row.name, "description": row.description or ""}
     body |= {k: v for k, v in runai.items() if k != "resources"}
@@ -243,9 +264,19 @@ def _page(
     return out
 
 
+def _unloadable(stored: StoredOrg) -> set[str]:
+    """The stored documents the org cannot load: broken alone, or by the checks of policies that need the
+    whole org (:func:`~template_engine.loader.policies.org_policy_problems`: one scope of a branch rules a
+    field, imposed assets are data sources), as ``load_org`` runs them on a folder."""
+    org = stored.org
+    policies = org_policy_problems(org.policies, org.departments, org.assets, set())
+    return set(org.broken) | set(policies)
+
+
 def _newly_broken(before: StoredOrg, after: StoredOrg) -> list[str]:
     """The stored documents the change leaves unloadable that were loadable before, by name."""
-    return [after.labels.get(file, file) for file in sorted(after.org.broken) if file not in before.org.broken]
+    was = _unloadable(before)
+    return [after.labels.get(file, file) for file in sorted(_unloadable(after) - was)]
 
 
 def _refuse_breaking(ctx: Ctx, before: StoredOrg | None, what: str) -> None:
@@ -349,9 +380,7 @@ def _department_resources(
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
 
 
-@router.put(
-    "/departments/{departmentId}/resources", response_model=list[ResourcesOut], responses=errors(403, 404)
-)
+@_array_body("PUT", "/departments/{departmentId}/resources")
 def update_department_resources(
     departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:
@@ -360,9 +389,7 @@ def update_department_resources(
     return _department_resources(departmentId, principal, store, lambda _old: given)
 
 
-@router.patch(
-    "/departments/{departmentId}/resources", response_model=list[ResourcesOut], responses=errors(403, 404)
-)
+@_array_body("PATCH", "/departments/{departmentId}/resources")
 def patch_department_resources(
     departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:
@@ -535,7 +562,7 @@ def _project_resources(
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
 
 
-@router.put("/projects/{projectId}/resources", response_model=list[ResourcesOut], responses=errors(403, 404))
+@_array_body("PUT", "/projects/{projectId}/resources")
 def update_project_resources(
     projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:
@@ -544,9 +571,7 @@ def update_project_resources(
     return _project_resources(projectId, principal, store, lambda _old: given)
 
 
-@router.patch(
-    "/projects/{projectId}/resources", response_model=list[ResourcesOut], responses=errors(403, 404)
-)
+@_array_body("PATCH", "/projects/{projectId}/resources")
 def patch_project_resources(
     projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:

@@ -279,7 +279,7 @@ class Repository:
         name: str,
         description: str | None,
         subject: str,
-        runai: Mapping[str, Any] | None | _Keep = KEEP,
+        runai: Mapping[str, Any] | _Keep | None = KEEP,
     ) -> int:
         """Rename or describe a department; ``runai`` replaces its Run:ai fields (``KEEP``: unchanged)."""
         values: dict[str, Any] = {"name": name, "description": description}
@@ -328,7 +328,7 @@ class Repository:
         name: str,
         description: str | None,
         subject: str,
-        runai: Mapping[str, Any] | None | _Keep = KEEP,
+        runai: Mapping[str, Any] | _Keep | None = KEEP,
         department_id: int | None = None,
     ) -> int:
         """Rename, describe or move a project (``department_id``: its new department, ``None``: it stays);
