@@ -162,7 +162,9 @@ class OrgDepartment(DepartmentRunaiFields):
 
     name: str = _NAME
     description: str | None = None
-    projects: list[Annotated[OrgProject, BeforeValidator(_project_entry)]] = Field(default_factory=list)
+    projects: list[
+        Annotated[OrgProject, BeforeValidator(_project_entry, json_schema_input_type=str | OrgProject)]
+    ] = Field(default_factory=list)
 
     def project_names(self) -> list[str]:
         return [project.name for project in self.projects]
