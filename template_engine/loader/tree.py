@@ -342,7 +342,7 @@ def _org_document(files: sources.Source) -> OrgDocument:
                     locate("org.yaml", source.lines, ("departments", d_index)),
                 )
             )
-        for p_index, project in enumerate(dept.projects):
+        for p_index, project in enumerate(dept.project_names()):
             if project in seen:
                 problems.append(
                     Problem(
@@ -451,7 +451,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
             ]
         )
     org_doc = _org_document(files)
-    departments = {d.name: tuple(d.projects) for d in org_doc.departments}
+    departments = {d.name: tuple(d.project_names()) for d in org_doc.departments}
     cluster, cluster_source = _cluster_settings(files)
     layout = read_layout(files, departments)
     broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from template_engine.models.orgunit import UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
 from template_engine.models.spec import (
     ComputeAssetSpec,
     DatasourceAssetSpec,
@@ -41,6 +42,7 @@ PATTERN_WORDS: dict[str, str] = {
     NAME_PATTERN: "a name of letters, digits, '.', '_' and '-' that starts and ends with a letter or digit "
     f"(at most {NAME_MAX_LENGTH} characters), such as 'vit-finetune'",
     DEFAULT_MODE_PATTERN: "a 4-character octal file mode, such as '0644'",
+    UUID_PATTERN: "a UUID, such as '71f69d83-ba66-4822-adf5-55ce55efd210'",
 }
 
 
@@ -131,18 +133,45 @@ ASSET_MODELS: dict[AssetKind, type[EnvironmentAsset | ComputeAsset | DatasourceA
 }
 
 
-class OrgDepartment(_Strict):
+def _project_entry(value: Any) -> Any:
+    """A project of ``org.yaml`` is its name, or a mapping of its name and Run:ai's fields."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class OrgProject(ProjectRunaiFields):
+    """A project of ``org.yaml``: ``vision``, or ``{name: vision, resources: [...]}`` with Run:ai's fields
+    of a project that compose nothing (:class:`~template_engine.models.orgunit.ProjectRunaiFields`)."""
+
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _name_length(cls, value: str) -> str:
+        if not value or len(value) > NAME_MAX_LENGTH:
+            raise ValueError(f"project name {value!r} must be 1 to {NAME_MAX_LENGTH} characters")
+        return value
+
+    def runai(self) -> dict[str, Any]:
+        """The Run:ai fields the entry gives, as given (what the service stores in ``projects.runai``)."""
+        return self.model_dump(mode="json", exclude_unset=True, exclude={"name"})
+
+
+class OrgDepartment(DepartmentRunaiFields):
+    """A department of ``org.yaml``: its name, description, projects, and Run:ai's fields of a department
+    that compose nothing (:class:`~template_engine.models.orgunit.DepartmentRunaiFields`) beside them."""
+
     name: str = _NAME
     description: str | None = None
-    projects: list[str] = Field(default_factory=list)
+    projects: list[
+        Annotated[OrgProject, BeforeValidator(_project_entry, json_schema_input_type=str | OrgProject)]
+    ] = Field(default_factory=list)
 
-    @field_validator("projects")
-    @classmethod
-    def _project_names(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if not name or len(name) > NAME_MAX_LENGTH:
-                raise ValueError(f"project name {name!r} must be 1 to {NAME_MAX_LENGTH} characters")
-        return value
+    def project_names(self) -> list[str]:
+        return [project.name for project in self.projects]
+
+    def runai(self) -> dict[str, Any]:
+        """The Run:ai fields the entry gives, as given (what the service stores in ``departments.runai``)."""
+        return self.model_dump(mode="json", exclude_unset=True, exclude={"name", "description", "projects"})
 
 
 class OrgDocument(_Strict):
@@ -156,4 +185,5 @@ class OrgDocument(_Strict):
 SHAPE_EXAMPLES: dict[type[BaseModel], str] = {
     OrgDocument: "departments: [{name: research, projects: [vision, nlp]}]",
     OrgDepartment: "{name: research, projects: [vision, nlp]}",
+    OrgProject: "vision, or {name: vision, resources: [{nodePool: {id: '1'}, gpu: {deserved: 2}}]}",
 }

@@ -171,6 +171,17 @@ def _text(body: bytes) -> str:
 def read_json(body: bytes) -> dict[str, Any]:
     """The JSON object ``body`` holds, or a 400 naming every value this service refuses (module docstring);
     413 for a body of more than :data:`MAX_VALUES` values, before it is decoded."""
+    data = read_json_value(body)
+    if not isinstance(data, dict):
+        raise bad_request(
+            [Problem(f"the body must be a JSON object, not {_kind(data)}", (), None, "a JSON object")]
+        )
+    return data
+
+
+def read_json_value(body: bytes) -> Any:
+    """:func:`read_json` for a body that may be any JSON value (Run:ai's ``ResourcesUpdateRequest`` is an
+    array): the same checks but the one that it is an object."""
     text = _text(body)
     count = count_values(body)
     if count > MAX_VALUES:
@@ -194,11 +205,7 @@ def read_json(body: bytes) -> dict[str, Any]:
     problems = list(_problems(data))
     if problems:
         raise bad_request(problems)
-    if not isinstance(data, dict):
-        raise bad_request(
-            [Problem(f"the body must be a JSON object, not {_kind(data)}", (), None, "a JSON object")]
-        )
-    return values.quantities_as_text(data)  # type: ignore[no-any-return]
+    return values.quantities_as_text(data)
 
 
 def _checked(model: type[M], data: Any, more: Any = None) -> M:

@@ -153,7 +153,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         entry: dict[str, Any] = {"name": dept.name}
         if dept.description is not None:
             entry["description"] = dept.description
-        entry["projects"] = [p.name for p in projects if p.department_id == dept.id]
+        entry |= dept.runai or {}  # Run:ai's fields beside the name, as stored
+        entry["projects"] = [
+            {"name": p.name, **p.runai} if p.runai else p.name for p in projects if p.department_id == dept.id
+        ]
         org_yaml.append(entry)
     files = [_File("org.yaml", "the departments and their projects", {"departments": org_yaml})]
     entries: dict[str, dict[str, Any]] = {}

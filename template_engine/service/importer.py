@@ -295,31 +295,37 @@ class _Import:
                 continue
             audit = self.stamp(entry, entry.description != dept.description)
             row = {"id": entry.id, "name": dept.name, "description": dept.description, **audit}
+            row["runai"] = dept.runai() or None
             snapshot.insert_rows(connection, t.departments, [row])
             self.departments[dept.name] = entry.id
             self.report.count("departments", True)
         snapshot.raise_high_water(connection, t.departments, meta.sequences.departments)
         for dept in new_departments:
-            self.departments[dept.name] = self.repo.add_department(dept.name, dept.description, self.subject)
+            self.departments[dept.name] = self.repo.add_department(
+                dept.name, dept.description, self.subject, dept.runai()
+            )
             self.report.count("departments", True)
         new_projects = []
         for dept in self.folder.doc.departments:
-            for name in dept.projects:
+            for unit in dept.projects:
+                name = unit.name
                 project = meta.project(name)
                 if project is None:
-                    new_projects.append((name, dept.name))
+                    new_projects.append((unit, dept.name))
                     continue
                 audit = self.stamp(project, project.department != dept.name)
                 department_id = self.departments[dept.name]
                 values = {"description": project.description, "department_id": department_id}
-                row = {"id": project.id, "name": name, **values, **audit}
+                row = {"id": project.id, "name": name, **values, **audit, "runai": unit.runai() or None}
                 snapshot.insert_rows(connection, t.projects, [row])
                 self.projects[name] = project.id
                 self.report.count("projects", True)
         snapshot.raise_high_water(connection, t.projects, meta.sequences.projects)
-        for name, department in new_projects:
-            project_id = self.repo.add_project(name, None, self.departments[department], self.subject)
-            self.projects[name] = project_id
+        for unit, department in new_projects:
+            project_id = self.repo.add_project(
+                unit.name, None, self.departments[department], self.subject, unit.runai()
+            )
+            self.projects[unit.name] = project_id
             self.report.count("projects", True)
 
     def merge_org_units(self) -> None:
@@ -329,22 +335,27 @@ class _Import:
         for dept in self.folder.doc.departments:
             found = repo.department_named(dept.name)
             if found is None:
-                self.departments[dept.name] = repo.add_department(dept.name, dept.description, subject)
+                self.departments[dept.name] = repo.add_department(
+                    dept.name, dept.description, subject, dept.runai()
+                )
             else:
                 self.departments[dept.name] = found.id
-                if found.description != dept.description:
+                if found.description != dept.description or (found.runai or {}) != dept.runai():
                     repo.update_department(
-                        found.id, found.audit.version, dept.name, dept.description, subject
+                        found.id, found.audit.version, dept.name, dept.description, subject, dept.runai()
                     )
             self.report.count("departments", found is None)
         for dept in self.folder.doc.departments:
-            for name in dept.projects:
+            for unit in dept.projects:
+                name = unit.name
                 entry = described.project(name) if described is not None else None
                 description = entry.description if entry is not None else None
                 project = repo.project_named(name)
                 if project is None:
                     department_id = self.departments[dept.name]
-                    self.projects[name] = repo.add_project(name, description, department_id, subject)
+                    self.projects[name] = repo.add_project(
+                        name, description, department_id, subject, unit.runai()
+                    )
                 elif project.department_id != self.departments[dept.name]:
                     raise InputError(
                         [
@@ -357,8 +368,12 @@ class _Import:
                     )
                 else:
                     self.projects[name] = project.id
-                    if entry is not None and project.description != description:
-                        repo.update_project(project.id, project.audit.version, name, description, subject)
+                    changed = entry is not None and project.description != description
+                    if changed or (project.runai or {}) != unit.runai():
+                        kept = description if entry is not None else project.description
+                        repo.update_project(
+                            project.id, project.audit.version, name, kept, subject, unit.runai()
+                        )
                 self.report.count("projects", project is None)
 
     def place(self, scope: Scope) -> tuple[str, int | None, int | None]:

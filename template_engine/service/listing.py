@@ -57,6 +57,14 @@ def _digits(text: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
+def _number(text: str) -> float | None:
+    try:
+        found = float(text) if len(text) <= 40 else None
+    except ValueError:
+        return None
+    return found if found is not None and found == found and abs(found) != float("inf") else None
+
+
 def _text(text: str) -> str:
     return text
 
@@ -85,6 +93,8 @@ class Listing:
     dates: frozenset[str] = frozenset()
     ids: frozenset[str] = frozenset()
     booleans: frozenset[str] = frozenset()
+    #: Fields read as numbers (quotas), compared with ``== != <= >=``; an empty field matches no filter.
+    numbers: frozenset[str] = frozenset()
     #: Values that mean another value of a field (``scopeType==tenant`` is ``scopeType==system``).
     aliases: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
@@ -113,6 +123,8 @@ class Listing:
             parts.append(f"{' and '.join(sorted(self.ids))} compare as numbers with <= and >=.")
         if self.booleans:
             parts.append(f"{', '.join(sorted(self.booleans))}: true or false.")
+        if self.numbers:
+            parts.append(f"{', '.join(sorted(self.numbers))} compare as numbers with == != <= >=.")
         parts.append("A value that cannot be read is a 400.")
         return " ".join(parts)
 
@@ -151,6 +163,11 @@ class Listing:
                     "a date such as 2024-05-01 or a time such as 2024-05-01T12:00:00Z",
                 )
             return Filter(name, _ORDERED[op], when, self.text_of, instant)
+        if name in self.numbers:
+            number = _number(value)
+            if op not in _ORDERED or number is None:
+                return f"{name} compares numbers with == != <= >=, not {text!r}", f"{name}>=2"
+            return Filter(name, _ORDERED[op], number, self.text_of, _number)
         if name in self.ids and op in ("<=", ">="):
             number = _digits(value)
             if number is None:

@@ -411,21 +411,7 @@ class DefaultsPatch(DefaultsDocument):
 
 # -- departments and projects -------------------------------------------------------------------------------
 
-
-class DepartmentIn(_Body):
-    name: Name
-    description: str | None = Field(default=None, max_length=250)
-
-
-class ProjectIn(_Body):
-    name: Name
-    parentId: OrgUnitId
-    description: str | None = Field(default=None, max_length=250)
-
-
-class ProjectUpdate(_Body):
-    name: Name
-    description: str | None = Field(default=None, max_length=250)
+# Their bodies are Run:ai's: ``service/orgunit_shapes.py``.
 
 
 class _Audited(BaseModel):
@@ -433,28 +419,6 @@ class _Audited(BaseModel):
     createdAt: str = Field(json_schema_extra={"format": "date-time"})
     updatedBy: str
     updatedAt: str = Field(json_schema_extra={"format": "date-time"})
-
-
-class DepartmentOut(_Audited):
-    id: str
-    name: str
-    description: str | None = None
-
-
-class ProjectOut(_Audited):
-    id: str
-    name: str
-    description: str | None = None
-    parentId: str
-    parentName: str
-
-
-class DepartmentListOut(BaseModel):
-    departments: list[DepartmentOut]
-
-
-class ProjectListOut(BaseModel):
-    projects: list[ProjectOut]
 
 
 # -- policies -----------------------------------------------------------------------------------------------

@@ -52,7 +52,9 @@ def _sample(template: str) -> str:
 
 def test_every_path_parameter_of_the_api_is_typed() -> None:
     """Every parameter has a convertor, and a route whose parameter could take any segment cannot be built."""
-    assert len(WITH_PARAMETERS) == 16  # 14, and the manifests of a template and of a workload (issue 18)
+    # 14, the manifests of a template and of a workload (issue 18), the resources of a department and of a
+    # project (issue 19)
+    assert len(WITH_PARAMETERS) == 18
     for template in WITH_PARAMETERS:
         assert re.sub(r"{\w+:\w+}", "", template).count("{") == 0, template
 
@@ -109,7 +111,7 @@ def test_a_method_the_path_does_not_take_is_a_405_naming_those_it_takes(client: 
 @pytest.mark.parametrize(
     ("method", "path", "status", "allow"),
     [
-        ("GET", "/api/v1/org-unit/projects/count", 404, None),
+        ("GET", "/api/v1/org-unit/projects/telemetry", 404, None),
         ("GET", "/api/v1/org-unit/departments/telemetry", 404, None),
         ("GET", "/api/v1/workload-templates/trainings", 404, None),
         ("GET", "/api/v1/workloads/trainings", 404, None),

@@ -27,7 +27,7 @@ from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate
 from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import read_json
+from template_engine.service.documents import read_json, read_json_value
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
@@ -68,6 +68,15 @@ class JsonRequest(Request):
     async def json(self) -> Any:
         if self._decoded is _UNREAD:
             self._decoded = read_json(await self.body())
+        return self._decoded
+
+
+class JsonValueRequest(JsonRequest):
+    """A :class:`JsonRequest` whose body may be any JSON value, an array too (:func:`read_json_value`)."""
+
+    async def json(self) -> Any:
+        if self._decoded is _UNREAD:
+            self._decoded = read_json_value(await self.body())
         return self._decoded
 
 
@@ -130,6 +139,9 @@ class JsonRoute(APIRoute):
     (:func:`typed_path`), so that ``/distributed/count`` or ``PUT /distributed/preview`` never reaches
     ``/distributed/{templateId}``: a 404, or a 405 naming the methods the path has."""
 
+    #: How the body is decoded (:class:`JsonValueRequest` for a route whose body is an array).
+    json_request: type[JsonRequest] = JsonRequest
+
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, endpoint, **kwargs)
         typed = typed_path(self)
@@ -142,12 +154,18 @@ class JsonRoute(APIRoute):
             return handler
 
         async def strict(request: Request) -> Response:
-            decoding = JsonRequest(request.scope, request.receive)
+            decoding = self.json_request(request.scope, request.receive)
             if is_json(decoding.headers.get("content-type")) and await decoding.body():
                 await decoding.json()  # raises the 400 here, where the exception handlers answer it
             return await handler(decoding)
 
         return strict
+
+
+class JsonValueRoute(JsonRoute):
+    """A :class:`JsonRoute` whose body may be a JSON array (Run:ai's ``ResourcesUpdateRequest``)."""
+
+    json_request = JsonValueRequest
 
 
 async def raw_body(request: Request) -> Any:

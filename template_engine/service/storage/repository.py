@@ -187,6 +187,19 @@ def _live(table: Table) -> ColumnElement[bool]:
     return cast(table.c.document, Text) != "null"
 
 
+class _Keep:
+    """The type of :data:`KEEP`."""
+
+
+#: An update that leaves a unit's Run:ai fields as stored.
+KEEP = _Keep()
+
+
+def _runai(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A unit's Run:ai fields for the ``runai`` column: ``None`` when none are given."""
+    return dict(fields) if fields else None
+
+
 def scope_key(scope_type: str, scope_id: int | None) -> str:
     return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
 
@@ -252,13 +265,26 @@ class Repository:
         row = self._one(select(t.departments).where(t.departments.c.name == name), False)
         return self._department(row) if row is not None else None
 
-    def add_department(self, name: str, description: str | None, subject: str) -> int:
-        return int(self._insert(t.departments, subject, {"name": name, "description": description}))
+    def add_department(
+        self, name: str, description: str | None, subject: str, runai: Mapping[str, Any] | None = None
+    ) -> int:
+        """A new department; ``runai``: its Run:ai fields as given (``None``: none given)."""
+        values = {"name": name, "description": description, "runai": _runai(runai)}
+        return int(self._insert(t.departments, subject, values))
 
     def update_department(
-        self, department_id: int, version: int, name: str, description: str | None, subject: str
+        self,
+        department_id: int,
+        version: int,
+        name: str,
+        description: str | None,
+        subject: str,
+        runai: Mapping[str, Any] | _Keep | None = KEEP,
     ) -> int:
-        values = {"name": name, "description": description}
+        """Rename or describe a department; ``runai`` replaces its Run:ai fields (``KEEP``: unchanged)."""
+        values: dict[str, Any] = {"name": name, "description": description}
+        if not isinstance(runai, _Keep):
+            values["runai"] = _runai(runai)
         return self._update(t.departments, department_id, version, subject, values)
 
     def delete_department(self, department_id: int, version: int) -> None:
@@ -278,16 +304,41 @@ class Repository:
         row = self._one(select(t.projects).where(t.projects.c.name == name), False)
         return self._project(row) if row is not None else None
 
-    def add_project(self, name: str, description: str | None, department_id: int, subject: str) -> int:
-        values = {"name": name, "description": description, "department_id": department_id}
+    def add_project(
+        self,
+        name: str,
+        description: str | None,
+        department_id: int,
+        subject: str,
+        runai: Mapping[str, Any] | None = None,
+    ) -> int:
+        """A new project of a department; ``runai``: its Run:ai fields as given (``None``: none given)."""
+        values = {
+            "name": name,
+            "description": description,
+            "department_id": department_id,
+            "runai": _runai(runai),
+        }
         return int(self._insert(t.projects, subject, values))
 
     def update_project(
-        self, project_id: int, version: int, name: str, description: str | None, subject: str
+        self,
+        project_id: int,
+        version: int,
+        name: str,
+        description: str | None,
+        subject: str,
+        runai: Mapping[str, Any] | _Keep | None = KEEP,
+        department_id: int | None = None,
     ) -> int:
-        return self._update(
-            t.projects, project_id, version, subject, {"name": name, "description": description}
-        )
+        """Rename, describe or move a project (``department_id``: its new department, ``None``: it stays);
+        ``runai`` replaces its Run:ai fields (``KEEP``: unchanged)."""
+        values: dict[str, Any] = {"name": name, "description": description}
+        if not isinstance(runai, _Keep):
+            values["runai"] = _runai(runai)
+        if department_id is not None:
+            values["department_id"] = department_id
+        return self._update(t.projects, project_id, version, subject, values)
 
     def delete_project(self, project_id: int, version: int) -> None:
         self._delete(t.projects, project_id, version)

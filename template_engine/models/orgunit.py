@@ -1,0 +1,147 @@
+"""Run:ai's fields of departments and projects that compose nothing here, as typed models.
+
+Run:ai's OpenAPI document (``runapy`` 1.224.0) gives a department and a project quotas per node pool
+(``ResourcesNullable``), scheduling rules (``SchedulingRules``), a default order of node pools, node types
+(``NodeTypesPerWorkload``), a cluster (``ClusterId``) and, for a project, a requested namespace and
+``enforceRunaiScheduler``.  This engine schedules nothing, so none of them changes a composition: they are
+checked against Run:ai's schema, kept as given (the service's ``runai`` column, the entries of ``org.yaml``)
+and answered as kept.  The service's request bodies (``service/orgunit_shapes.py``) and ``org.yaml``
+(:class:`~template_engine.models.documents.OrgDepartment`) are built from the same classes here, so the two
+doors hold these fields to one rule.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+__all__ = [
+    "DEPARTMENT_RUNAI_FIELDS",
+    "PROJECT_RUNAI_FIELDS",
+    "UUID_PATTERN",
+    "ClusterId",
+    "DepartmentRunaiFields",
+    "GpuResource",
+    "MemoryResource",
+    "NodePoolRef",
+    "NodePoolResources",
+    "NodeTypesPerWorkload",
+    "OvertimeData",
+    "ProjectRunaiFields",
+    "Quota",
+    "Resource",
+    "SchedulingRules",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+#: A number of Run:ai's quotas (``type: number, format: double``): a JSON number, never text, and finite.
+Quota = Annotated[float, Field(allow_inf_nan=False)]
+#: Seconds of ``SchedulingRules`` (``type: integer, minimum: 1``).
+_Seconds = Annotated[int, Field(ge=1, le=10**12)]
+_Text = Annotated[StrictStr, Field(max_length=253)]
+#: Run:ai's ``ClusterId`` (``format: uuid``), as text: org.yaml gives it as text, and it is stored as given.
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+ClusterId = Annotated[StrictStr, Field(pattern=UUID_PATTERN)]
+
+
+class NodePoolRef(_Strict):
+    """The node pool a ``ResourcesNullable`` entry is for: ``id`` required, ``name`` optional."""
+
+    id: _Text
+    name: _Text | None = None
+
+
+class Resource(_Strict):
+    """Run:ai's ``Resource`` (CPU in millicores): deserved quota, limit and over-quota weight, nullable."""
+
+    deserved: Quota | None = None
+    limit: Quota | None = None
+    overQuotaWeight: Quota | None = None
+
+
+class GpuResource(Resource):
+    """Run:ai's ``NonNullResource`` (GPUs): ``deserved`` is not nullable and defaults to 0."""
+
+    deserved: Quota = 0
+
+
+class MemoryResource(Resource):
+    """Run:ai's memory ``Resource`` with its ``units`` (required): ``Mib``, ``MB`` or ``GB``."""
+
+    units: Literal["Mib", "MB", "GB"]
+
+
+class NodePoolResources(_Strict):
+    """Run:ai's ``ResourcesNullable``: one node pool's quotas (every field optional in a request)."""
+
+    nodePool: NodePoolRef | None = None
+    gpu: GpuResource | None = None
+    cpu: Resource | None = None
+    memory: MemoryResource | None = None
+    priority: _Text | None = None
+
+
+class SchedulingRules(_Strict):
+    """Run:ai's ``SchedulingRules``: time limits of interactive and training workloads, in seconds."""
+
+    interactiveJobTimeLimitSeconds: _Seconds | None = None
+    interactiveJobMaxIdleDurationSeconds: _Seconds | None = None
+    interactiveJobPreemptIdleDurationSeconds: _Seconds | None = None
+    trainingJobMaxIdleDurationSeconds: _Seconds | None = None
+    trainingJobTimeLimitSeconds: _Seconds | None = None
+
+
+class NodeTypesPerWorkload(_Strict):
+    """Run:ai's ``NodeTypesPerWorkload``: node type ids for training and workspace workloads."""
+
+    training: list[_Text] | None = Field(default=None, max_length=1000)
+    workspace: list[_Text] | None = Field(default=None, max_length=1000)
+    names: dict[_Text, _Text] | None = Field(default=None, max_length=1000)
+
+
+class _Range(_Strict):
+    averageGpuAllocation: Quota | None = None
+    averageGpuUtilization: Quota | None = None
+    averageGpuMemoryUtilization: Quota | None = None
+    updatedAt: _Text | None = None
+
+
+class OvertimeData(_Strict):
+    """Run:ai's ``OvertimeData`` (``DepartmentCreationRequest`` has it): GPU usage averages, as given."""
+
+    range24hData: _Range | None = None
+    range7dData: _Range | None = None
+    range30dData: _Range | None = None
+
+
+class _Shared(_Strict):
+    """Run:ai's ``DataUpdatableFields`` and ``clusterId``: what a department and a project both have."""
+
+    resources: list[NodePoolResources] | None = Field(default=None, max_length=1000)
+    schedulingRules: SchedulingRules | None = None
+    defaultNodePools: list[_Text] | None = Field(default=None, max_length=1000)
+    nodeTypes: NodeTypesPerWorkload | None = None
+    clusterId: ClusterId | None = None
+
+
+class DepartmentRunaiFields(_Shared):
+    """A department's Run:ai fields beyond its name and description (``DepartmentCreationRequest``)."""
+
+    overtimeData: OvertimeData | None = None
+
+
+class ProjectRunaiFields(_Shared):
+    """A project's Run:ai fields beyond its name, department and description (``ProjectCreationRequest``)."""
+
+    requestedNamespace: _Text | None = None
+    enforceRunaiScheduler: StrictBool | None = None
+
+
+#: The fields stored in the ``runai`` column and written beside a unit's name in ``org.yaml``.
+DEPARTMENT_RUNAI_FIELDS: tuple[str, ...] = tuple(DepartmentRunaiFields.model_fields)
+PROJECT_RUNAI_FIELDS: tuple[str, ...] = tuple(ProjectRunaiFields.model_fields)

@@ -1,0 +1,290 @@
+"""Departments and projects in Run:ai's shapes: the bodies the service takes, and the fields it derives.
+
+Run:ai's OpenAPI document (``runapy`` 1.224.0) names the requests ``DepartmentCreationRequest``,
+``DepartmentUpdateRequest``, ``ProjectCreationRequest``, ``ProjectUpdateRequest``, ``ResourcesUpdateRequest``
+(a list of ``ResourcesNullable``), and the answers ``Department`` / ``DepartmentForList``, ``Project``,
+``Resources``, ``TotalResources``, ``ProjectEffective``, ``ProjectStatus`` and ``CountResponse``.
+
+What a body gives beyond a unit's name, description and department composes nothing here
+(:mod:`template_engine.models.orgunit`): it is stored as given (the ``runai`` column) and answered as stored.
+The rest of an answer is derived by the pure functions below, each saying how.  This service schedules
+nothing and measures nothing: a project's phase is ``Unknown``, and no allocation, usage or quota status is
+answered (Run:ai's fields for them are optional).
+
+Where the service differs from Run:ai's requests, it takes more, never less: ``clusterId`` and ``resources``
+may be left out (the service has no cluster; :data:`NO_CLUSTER` answers the first, ``[]`` the second), a
+``PUT`` may rename (``name``) and a project's ``PUT`` may move it to another department (``parentId``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from template_engine.models.orgunit import (
+    DepartmentRunaiFields,
+    NodePoolResources,
+    NodeTypesPerWorkload,
+    ProjectRunaiFields,
+    SchedulingRules,
+)
+from template_engine.service.schemas import Name, OrgUnitId
+
+__all__ = [
+    "NO_CLUSTER",
+    "DepartmentCreate",
+    "DepartmentListOut",
+    "DepartmentOut",
+    "DepartmentUpdate",
+    "ProjectCreate",
+    "ProjectListOut",
+    "ProjectOut",
+    "ProjectUpdate",
+    "ResourcesOut",
+    "effective",
+    "merge_resources",
+    "project_status",
+    "resources_out",
+    "total_resources",
+]
+
+#: The ``clusterId`` of a unit created without one: the nil UUID (this service has no cluster layer).
+NO_CLUSTER = "00000000-0000-0000-0000-000000000000"
+#: Run:ai's ``TotalResources.memoryQuota`` is in MB; ``Resources.memory.units`` says what a quota is in.
+_MB_PER_UNIT: Mapping[str, float] = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
+#: What Run:ai's ``ProjectStatus.phaseMessage`` says here.
+PHASE_MESSAGE = "this service schedules nothing: no cluster reports the project's phase or quota usage"
+_Description = Field(default=None, max_length=250)
+
+# -- requests -----------------------------------------------------------------------------------------------
+
+
+class DepartmentCreate(DepartmentRunaiFields):
+    """Run:ai's ``DepartmentCreationRequest`` (``clusterId`` and ``resources`` optional here)."""
+
+    name: Name
+    description: str | None = _Description
+
+
+class _UpdatableFields(BaseModel):
+    """Run:ai's ``DataUpdatableFields``: what an update replaces (``resources`` optional here: absent, the
+    stored quotas stay, since they have their own ``/resources`` route)."""
+
+    model_config = DepartmentRunaiFields.model_config
+    resources: list[NodePoolResources] | None = Field(default=None, max_length=1000)
+    schedulingRules: SchedulingRules | None = None
+    defaultNodePools: list[Annotated[str, Field(max_length=253)]] | None = Field(
+        default=None, max_length=1000
+    )
+    nodeTypes: NodeTypesPerWorkload | None = None
+
+
+class DepartmentUpdate(_UpdatableFields):
+    """Run:ai's ``DepartmentUpdateRequest``, and ``name`` (an extension: a rename)."""
+
+    name: Name | None = None
+    description: str | None = _Description
+
+
+class ProjectCreate(ProjectRunaiFields):
+    """Run:ai's ``ProjectCreationRequest``: ``parentId`` (the department) required here, ``clusterId`` and
+    ``resources`` optional."""
+
+    name: Name
+    parentId: OrgUnitId
+    description: str | None = _Description
+
+
+class ProjectUpdate(_UpdatableFields):
+    """Run:ai's ``ProjectUpdateRequest``, and ``name`` (a rename) and ``parentId`` (a move to another
+    department), both extensions."""
+
+    name: Name | None = None
+    parentId: OrgUnitId | None = None
+    description: str | None = _Description
+    enforceRunaiScheduler: bool | None = None
+
+
+#: The Run:ai fields an update replaces; the others (``clusterId``, ``requestedNamespace``,
+#: ``overtimeData``) are kept as created.
+DEPARTMENT_UPDATED = ("resources", "schedulingRules", "defaultNodePools", "nodeTypes")
+PROJECT_UPDATED = (*DEPARTMENT_UPDATED, "enforceRunaiScheduler")
+
+
+def updated_runai(stored: Mapping[str, Any] | None, body: BaseModel, fields: Sequence[str]) -> dict[str, Any]:
+    """The Run:ai fields after an update: the stored ones the update does not replace, then the ``fields``
+    the body gives, as given; ``resources`` left out keeps the stored quotas."""
+    given = body.model_dump(mode="json", exclude_unset=True, include=set(fields))
+    kept = {
+        k: v for k, v in (stored or {}).items() if k not in fields or (k == "resources" and k not in given)
+    }
+    return kept | given
+
+
+# -- derived fields -----------------------------------------------------------------------------------------
+
+
+def resources_out(stored: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """Run:ai's ``Resources`` of stored ``ResourcesNullable``: each entry as stored, with ``gpu`` and its
+    ``deserved`` defaulted to 0 where not given (the default Run:ai's schema states for both)."""
+    out = []
+    for entry in stored or ():
+        gpu = dict(entry.get("gpu") or {})
+        gpu.setdefault("deserved", 0)
+        out.append({**entry, "gpu": gpu})
+    return out
+
+
+def _sum(values: list[float]) -> float | None:
+    return sum(values) if values else None
+
+
+def total_resources(stored: Sequence[Mapping[str, Any]] | None) -> dict[str, float | None]:
+    """Run:ai's ``TotalResources`` of a unit: the ``deserved`` quotas of all its node pools, summed
+    (``gpuQuota`` in GPUs, ``cpuQuota`` in millicores, ``memoryQuota`` in MB, from each entry's ``units``);
+    ``None`` for a resource no node pool gives a quota of."""
+    gpu, cpu, memory = [], [], []
+    for entry in resources_out(stored):
+        gpu.append(float(entry["gpu"]["deserved"]))
+        if (entry.get("cpu") or {}).get("deserved") is not None:
+            cpu.append(float(entry["cpu"]["deserved"]))
+        mem = entry.get("memory") or {}
+        if mem.get("deserved") is not None:
+            memory.append(float(mem["deserved"]) * _MB_PER_UNIT[mem["units"]])
+    return {"gpuQuota": _sum(gpu), "cpuQuota": _sum(cpu), "memoryQuota": _sum(memory)}
+
+
+def merge_resources(
+    stored: Sequence[Mapping[str, Any]] | None, patch: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``PATCH .../resources``: each entry of ``patch`` replaces the stored entry of the same node pool (by
+    ``nodePool.id``; an entry without a node pool is the one without), or is added after them."""
+
+    def pool(entry: Mapping[str, Any]) -> str | None:
+        found = entry.get("nodePool")
+        return str(found["id"]) if isinstance(found, Mapping) else None
+
+    out = [dict(entry) for entry in stored or ()]
+    for entry in patch:
+        at = next((i for i, old in enumerate(out) if pool(old) == pool(entry)), None)
+        if at is None:
+            out.append(dict(entry))
+        else:
+            out[at] = dict(entry)
+    return out
+
+
+def effective(project: Mapping[str, Any] | None, department: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Run:ai's ``ProjectEffective``: what applies to the project's workloads.  Each scheduling rule is the
+    project's where it sets one, else its department's; ``defaultNodePools`` and ``nodeTypes`` are the
+    project's where given, else the department's (``None`` when neither gives them)."""
+    own, parent = project or {}, department or {}
+    rules = {**(parent.get("schedulingRules") or {})}
+    rules |= {k: v for k, v in (own.get("schedulingRules") or {}).items() if v is not None}
+    out: dict[str, Any] = {"schedulingRules": rules or None}  # absent values are left out
+    for key in ("defaultNodePools", "nodeTypes"):
+        out[key] = own.get(key) if own.get(key) is not None else parent.get(key)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def project_status(runai: Mapping[str, Any] | None, namespace: str) -> dict[str, Any]:
+    """Run:ai's ``ProjectStatus`` here: phase ``Unknown`` (a ``ProjectPhase``: no cluster reports one) with
+    :data:`PHASE_MESSAGE`, and the namespace the project's workloads are rendered in (``requestedNamespace``
+    when given, else the cluster settings' ``namespacePattern``).  No quota status: nothing is allocated."""
+    requested = (runai or {}).get("requestedNamespace")
+    return {
+        "namespace": requested if requested is not None else namespace,
+        "phase": "Unknown",
+        "phaseMessage": PHASE_MESSAGE,
+    }
+
+
+# -- responses (documentation: the handlers answer plain JSON) ----------------------------------------------
+
+
+class _Audited(BaseModel):
+    createdBy: str
+    createdAt: str = Field(json_schema_extra={"format": "date-time"})
+    updatedBy: str
+    updatedAt: str = Field(json_schema_extra={"format": "date-time"})
+
+
+class _Quota(BaseModel):
+    deserved: float | None = None
+    limit: float | None = None
+    overQuotaWeight: float | None = None
+
+
+class _MemoryQuota(_Quota):
+    units: Literal["Mib", "MB", "GB"]
+
+
+class _NodePool(BaseModel):
+    id: str
+    name: str | None = None
+
+
+class ResourcesOut(BaseModel):
+    """Run:ai's ``Resources``."""
+
+    nodePool: _NodePool | None = None
+    gpu: _Quota
+    cpu: _Quota | None = None
+    memory: _MemoryQuota | None = None
+    priority: str | None = None
+
+
+class TotalResourcesOut(BaseModel):
+    gpuQuota: float | None = None
+    cpuQuota: float | None = None
+    memoryQuota: float | None = None
+
+
+class _UnitOut(_Audited):
+    id: str
+    name: str
+    description: str
+    clusterId: str = Field(json_schema_extra={"format": "uuid"})
+    resources: list[ResourcesOut]
+    totalResources: TotalResourcesOut
+    schedulingRules: SchedulingRules | None = None
+    defaultNodePools: list[str] | None = None
+    nodeTypes: NodeTypesPerWorkload | None = None
+
+
+class DepartmentOut(_UnitOut):
+    """Run:ai's ``Department`` (``children`` left out: Run:ai's ids there are UUIDs, here they are not)."""
+
+
+class ProjectEffectiveOut(BaseModel):
+    schedulingRules: SchedulingRules | None = None
+    defaultNodePools: list[str] | None = None
+    nodeTypes: NodeTypesPerWorkload | None = None
+
+
+class ProjectStatusOut(BaseModel):
+    namespace: str | None = None
+    phase: Literal["Unknown"]
+    phaseMessage: str | None = None
+
+
+class ProjectOut(_UnitOut):
+    """Run:ai's ``Project`` (``parent`` left out: Run:ai's ids there are UUIDs, this service's are not)."""
+
+    parentId: str
+    requestedNamespace: str | None = None
+    enforceRunaiScheduler: bool
+    status: ProjectStatusOut
+    effective: ProjectEffectiveOut
+
+
+class DepartmentListOut(BaseModel):
+    departments: list[DepartmentOut]
+    next: int | None = Field(default=None, description="The offset of the next page; absent on the last.")
+
+
+class ProjectListOut(BaseModel):
+    projects: list[ProjectOut]
+    next: int | None = Field(default=None, description="The offset of the next page; absent on the last.")
