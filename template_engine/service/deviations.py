@@ -79,6 +79,12 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{O}/projects/{{projectId}}"): _row("400", "413", "500"),
     ("PUT", f"{O}/projects/{{projectId}}"): _row("409", "412", "413", "500"),
     ("DELETE", f"{O}/projects/{{projectId}}"): _row("409", "412", "413", s409=_IN_USE),
+    ("GET", f"{O}/departments/count"): _row("413", "500"),
+    ("GET", f"{O}/projects/count"): _row("413", "500"),
+    ("PUT", f"{O}/departments/{{departmentId}}/resources"): _row("413"),
+    ("PATCH", f"{O}/departments/{{departmentId}}/resources"): _row("413"),
+    ("PUT", f"{O}/projects/{{projectId}}/resources"): _row("413", "500"),
+    ("PATCH", f"{O}/projects/{{projectId}}/resources"): _row("413", "500"),
     **{
         key: row
         for kind in ("environment", "compute")
