@@ -23,6 +23,7 @@ database loaded with the library composing every template exactly as the service
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import CLUSTER
 from sdk_helpers import (
+    CONFORMANCE,
     Lazy,
     LiveServer,
     install,
@@ -130,6 +132,26 @@ def _project(sdk: RunaiClient, name: str, department_id: str, gpu: float = 1) ->
     assert answer.status_code == 201
     project: dict[str, Any] = _conforms("Project", answer.data)
     return project
+
+
+# -- the check ---------------------------------------------------------------------------------------------
+
+
+def test_the_whole_document_holds_what_the_subset_has_no_schema_for() -> None:
+    """Run:ai's whole document has the org units and assets the subset lacks; a success status Run:ai does not
+    declare is held to the body of the one it declares."""
+
+    def problems(method: str, path: str, status: int, body: Any) -> list[str]:
+        with whole_document():
+            return CONFORMANCE.problems(method, path, status, "application/json", json.dumps(body).encode())
+
+    department = problems("GET", "/api/v1/org-unit/departments/1", 200, {"id": "1", "name": "research"})
+    assert "(body): 'clusterId' is a required property" in department
+    asset = {"meta": {"name": "x", "id": "00000000-0000-4000-8000-000000000000"}, "spec": {}}
+    created = problems("POST", "/api/v1/asset/environment", 201, asset)
+    assert "meta: 'scope' is a required property (Run:ai's 202 body)" in created
+    assert problems("GET", "/api/v1/workload-templates/count", 200, {"count": 0}) == []
+    assert any("count" in p for p in problems("GET", "/api/v1/workload-templates/count", 200, {"n": 0}))
 
 
 # -- login --------------------------------------------------------------------------------------------------
