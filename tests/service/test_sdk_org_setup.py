@@ -78,6 +78,8 @@ class Live:
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Live]:
+    """A new server on an empty SQLite database (no seed) per test; every answer checked against the whole
+    document while it runs."""
     auth = tmp_path / "auth.yaml"
     digest = hashlib.sha256(SECRET.encode()).hexdigest()
     auth.write_text(
@@ -120,10 +122,12 @@ def _department(sdk: RunaiClient, name: str, gpu: float = 4) -> Any:
     return parsed("DepartmentForList", answer.data)
 
 
-def _project(sdk: RunaiClient, name: str, department_id: str, gpu: float = 1) -> dict[str, Any]:
+def _project(
+    sdk: RunaiClient, name: str, department_id: str, gpu: float = 1, cluster: str = CLUSTER
+) -> dict[str, Any]:
     request = m.ProjectCreationRequest(
         name=name,
-        clusterId=CLUSTER,
+        clusterId=cluster,
         parentId=department_id,
         description=f"the {name} project",
         resources=[_resources(gpu, cpu=1000)],
@@ -586,10 +590,12 @@ def test_a_whole_org_from_nothing_submits_a_workload_and_exports_what_it_compose
     sdk, http = live.sdk, live.http
     # Org units: 2 departments, 3 projects.
     research, applied = _department(live.sdk, "research", 8), _department(live.sdk, "applied", 4)
+    cluster = research.cluster_id  # the cluster as the service answers it, for the projects and the workload
+    assert applied.cluster_id == cluster
     projects = {
-        "vision": _project(sdk, "vision", research.id),
-        "nlp": _project(sdk, "nlp", research.id),
-        "speech": _project(sdk, "speech", applied.id),
+        "vision": _project(sdk, "vision", research.id, cluster=cluster),
+        "nlp": _project(sdk, "nlp", research.id, cluster=cluster),
+        "speech": _project(sdk, "speech", applied.id, cluster=cluster),
     }
     # Assets of every kind.
     assets = {kind: _create_asset(sdk, kind, kind) for kind in KINDS}
@@ -653,7 +659,7 @@ def test_a_whole_org_from_nothing_submits_a_workload_and_exports_what_it_compose
         m.DistributedCreationRequest(
             name="first-run",
             projectId=vision,
-            clusterId=CLUSTER,
+            clusterId=cluster,
             templateId=system.meta.id,
             masterSpecSameAsWorker=True,
         )
