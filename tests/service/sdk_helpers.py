@@ -1,17 +1,25 @@
 """Run:ai wire compatibility for the tests: the real schemas, a conformance check of every response, and the
 Run:ai Python SDK (``runapy``) pointed at a live server.
 
-:class:`Conformance` checks one response against Run:ai's own OpenAPI document (the subset vendored in
-``tests/fixtures/runai``, a copy of ``../shared/reference``) with openapi-schema-validator, which reads
-OpenAPI 3.0's ``nullable`` correctly:
+:class:`Conformance` checks one response against Run:ai's own OpenAPI document, the whole one runapy 1.224.0
+is generated from (``tests/fixtures/runai/runai-openapi-1.224.0.json``, a byte-for-byte copy of
+``../shared/reference``, as is the subset beside it; ``.ci/run`` compares both), with
+openapi-schema-validator, which reads OpenAPI 3.0's ``nullable`` correctly:
 
-- a success body of an operation the subset has is validated against that operation's response schema;
-- a success body of one of the SDK's operations the subset lacks (the any-type template and workload
-  endpoints, the counts, the login) is validated by the SDK's own generated model for it
-  (``Model.model_validate``, which requires every required key, unlike ``from_dict``);
+- a success body is validated against the response schema the whole document declares for the operation and
+  status (when :data:`WHOLE_DOCUMENT`, the suite's one switch, is on, or inside :func:`whole_document`; off,
+  the subset alone is read); the subset only for an operation the whole document lacks; an SDK model
+  (:data:`SDK_MODELS`, ``Model.model_validate``, which requires every required key, unlike ``from_dict``)
+  only where neither has the operation;
+- a success status Run:ai does not declare for the operation (the service's own document must, below) has
+  its body validated against the schema of the success Run:ai does declare, when it declares one;
 - every error body, of any endpoint, is validated against Run:ai's ``Error`` (``SubmissionErrorV2`` where the
   operation declares it);
 - every status must be one the service's own OpenAPI document declares for the operation.
+
+The whole document is large (1.6 MB, 1201 schemas): it is read once per process, its registry is built once
+and resolves a ``$ref`` only when a validation reaches it, and each (document, operation, status) gets one
+validator, built on first use.
 
 :func:`install` makes every response of the suite's clients go through it: Starlette's TestClient and httpx
 (live servers) at once, the SDK's REST client when the SDK is first used (:class:`Lazy`), and schemathesis'
@@ -47,11 +55,21 @@ from starlette import testclient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
 SUBSET = FIXTURES / "runai-openapi-subset.json"
+#: Run:ai's whole OpenAPI document, the one runapy 1.224.0 is generated from.
+WHOLE = FIXTURES / "runai-openapi-1.224.0.json"
 #: Where the subset comes from (``shared/`` beside the repository), when it is there.
 SHARED_SUBSET = Path(__file__).resolve().parents[3] / "shared" / "reference" / "runai-openapi-subset.json"
 _URN = "urn:runai"
+_WHOLE_URN = "urn:runai:1.224.0"
 
-#: The SDK operations the subset lacks: (method, path) -> the SDK model of the success body.
+#: The switch of the whole suite: success bodies are validated against Run:ai's whole document (``True``) or
+#: against the subset alone (``False``, the check before issue 19).  ``test_sdk_org_setup.py`` checks its own
+#: answers against the whole document either way (:func:`whole_document`).
+WHOLE_DOCUMENT = False
+_whole = [WHOLE_DOCUMENT]
+
+#: SDK operations the subset lacks: (method, path) -> the SDK model of the success body (read only where the
+#: document in use lacks the operation: with :data:`WHOLE_DOCUMENT` off).
 SDK_MODELS: dict[tuple[str, str], str] = {
     ("GET", "/api/v1/workload-templates"): "TemplatesListResponse",
     ("GET", "/api/v1/workload-templates/{templateId}"): "SupersetTemplate",
@@ -75,25 +93,33 @@ def _match(paths: list[tuple[re.Pattern[str], str]], path: str) -> str | None:
     return min(found, key=lambda t: t.count("{")) if found else None
 
 
-def _absolute(schema: Any) -> Any:
-    """``#/components/...`` references made absolute in the subset's URN."""
+def _absolute(schema: Any, urn: str = _URN) -> Any:
+    """``#/components/...`` references made absolute in the document's URN."""
     if isinstance(schema, dict):
         return {
-            k: (_URN + v if k == "$ref" and v.startswith("#") else _absolute(v)) for k, v in schema.items()
+            k: (urn + v if k == "$ref" and v.startswith("#") else _absolute(v, urn))
+            for k, v in schema.items()
         }
     if isinstance(schema, list):
-        return [_absolute(v) for v in schema]
+        return [_absolute(v, urn) for v in schema]
     return schema
 
 
-class RealSchemas:
-    """Run:ai's OpenAPI subset: its operations and a validator for each response schema."""
+_SUCCESS = re.compile(r"^2\d\d$")
 
-    def __init__(self, path: Path = SUBSET) -> None:
+
+class RealSchemas:
+    """One of Run:ai's OpenAPI documents: its operations and a validator for each response schema, built once
+    and kept (the registry resolves a ``$ref`` when a validation first reaches it)."""
+
+    def __init__(self, path: Path = SUBSET, urn: str = _URN) -> None:
+        self.name = path.name
+        self.urn = urn
         self.doc: dict[str, Any] = json.loads(path.read_text())
         resource = Resource.from_contents(self.doc, default_specification=DRAFT4)
-        self.registry: Registry[Any] = Registry().with_resource(_URN, resource)
+        self.registry: Registry[Any] = Registry().with_resource(urn, resource)
         self.paths = [(_regex(template), template) for template in self.doc["paths"]]
+        self._validators: dict[str, osv.OAS30ReadValidator] = {}
 
     def operation(self, method: str, path: str) -> tuple[str, dict[str, Any]] | None:
         template = _match(self.paths, path)
@@ -111,15 +137,27 @@ class RealSchemas:
         if "$ref" in response:
             response = self.doc["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
         schema = response.get("content", {}).get("application/json", {}).get("schema")
-        return _absolute(schema) if schema is not None else None
+        return _absolute(schema, self.urn) if schema is not None else None
+
+    def success_schema(self, operation: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """The one success status ``operation`` declares with a body, and that body's schema."""
+        found = [
+            (status, schema)
+            for status in operation.get("responses", {})
+            if _SUCCESS.match(status) and (schema := self.response_schema(operation, int(status))) is not None
+        ]
+        return found[0] if len(found) == 1 else None
 
     def schema(self, name: str) -> dict[str, Any]:
-        return {"$ref": f"{_URN}#/components/schemas/{name}"}
+        return {"$ref": f"{self.urn}#/components/schemas/{name}"}
 
     def errors(self, schema: dict[str, Any], body: Any) -> list[str]:
-        validator = osv.OAS30ReadValidator(
-            schema, registry=self.registry, format_checker=osv.oas30_format_checker
-        )
+        key = json.dumps(schema, sort_keys=True)
+        validator = self._validators.get(key)
+        if validator is None:
+            validator = self._validators[key] = osv.OAS30ReadValidator(
+                schema, registry=self.registry, format_checker=osv.oas30_format_checker
+            )
         return [
             f"{'/'.join(str(p) for p in e.absolute_path) or '(body)'}: {e.message}"
             for e in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
@@ -128,7 +166,29 @@ class RealSchemas:
 
 @cache
 def real_schemas() -> RealSchemas:
+    """The subset."""
     return RealSchemas()
+
+
+@cache
+def whole_schemas() -> RealSchemas:
+    """Run:ai's whole document."""
+    return RealSchemas(WHOLE, _WHOLE_URN)
+
+
+def documents() -> list[RealSchemas]:
+    """The documents a success body is checked against, first the one that has the operation."""
+    return [whole_schemas(), real_schemas()] if _whole[-1] else [real_schemas()]
+
+
+@contextmanager
+def whole_document() -> Iterator[None]:
+    """Every answer checked against Run:ai's whole document while inside, whatever :data:`WHOLE_DOCUMENT`."""
+    _whole.append(True)
+    try:
+        yield
+    finally:
+        _whole.pop()
 
 
 @cache
@@ -151,8 +211,8 @@ class Conformance:
 
     def __init__(self) -> None:
         self.checked: Counter[tuple[str, str, str]] = Counter()
-        #: Verdicts by (method, path, status, content type, SHA-256 of the body), on which the check alone
-        #: depends: many tests receive the very same answers (the seeded org's lists), and each distinct
+        #: Verdicts by (document, method, path, status, content type, SHA-256 of the body), on which the check
+        #: alone depends: many tests receive the very same answers (the seeded org's lists), and each distinct
         #: answer is validated once per process; every answer is still counted in ``checked``.
         self._verdicts: dict[tuple[Any, ...], tuple[list[str], tuple[str, str, str] | None]] = {}
 
@@ -168,7 +228,7 @@ class Conformance:
     def problems(
         self, method: str, path: str, status: int, content_type: str | None, content: bytes
     ) -> list[str]:
-        key = (method, path, status, content_type, hashlib.sha256(content).digest())
+        key = (_whole[-1], method, path, status, content_type, hashlib.sha256(content).digest())
         verdict = self._verdicts.get(key)
         if verdict is None:
             verdict = self._verdicts[key] = self._judge(method, path, status, content_type, content)
@@ -190,8 +250,10 @@ class Conformance:
         out: list[str] = []
         if str(status) not in ours["paths"][template][method.lower()]["responses"]:
             out.append(f"the service's OpenAPI document does not declare {status} for {method} {template}")
-        real = real_schemas()
-        found = real.operation(method, path)
+        real, found = next(
+            ((doc, op) for doc in documents() if (op := doc.operation(method, path)) is not None),
+            (documents()[0], None),
+        )
         schema = real.response_schema(found[1], status) if found is not None else None
         if not content:
             if schema is not None or (status != 204 and (method, template) not in NO_BODY):
@@ -201,17 +263,23 @@ class Conformance:
         if "json" not in (content_type or ""):
             return [*out, f"a body that is not JSON ({content_type})"], None
         body = json.loads(content)
+        other = real.success_schema(found[1]) if found is not None and schema is None else None
         if schema is not None:
             kind = "schema"
             out += real.errors(schema, body)
         elif status >= 400:
             kind = "Error"
             out += real.errors(real.schema("Error"), body)
+        elif other is not None:
+            kind = "schema-of-" + other[0]
+            out += [f"{problem} (Run:ai's {other[0]} body)" for problem in real.errors(other[1], body)]
         elif (method, template) in SDK_MODELS:
             kind = "sdk-model"
             out += _model_errors(SDK_MODELS[(method, template)], body)
         else:
             kind = "unchecked"
+        if found is not None and real is not documents()[0]:
+            kind += " (subset)"
         return out, (method, template, kind)
 
 
