@@ -159,12 +159,23 @@ def total_resources(stored: Sequence[Mapping[str, Any]] | None) -> dict[str, flo
 def merge_resources(
     stored: Sequence[Mapping[str, Any]] | None, patch: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``PATCH .../resources``: each entry of ``patch`` replaces the stored entry of the same node pool (by
-    ``nodePool.id``; an entry without a node pool is the one without), or is added after them."""
+    """``PATCH .../resources``: Run:ai's "partial updates to specific items in the list ... one or more
+    attributes of an item without modifying the entire resource".  Each entry of ``patch`` is merged into the
+    stored entry of the same node pool (by ``nodePool.id``; an entry without a node pool is the one without):
+    an attribute it gives replaces the stored one, an object (``gpu``, ``cpu``, ``memory``) is merged key by
+    key, and what it does not give is kept.  An entry of a node pool not stored yet is added after them."""
 
     def pool(entry: Mapping[str, Any]) -> str | None:
         found = entry.get("nodePool")
         return str(found["id"]) if isinstance(found, Mapping) else None
+
+    def merged(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(old)
+        for key, value in new.items():
+            before = out.get(key)
+            both = isinstance(before, Mapping) and isinstance(value, Mapping)
+            out[key] = {**before, **value} if both else value  # type: ignore[dict-item]
+        return out
 
     out = [dict(entry) for entry in stored or ()]
     for entry in patch:
@@ -172,7 +183,7 @@ def merge_resources(
         if at is None:
             out.append(dict(entry))
         else:
-            out[at] = dict(entry)
+            out[at] = merged(out[at], entry)
     return out
 
 

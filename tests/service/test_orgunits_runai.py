@@ -151,7 +151,7 @@ def test_put_replaces_and_patch_merges_resources_by_node_pool(client: Any, ids: 
     assert patched.status_code == 200
     assert patched.json() == [
         RESOURCES[0],
-        {"nodePool": {"id": "2"}, "gpu": {"deserved": 3}},
+        {"nodePool": {"id": "2", "name": "a100"}, "gpu": {"deserved": 3}},  # merged into the stored entry
         {"gpu": {"deserved": 1}},
     ]
     assert client.put(url, json=[]).json() == []
@@ -198,6 +198,21 @@ def test_pure_derivations() -> None:
     assert merge_resources([{"gpu": {"deserved": 1}}], [{"gpu": {"deserved": 2}}]) == [
         {"gpu": {"deserved": 2}}
     ]
+    # An attribute not given is kept, and an object is merged key by key (Run:ai: "partial updates").
+    pool = {"id": "1"}
+    stored = [{"nodePool": pool, "gpu": {"deserved": 6, "limit": 8}, "cpu": {"deserved": 1000}}]
+    patch = [{"nodePool": pool, "gpu": {"deserved": 4}, "memory": {"deserved": 10, "units": "Gib"}}]
+    assert merge_resources(stored, patch) == [
+        {
+            "nodePool": pool,
+            "gpu": {"deserved": 4, "limit": 8},
+            "cpu": {"deserved": 1000},
+            "memory": {"deserved": 10, "units": "Gib"},
+        }
+    ]
+    assert stored[0]["gpu"] == {"deserved": 6, "limit": 8}  # the input is not changed
+    added = merge_resources(stored, [{"nodePool": {"id": "2"}, "gpu": {"deserved": 1}}])
+    assert [entry["nodePool"]["id"] for entry in added] == ["1", "2"]
     parent = {"schedulingRules": {"trainingJobTimeLimitSeconds": 10}, "defaultNodePools": ["a"]}
     own = {"schedulingRules": {"interactiveJobTimeLimitSeconds": 5}}
     assert effective(own, parent) == {

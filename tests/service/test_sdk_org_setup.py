@@ -204,7 +204,7 @@ def test_departments_through_the_sdk(live: Live) -> None:
     assert (got.id, got.name, got.resources[0].memory.units) == (created.id, "research", "Mib")
     listed = departments.get_departments(
         filter_by=["name=@e"],
-        sort_by=m.DepartmentFilterSortFields.NAME,
+        sort_by="name",  # the value, not the enum: see docs/http-api.md
         sort_order="desc",
         offset=0,
         limit=10,
@@ -249,11 +249,11 @@ def test_projects_through_the_sdk(live: Live) -> None:
     assert (got["id"], got["description"]) == (created["id"], "the vision project")
     listed = projects.get_projects(
         filter_by=[f"parentId=={research.id}"],
-        sort_by=m.ProjectFilterSortFields.NAME,
+        sort_by="name",  # the value, not the enum: see docs/http-api.md
         sort_order="asc",
         offset=0,
         limit=10,
-        search="i",
+        search="n",
     )
     assert [_conforms("Project", p)["name"] for p in listed.data["projects"]] == [
         "nlp",
@@ -528,9 +528,13 @@ def test_the_distributed_policy_through_the_sdk_with_run_ai_s_reset(live: Live) 
     change = m.DistributedPolicyChangeRequestV2(meta=meta, reset=["worker.slotsPerWorker"])
     changed = policies.update_distributed_policy_v2(distributed_policy_change_request_v2=change)
     reset = parsed("DistributedPolicyV2", changed.data)
-    assert reset.policy.defaults.worker.slots_per_worker is None
-    assert reset.policy.rules.worker.slots_per_worker is None
-    assert (reset.policy.defaults.worker.num_workers, reset.policy.rules.worker.num_workers.max) == (2, 16)
+    # Read the answer as sent: the SDK's models fill a missing field with the schema's own default
+    # (``slotsPerWorker: 1``), which would hide whether the service cleared it.
+    worker_defaults = changed.data["policy"]["defaults"]["worker"]
+    worker_rules = changed.data["policy"]["rules"]["worker"]
+    assert "slotsPerWorker" not in worker_defaults and "slotsPerWorker" not in worker_rules
+    assert (worker_defaults["numWorkers"], worker_rules["numWorkers"]["max"]) == (2, 16)
+    assert reset.policy.rules.worker.num_workers.max == 16
 
     assert policies.delete_distributed_policy(scope="tenant").status_code == 204
     after = parsed("DistributedPolicyV2", policies.get_distributed_policy_v2(scope="tenant").data)
