@@ -591,8 +591,8 @@ class AssetCreationMetaIn(_Body):
     ``cluster`` are refused), and the fields that compose nothing here, stored as given."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    name: str
-    description: str | None = None
+    name: Name
+    description: str | None = Field(default=None, min_length=1, max_length=250)
     scope: Literal["system", "tenant", "cluster", "department", "project"]
     clusterId: str | None = Field(default=None, pattern=UUID_PATTERN)
     departmentId: str | None = None
@@ -607,8 +607,8 @@ class AssetUpdateMetaIn(BaseModel):
     sent back as read is ignored (the scope of an asset is set when it is created)."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
-    name: str
-    description: str | None = None
+    name: Name
+    description: str | None = Field(default=None, min_length=1, max_length=250)
 
 
 class AssetCreationIn(_Body):
@@ -616,14 +616,14 @@ class AssetCreationIn(_Body):
     :mod:`..asset_shapes` and the folder's model of the kind."""
 
     meta: AssetCreationMetaIn
-    spec: dict[str, Any] | None = None
+    spec: dict[str, Any] | None
 
 
 class AssetUpdateIn(_Body):
     """Run:ai's ``*UpdateRequest`` of every asset kind."""
 
     meta: AssetUpdateMetaIn
-    spec: dict[str, Any] | None = None
+    spec: dict[str, Any] | None
 
 
 class AssetMetaOut(_Audited):
