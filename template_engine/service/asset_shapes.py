@@ -75,6 +75,8 @@ class RunaiKind:
     operation: str
     storage: str | None = None
     refused: Mapping[str, str] = field(default_factory=dict)
+    #: The spec fields Run:ai's update of the kind changes; ``None``: the whole spec is replaced.
+    updatable: tuple[str, ...] | None = None
 
 
 _CREDENTIAL = (
@@ -87,7 +89,7 @@ KINDS: tuple[RunaiKind, ...] = (
     RunaiKind("environment", "environment", "environment", "EnvironmentAssetSpec", "environment"),
     RunaiKind("compute", "compute", "compute", "ComputeAssetSpec", "compute"),
     RunaiKind("nfs", "datasource/nfs", "datasource", "NFSAssetSpec", "nfs", "nfs"),
-    RunaiKind("pvc", "datasource/pvc", "datasource", "PVCAssetSpec", "pvc", "pvc"),
+    RunaiKind("pvc", "datasource/pvc", "datasource", "PVCAssetSpec", "pvc", "pvc", updatable=("path",)),
     RunaiKind(
         "git",
         "datasource/git",
@@ -117,6 +119,7 @@ KINDS: tuple[RunaiKind, ...] = (
         "ConfigMapAssetSpec",
         "config_map",
         "configMapVolume",
+        updatable=(),
     ),
     RunaiKind(
         "secret-volume",
@@ -126,6 +129,7 @@ KINDS: tuple[RunaiKind, ...] = (
         "secret",
         "secretVolume",
         {"credentialAssetId": _CREDENTIAL.format(instead="secret")},
+        updatable=(),
     ),
 )
 BY_KIND: dict[str, RunaiKind] = {k.kind: k for k in KINDS}
@@ -398,6 +402,35 @@ _FROM: dict[AssetKind, Callable[[RunaiKind, dict[str, Any]], dict[str, Any]]] = 
     "compute": _compute_from,
     "datasource": _datasource_from,
 }
+
+
+def updated(kind: RunaiKind, current: Mapping[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The Run:ai spec an update leaves, from the ``current`` one (Run:ai's form) and the update's ``given``
+    spec: the whole of ``given`` for most kinds; for a kind whose update changes only some fields
+    (``PVCUpdateRequest``: ``PvcFieldsUpdatable``, ``path``; ``ConfigMapUpdateRequest`` and
+    ``SecretAssetUpdateRequest``: none), ``current`` with those fields of ``given``.  Another field of
+    ``given`` that differs from ``current`` is a :class:`ShapeProblem`; no ``given`` keeps ``current``."""
+    if kind.updatable is None:
+        if given is None:
+            raise ShapeProblem([Problem("spec is required", ("spec",), None, f"Run:ai's {kind.schema}")])
+        return dict(given)
+    if given is None:
+        return dict(current)
+    changes = ", ".join(kind.updatable) or "no field of the spec"
+    problems = [
+        Problem(
+            f"{key} is not changed by an update: Run:ai's update of a {kind.kind} asset changes {changes}",
+            ("spec", key),
+            None,
+            f"{key} as it is ({current.get(key)!r}), or no {key}",
+        )
+        for key, value in given.items()
+        if key not in kind.updatable and current.get(key) != value
+    ]
+    if problems:
+        raise ShapeProblem(problems)
+    kept = {k: v for k, v in current.items() if k not in kind.updatable}
+    return kept | {k: given[k] for k in kind.updatable if k in given}
 
 
 # -- field paths --------------------------------------------------------------------------------------------

@@ -620,10 +620,11 @@ class AssetCreationIn(_Body):
 
 
 class AssetUpdateIn(_Body):
-    """Run:ai's ``*UpdateRequest`` of every asset kind."""
+    """Run:ai's ``*UpdateRequest`` of every asset kind (``ConfigMapUpdateRequest`` and
+    ``SecretAssetUpdateRequest`` have no spec, ``PVCUpdateRequest`` only ``PvcFieldsUpdatable``)."""
 
     meta: AssetUpdateMetaIn
-    spec: dict[str, Any] | None
+    spec: dict[str, Any] | None = None
 
 
 class AssetMetaOut(_Audited):

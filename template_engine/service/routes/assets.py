@@ -35,6 +35,7 @@ from template_engine.service.asset_shapes import (
     runai_kind_of,
     runai_path,
     to_runai,
+    updated,
 )
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
@@ -396,18 +397,23 @@ def _routes(kind: RunaiKind) -> None:
         store: StoreDep,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        document = folder_document(kind, _raw_part(raw, "meta") or {}, _raw_part(raw, "spec"))
         with store.write(principal) as ctx:
             ctx.access.require_admin()
             row = _load(ctx, kind, AssetId, lock=True)
             check_if_match(if_match, row.audit.version)
+            current = to_runai(kind, row.document.get("spec") or {})
+            try:
+                spec = updated(kind, current, _raw_part(raw, "spec"))
+            except ShapeProblem as problem:
+                raise bad_request(problem.problems) from None
+            document = folder_document(kind, _raw_part(raw, "meta") or {}, spec)
             name = document["meta"]["name"]
             if name != row.name:
                 _name_free(ctx, kind, name)
                 _in_use(ctx, row, "renamed")
             ctx.repo.update_asset(row.id, row.audit.version, name, document, ctx.subject)
-            updated = _load(ctx, kind, AssetId)
-        return json_response(asset_body(updated, kind), 202, updated.audit.version)
+            after = _load(ctx, kind, AssetId)
+        return json_response(asset_body(after, kind), 202, after.audit.version)
 
     @router.delete(
         path + "/{AssetId}",
