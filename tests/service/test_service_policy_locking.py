@@ -103,7 +103,7 @@ BAD_IF_MATCH = ("garbage", '"abc"', '"' + "9" * 400 + '"', "", "3", "W/3", '"3",
 def _concrete(path: str, ids: Ids) -> str:
     values = {
         "templateId": ids.template("pytorch-elastic"),
-        "AssetId": next(iter(ids.assets.values())),  # Run:ai's name of the parameter
+        "assetId": next(iter(ids.assets.values())),
         "departmentId": next(iter(ids.departments.values())),
         "projectId": next(iter(ids.projects.values())),
     }

@@ -69,7 +69,7 @@ router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRout
 #: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
 RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
 #: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``AssetIdsFilter``).
+#: ``AssetDepartmentFilter``, ``assetIdsFilter``).
 SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds"})
 #: Run:ai's other list parameters, and why each is not served (a 400 when given).
 UNSERVED_FILTERS: dict[str, str] = {
@@ -367,19 +367,19 @@ def _routes(kind: RunaiKind) -> None:
         return json_response({"entries": [asset_body(r, kind) for r in rows]})
 
     @router.get(
-        path + "/{AssetId}",
+        path + "/{assetId}",
         response_model=AssetOut,
         responses=errors(404),
         name=f"get_{op}_asset_by_id",
         summary=f"Get a {kind.kind} asset",
     )
-    def get(AssetId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+    def get(assetId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
         with store.read(principal) as ctx:
-            row = _load(ctx, kind, AssetId)
+            row = _load(ctx, kind, assetId)
         return json_response(asset_body(row, kind), version=row.audit.version)
 
     @router.put(
-        path + "/{AssetId}",
+        path + "/{assetId}",
         status_code=202,
         response_model=AssetOut,
         responses={
@@ -390,7 +390,7 @@ def _routes(kind: RunaiKind) -> None:
         summary=f"Replace a {kind.kind} asset (not renamed while templates use it)",
     )
     def update(
-        AssetId: uuid.UUID,
+        assetId: uuid.UUID,
         body: AssetUpdateIn,
         raw: Raw,
         principal: Auth,
@@ -399,7 +399,7 @@ def _routes(kind: RunaiKind) -> None:
     ) -> JSONResponse:
         with store.write(principal) as ctx:
             ctx.access.require_admin()
-            row = _load(ctx, kind, AssetId, lock=True)
+            row = _load(ctx, kind, assetId, lock=True)
             check_if_match(if_match, row.audit.version)
             current = to_runai(kind, row.document.get("spec") or {})
             try:
@@ -412,11 +412,11 @@ def _routes(kind: RunaiKind) -> None:
                 _name_free(ctx, kind, name)
                 _in_use(ctx, row, "renamed")
             ctx.repo.update_asset(row.id, row.audit.version, name, document, ctx.subject)
-            after = _load(ctx, kind, AssetId)
+            after = _load(ctx, kind, assetId)
         return json_response(asset_body(after, kind), 202, after.audit.version)
 
     @router.delete(
-        path + "/{AssetId}",
+        path + "/{assetId}",
         status_code=202,
         response_model=AcceptedOut,
         responses={
@@ -427,11 +427,11 @@ def _routes(kind: RunaiKind) -> None:
         summary=f"Delete a {kind.kind} asset no template uses",
     )
     def delete(
-        AssetId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None
+        assetId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None
     ) -> JSONResponse:
         with store.write(principal) as ctx:
             ctx.access.require_admin()
-            row = _load(ctx, kind, AssetId, lock=True)
+            row = _load(ctx, kind, assetId, lock=True)
             check_if_match(if_match, row.audit.version)
             _in_use(ctx, row, "deleted")
             ctx.repo.delete_asset(row.id, row.audit.version)
