@@ -436,12 +436,27 @@ def updated(kind: RunaiKind, current: Mapping[str, Any], given: Mapping[str, Any
 # -- field paths --------------------------------------------------------------------------------------------
 
 
-def runai_path(kind: RunaiKind, path: Path) -> Path:
+#: Where each field of a port is in a Run:ai connection.
+_IN_CONNECTION: dict[str, Path] = {
+    "name": ("name",),
+    "container": ("internalToolInfo", "containerPort"),
+    "serviceType": ("internalToolInfo", "connectionType"),
+    "toolType": ("internalToolInfo", "toolType"),
+}
+
+
+def runai_path(kind: RunaiKind, path: Path, connections: bool = False) -> Path:
     """The field of a Run:ai body that a problem of the folder document at ``path`` is about: the
-    inverse of :func:`from_runai` on paths (``spec.storage.nfs[0].server`` is ``spec.server``)."""
+    inverse of :func:`from_runai` on paths (``spec.storage.nfs[0].server`` is ``spec.server``; with
+    ``connections``, when the body gave them, ``spec.ports[0].container`` is
+    ``spec.connections[0].internalToolInfo.containerPort``)."""
     if path[:1] != ("spec",):
         return path
     rest = path[1:]
+    if connections and rest[:1] == ("ports",):
+        field = rest[2] if len(rest) >= 3 else None
+        inner = _IN_CONNECTION.get(field) if isinstance(field, str) else None
+        return ("spec", "connections", *rest[1:2], *(inner or rest[2:]))
     if kind.folder == "compute" and rest[:1] == ("compute",):
         return ("spec", *rest[1:])
     if kind.folder == "datasource" and rest[:1] == ("storage",) and len(rest) >= 3:

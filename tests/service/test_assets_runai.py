@@ -338,6 +338,23 @@ def test_what_the_folder_cannot_hold_is_refused_with_its_field(
     assert any(why in problem.message for why in ("is not served: ", "folder's form", "given together"))
 
 
+def test_a_bad_connection_is_refused_on_the_field_the_client_sent(http: httpx.Client) -> None:
+    info = {"toolType": "custom", "connectionType": "NodePort", "containerPort": "80"}
+    body = {
+        "meta": {"name": "x", "scope": "tenant"},
+        "spec": {"connections": [{"name": 3, "internalToolInfo": info}]},
+    }
+    response = http.post("/api/v1/asset/environment", json=body)
+    assert response.status_code == 400
+    assert sorted(p["field"] for p in response.json()["problems"]) == [
+        "spec.connections[0].internalToolInfo.containerPort",
+        "spec.connections[0].name",
+    ]
+    pvc = {"meta": {"name": "x", "scope": "tenant"}, "spec": {"claimInfo": {"size": 5}}}
+    (problem,) = http.post("/api/v1/asset/datasource/pvc", json=pvc).json()["problems"]
+    assert problem["field"] == "spec.claimInfo.size"  # not the folder's spec.storage.pvc[0].claimInfo.size
+
+
 def test_override_uid_gid_false_is_run_ai_s_default_and_not_stored() -> None:
     assert from_runai(BY_KIND["environment"], {"image": "x", "overrideUidGidInWorkspace": False}) == {
         "image": "x"

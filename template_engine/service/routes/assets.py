@@ -131,7 +131,11 @@ def folder_document(kind: RunaiKind, meta: dict[str, Any], spec: Any) -> dict[st
     try:
         check_asset(kind.folder, document)
     except ApiError as error:
-        moved = [Problem(p.message, runai_path(kind, p.path), None, p.expected) for p in error.problems]
+        connections = isinstance(spec, dict) and "connections" in spec
+        moved = [
+            Problem(p.message, runai_path(kind, p.path, connections), None, p.expected)
+            for p in error.problems
+        ]
         raise bad_request(moved or list(error.problems)) from None
     return document
 
