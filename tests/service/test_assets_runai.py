@@ -219,12 +219,18 @@ def _folder_valid(kind: RunaiKind, spec: dict[str, Any]) -> None:
     ASSET_MODELS[kind.folder].model_validate({"meta": {"name": "x"}, "spec": spec})
 
 
+def _runai_valid(kind: RunaiKind, spec: dict[str, Any]) -> None:
+    """``spec`` is a valid ``kind.schema`` of Run:ai's whole document (extension fields included)."""
+    assert whole().errors(whole().schema(kind.schema), spec) == [], spec
+
+
 @settings(max_examples=150, deadline=None)
 @given(folder_environments)
 def test_an_environment_file_reads_back_exactly(spec: dict[str, Any]) -> None:
     kind = BY_KIND["environment"]
     _folder_valid(kind, spec)
     runai = to_runai(kind, spec)
+    _runai_valid(kind, runai)
     assert "security" not in runai and set(spec.get("security", {})) <= set(runai)
     assert ("connections" in runai) == (
         "ports" in spec and all(p["serviceType"] != "ClusterIP" for p in spec["ports"])
@@ -247,6 +253,7 @@ def test_a_runai_environment_reads_back_exactly(spec: dict[str, Any]) -> None:
 def test_compute_reads_back_exactly_both_ways(folder: dict[str, Any], runai: dict[str, Any]) -> None:
     kind = BY_KIND["compute"]
     _folder_valid(kind, folder)
+    _runai_valid(kind, to_runai(kind, folder))
     assert from_runai(kind, to_runai(kind, folder)) == folder
     assert to_runai(kind, folder) == folder.get("compute", {})  # flat, as ComputeAssetSpec
     assert to_runai(kind, from_runai(kind, runai)) == runai
@@ -276,6 +283,7 @@ def test_a_data_source_reads_back_exactly_both_ways(kind: RunaiKind, data: st.Da
     item = data.draw(_items(kind, own=True))
     folder = {"storage": {kind.storage: [item]}}
     _folder_valid(kind, folder)
+    _runai_valid(kind, to_runai(kind, folder))
     assert to_runai(kind, folder) == item  # the item itself is Run:ai's spec
     assert from_runai(kind, to_runai(kind, folder)) == folder
     runai = data.draw(_items(kind, own=False))
