@@ -16,7 +16,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Stri
 from template_engine.models import documents as _documents
 from template_engine.models.documents import (
     PATTERN_WORDS,
-    AssetMeta,
     MasterDefaults,
     TemplateAssets,
     TemplateMasterSection,
@@ -24,9 +23,6 @@ from template_engine.models.documents import (
 )
 from template_engine.models.markers import MergeKey
 from template_engine.models.spec import (
-    ComputeAssetSpec,
-    DatasourceAssetSpec,
-    EnvironmentAssetSpec,
     ImagePullSecret,
     MasterSpec,
     WorkerSpec,
@@ -558,53 +554,90 @@ class PolicyOut(BaseModel):
 # -- assets -------------------------------------------------------------------------------------------------
 
 
-class EnvironmentAssetIn(_Body):
-    meta: AssetMeta
-    spec: EnvironmentAssetSpec
+#: A UUID as text (Run:ai's ``format: uuid``).
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
 
-class ComputeAssetIn(_Body):
-    meta: AssetMeta
-    spec: ComputeAssetSpec
+class WorkloadSupportedTypesIn(_Body):
+    """Run:ai's ``AssetCreationFields.workloadSupportedTypes``: stored as given, composes nothing here."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    inference: bool | None = None
+    workspace: bool | None = None
+    training: bool | None = None
+    distributed: bool | None = None
+    distFramework: Literal["MPI", "PyTorch", "TF", "XGBoost"] | None = None
 
 
-class DatasourceAssetIn(_Body):
-    meta: AssetMeta
-    spec: DatasourceAssetSpec
+class AssetCreationMetaIn(_Body):
+    """Run:ai's ``AssetCreationRequest``: the name and description of the folder's asset meta, the scope
+    (``tenant``, ``department`` with ``departmentId``, ``project`` with ``projectId``; ``system`` and
+    ``cluster`` are refused), and the fields that compose nothing here, stored as given."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: Name
+    description: str | None = Field(default=None, min_length=1, max_length=250)
+    scope: Literal["system", "tenant", "cluster", "department", "project"]
+    clusterId: str | None = Field(default=None, pattern=UUID_PATTERN)
+    departmentId: str | None = None
+    projectId: int | None = None
+    autoDelete: bool | None = None
+    workloadSupportedTypes: WorkloadSupportedTypesIn | None = None
+    private: bool | None = None
+
+
+class AssetUpdateMetaIn(BaseModel):
+    """Run:ai's ``AssetUpdateRequest``: only the name and description change; the rest of an ``AssetMeta``
+    sent back as read is ignored (the scope of an asset is set when it is created)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+    name: Name
+    description: str | None = Field(default=None, min_length=1, max_length=250)
+
+
+class AssetCreationIn(_Body):
+    """Run:ai's ``*CreationRequest`` of every asset kind; ``spec`` is the kind's Run:ai spec, checked by
+    :mod:`..asset_shapes` and the folder's model of the kind."""
+
+    meta: AssetCreationMetaIn
+    spec: dict[str, Any] | None
+
+
+class AssetUpdateIn(_Body):
+    """Run:ai's ``*UpdateRequest`` of every asset kind (``ConfigMapUpdateRequest`` and
+    ``SecretAssetUpdateRequest`` have no spec, ``PVCUpdateRequest`` only ``PvcFieldsUpdatable``)."""
+
+    meta: AssetUpdateMetaIn
+    spec: dict[str, Any] | None = None
 
 
 class AssetMetaOut(_Audited):
+    """Run:ai's ``AssetMeta``."""
+
     id: UUID
     name: str
     description: str | None = None
-    kind: Literal["environment", "compute", "datasource"]
+    scope: Literal["tenant", "department", "project"]
+    departmentId: str | None = None
+    projectId: int | None = None
+    clusterId: UUID | None = None
+    tenantId: int
+    kind: str
+    autoDelete: bool | None = None
+    workloadSupportedTypes: dict[str, Any] | None = None
+    private: bool | None = None
 
 
-class EnvironmentAssetOut(BaseModel):
+class AssetOut(BaseModel):
+    """Run:ai's ``EnvironmentAsset``, ``ComputeAsset``, ``NFSAsset``... (``spec`` in the kind's Run:ai form),
+    and an entry of ``DatasourceListResponse`` (``spec`` keyed by the data source kind)."""
+
     meta: AssetMetaOut
-    spec: EnvironmentAssetSpec
+    spec: dict[str, Any]
 
 
-class ComputeAssetOut(BaseModel):
-    meta: AssetMetaOut
-    spec: ComputeAssetSpec
-
-
-class DatasourceAssetOut(BaseModel):
-    meta: AssetMetaOut
-    spec: DatasourceAssetSpec
-
-
-class EnvironmentAssetListOut(BaseModel):
-    entries: list[EnvironmentAssetOut]
-
-
-class ComputeAssetListOut(BaseModel):
-    entries: list[ComputeAssetOut]
-
-
-class DatasourceAssetListOut(BaseModel):
-    entries: list[DatasourceAssetOut]
+class AssetListOut(BaseModel):
+    entries: list[AssetOut]
 
 
 # -- workloads ----------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from browser_helpers import EXAMPLE, BrowserLog, LiveService, cli_json
 from playwright.sync_api import Locator, Page, expect
 
 from template_engine import View, compose, load_org
+from template_engine.service.asset_shapes import BY_KIND
 from template_engine.service.auth import DEV_TOKENS
 
 SCRIPT = "</script><script>window.__pwned=1</script>"
@@ -144,8 +145,8 @@ def document_label(api: httpx.Client, file: str) -> str:
     if kind == "assets":
         for asset_kind in ("environment", "compute", "datasource"):
             for asset in ok(api.get(f"/api/v1/asset/{asset_kind}"))["entries"]:
-                if asset["meta"]["id"] == key:
-                    url = f"/api/v1/asset/{asset_kind}/{key}"
+                if asset["meta"]["id"] == key:  # a data source is read at its kind's path (nfs, pvc...)
+                    url = f"/api/v1/asset/{BY_KIND[asset['meta']['kind']].path}/{key}"
                     return f"{asset_kind} asset {asset['meta']['name']}, version {version(api.get(url))}"
         raise AssertionError(f"no asset {key}")
     assert kind == "templates", file

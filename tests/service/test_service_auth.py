@@ -123,9 +123,11 @@ MATRIX: dict[str, tuple[Call, tuple[int, ...]]] = {
     ),
     "create an asset": (
         lambda c, i, h: c.post(
-            "/api/v1/asset/compute", json={"meta": {"name": f"c{next(_names)}"}, "spec": {}}, headers=h
+            "/api/v1/asset/compute",
+            json={"meta": {"name": f"c{next(_names)}", "scope": "tenant"}, "spec": {}},
+            headers=h,
         ),
-        (201, 403, 403, 403, 403, 403),
+        (202, 403, 403, 403, 403, 403),
     ),
     "list assets": (lambda c, i, h: c.get("/api/v1/asset/datasource", headers=h), (200,) * 6),
     "submit a vision workload": (

@@ -47,7 +47,10 @@ def _name_writes(client: Any, ids: Ids) -> list[tuple[str, str, Any, str, int]]:
     """Every write that takes a name: method, URL, a body with ``"%s"`` where the name goes, the field that
     names it, and the status the longest name gets (0: not tried)."""
     template = client.post(T, json={"meta": {"name": "short", "scopeType": "system"}}).json()["meta"]["id"]
-    asset = client.post("/api/v1/asset/compute", json={"meta": {"name": "short"}, "spec": {}}).json()
+    asset = client.post(
+        "/api/v1/asset/compute", json={"meta": {"name": "short", "scope": "tenant"}, "spec": {}}
+    )
+    asset = asset.json()
     asset_id = asset["meta"]["id"]
     department = ids.departments["research"]
     project = ids.projects["vision"]
@@ -57,13 +60,19 @@ def _name_writes(client: Any, ids: Ids) -> list[tuple[str, str, Any, str, int]]:
         ("PUT", f"{T}/{template}", {"meta": {"name": "%s"}}, "meta.name", 200),
         ("PATCH", f"{T}/{template}", {"meta": {"name": "%s"}}, "meta.name", 200),
         ("POST", T, reference, "assets.compute", 0),
-        ("POST", "/api/v1/asset/compute", {"meta": {"name": "%s"}, "spec": {}}, "meta.name", 201),
+        (
+            "POST",
+            "/api/v1/asset/compute",
+            {"meta": {"name": "%s", "scope": "tenant"}, "spec": {}},
+            "meta.name",
+            202,
+        ),
         (
             "PUT",
             f"/api/v1/asset/compute/{asset_id}",
             {"meta": {"name": "%s"}, "spec": {}},
             "meta.name",
-            200,
+            202,
         ),
         ("POST", f"{ORG}/departments", {"name": "%s"}, "name", 201),
         ("PUT", f"{ORG}/departments/{department}", {"name": "%s"}, "name", 200),
@@ -127,8 +136,10 @@ def test_the_longest_names_are_exported_and_imported(
         body = {"name": names["project"], "parentId": dept.json()["id"]}
         project = admin.post(f"{ORG}/projects", json=body)
         assert project.status_code == 201, project.json()
-        asset = admin.post("/api/v1/asset/compute", json={"meta": {"name": names["asset"]}, "spec": {}})
-        assert asset.status_code == 201, asset.json()
+        asset = admin.post(
+            "/api/v1/asset/compute", json={"meta": {"name": names["asset"], "scope": "tenant"}, "spec": {}}
+        )
+        assert asset.status_code == 202, asset.json()
         for scope, scope_id in (("department", dept.json()["id"]), ("project", project.json()["id"])):
             meta = {"name": names["template"], "scopeType": scope, "scopeId": scope_id}
             created = admin.post(T, json={"meta": meta, "assets": {"compute": names["asset"]}})

@@ -57,7 +57,7 @@ def _writes(ids: Ids, template_id: str) -> list[tuple[str, str, str, str]]:
     )
     variable = '{"spec": {"environmentVariables": [{"name": "A", "value": %s}]}}'
     template = '{"meta": {"name": "refused", "scopeType": "system", "description": %s}}'
-    asset = '{"meta": {"name": "refused", "description": %s}, "spec": {}}'
+    asset = '{"meta": {"name": "refused", "scope": "tenant", "description": %s}, "spec": {}}'
     return [
         ("PATCH", defaults, '{"spec": {"compute": {"cpuCoreRequest": %s}}}', "spec.compute.cpuCoreRequest"),
         ("PATCH", defaults, variable, "spec.environmentVariables[0].value"),
@@ -136,7 +136,7 @@ def test_the_repository_refuses_what_it_cannot_store(
         defaults = f"/api/v1/defaults/projects/{vision}"
         project = f"/api/v1/org-unit/projects/{vision}"
         variable = '{"spec": {"environmentVariables": [{"name": "A", "value": "\\udfff"}]}}'
-        asset = '{"meta": {"name": "refused"}, "spec": {"args": "\\udfff"}}'
+        asset = '{"meta": {"name": "refused", "scope": "tenant"}, "spec": {"args": "\\udfff"}}'
         for method, url, body, field in [
             (
                 "PATCH",
@@ -398,7 +398,7 @@ def test_a_body_that_is_not_an_object_says_so(client: Any, payload: bytes, sent:
     [
         ("/api/v1/org-unit/departments", {"name": "-x"}, "name"),
         ("/api/v1/org-unit/projects", {"name": "-x", "parentId": "1"}, "name"),
-        ("/api/v1/asset/compute", {"meta": {"name": "-x"}, "spec": {}}, "meta.name"),
+        ("/api/v1/asset/compute", {"meta": {"name": "-x", "scope": "tenant"}, "spec": {}}, "meta.name"),
         (T, {"meta": {"name": "-x", "scopeType": "system"}}, "meta.name"),
         (
             T,

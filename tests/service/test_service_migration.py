@@ -587,9 +587,12 @@ def _unusual_org(client: Any) -> None:
     body = {"name": "odd-project", "parentId": dept.json()["id"], "description": description[::-1]}
     project = client.post(f"{ORG}/projects", json=body)
     assert project.status_code == 201, project.json()
-    asset = {"meta": {"name": "odd-env", "description": description}, "spec": {"image": "x:1"}}
+    asset = {
+        "meta": {"name": "odd-env", "description": description, "scope": "tenant"},
+        "spec": {"image": "x:1"},
+    }
     asset["spec"] |= {"args": "\u0085".join(UNUSUAL), "environmentVariables": env}
-    assert client.post("/api/v1/asset/environment", json=asset).status_code == 201
+    assert client.post("/api/v1/asset/environment", json=asset).status_code == 202
     spec = {"image": "x:1", "distributedFramework": "MPI", "command": "\u2028".join(UNUSUAL)}
     spec |= {"args": "a\u0085b", "environmentVariables": env}
     body = {"meta": {"name": "odd-text", "scopeType": "system", "description": description}, "spec": spec}

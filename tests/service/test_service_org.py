@@ -146,27 +146,31 @@ def test_a_project_with_templates_is_not_deleted(client: Any, ids: Ids) -> None:
 
 # -- assets -------------------------------------------------------------------------------------------------
 
-ENV = {"meta": {"name": "jax", "description": "JAX"}, "spec": {"image": "jax:latest", "command": "python"}}
+ENV = {
+    "meta": {"name": "jax", "description": "JAX", "scope": "tenant"},
+    "spec": {"image": "jax:latest", "command": "python"},
+}
 
 
 def test_asset_lifecycle(client: Any) -> None:
     created = client.post("/api/v1/asset/environment", json=ENV)
-    assert created.status_code == 201
+    assert created.status_code == 202  # Run:ai's status of create_environment_asset
     asset = created.json()
     assert asset["meta"]["kind"] == "environment" and asset["spec"] == ENV["spec"]
+    assert asset["meta"]["scope"] == "tenant"
     assert client.post("/api/v1/asset/environment", json=ENV).status_code == 409
     asset_id = asset["meta"]["id"]
     assert client.get(f"/api/v1/asset/environment/{asset_id}").json() == asset
     assert client.get(f"/api/v1/asset/compute/{asset_id}").status_code == 404  # wrong kind
     changed = {"meta": {"name": "jax2"}, "spec": {"image": "jax:0.4"}}
     updated = client.put(f"/api/v1/asset/environment/{asset_id}", json=changed, headers={"If-Match": '"1"'})
-    assert updated.status_code == 200 and updated.json()["meta"]["name"] == "jax2"
+    assert updated.status_code == 202 and updated.json()["meta"]["name"] == "jax2"
     names = [a["meta"]["name"] for a in client.get("/api/v1/asset/environment").json()["entries"]]
     assert "jax2" in names and "pytorch" in names
     assert (
         client.delete(f"/api/v1/asset/environment/{asset_id}", headers={"If-Match": '"1"'}).status_code == 412
     )
-    assert client.delete(f"/api/v1/asset/environment/{asset_id}").status_code == 204
+    assert client.delete(f"/api/v1/asset/environment/{asset_id}").status_code == 202
 
 
 def test_an_asset_in_use_is_neither_deleted_nor_renamed(client: Any, ids: Ids) -> None:
@@ -180,7 +184,7 @@ def test_an_asset_in_use_is_neither_deleted_nor_renamed(client: Any, ids: Ids) -
     assert client.put(f"/api/v1/asset/environment/{pytorch}", json=rename).status_code == 409
     # Changing its content is fine, and every template using it sees the change.
     same_name = {"meta": {"name": "pytorch"}, "spec": {"image": "nvcr.io/nvidia/pytorch:25.01-py3"}}
-    assert client.put(f"/api/v1/asset/environment/{pytorch}", json=same_name).status_code == 200
+    assert client.put(f"/api/v1/asset/environment/{pytorch}", json=same_name).status_code == 202
     elastic = client.get(f"{TEMPLATES_URL}/{ids.template('pytorch-elastic')}").json()
     assert elastic["combinedSpec"]["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"
     # Once no template uses it, it goes.
@@ -190,21 +194,19 @@ def test_an_asset_in_use_is_neither_deleted_nor_renamed(client: Any, ids: Ids) -
         ("vit-finetune", "project"),
     ):
         assert client.delete(f"{TEMPLATES_URL}/{ids.template(name, scope)}").status_code == 204
-    assert client.delete(f"/api/v1/asset/environment/{pytorch}").status_code == 204
+    assert client.delete(f"/api/v1/asset/environment/{pytorch}").status_code == 202
 
 
 @pytest.mark.parametrize(
     ("kind", "body", "field"),
     [
-        ("environment", {"meta": {"name": "e"}, "spec": {"compute": {}}}, "spec.compute"),
-        ("compute", {"meta": {"name": "c"}, "spec": {"image": "x"}}, "spec.image"),
-        ("compute", {"meta": {"name": "c"}}, "spec"),
-        (
-            "datasource",
-            {"meta": {"name": "d"}, "spec": {"storage": {"nfs": [{"server": "a"}, {"server": "b"}]}}},
-            "spec.storage",
-        ),
-        ("datasource", {"meta": {"name": "bad name!"}, "spec": {"storage": {}}}, "meta.name"),
+        ("environment", {"meta": {"name": "e", "scope": "tenant"}, "spec": {"compute": {}}}, "spec.compute"),
+        ("compute", {"meta": {"name": "c", "scope": "tenant"}, "spec": {"image": "x"}}, "spec.image"),
+        ("compute", {"meta": {"name": "c", "scope": "tenant"}, "spec": {"compute": {}}}, "spec.compute"),
+        ("compute", {"meta": {"name": "c", "scope": "tenant"}}, "spec"),
+        ("compute", {"meta": {"name": "c"}, "spec": {}}, "meta.scope"),
+        ("datasource/nfs", {"meta": {"name": "d", "scope": "tenant"}, "spec": {"server": 3}}, "spec.server"),
+        ("datasource/nfs", {"meta": {"name": "bad name!", "scope": "tenant"}, "spec": {}}, "meta.name"),
     ],
 )
 def test_bad_assets_are_refused(client: Any, kind: str, body: dict[str, Any], field: str) -> None:

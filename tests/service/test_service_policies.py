@@ -291,30 +291,31 @@ def test_roles(app: Any, ids: Ids) -> None:
 
 def test_deleting_or_renaming_an_imposed_data_source_is_a_conflict(client: Any, ids: Ids) -> None:
     created = client.post(
-        "/api/v1/asset/datasource",
+        "/api/v1/asset/datasource/nfs",
         json={
-            "meta": {"name": "shared"},
-            "spec": {"storage": {"nfs": [{"server": "nfs", "path": "/s", "mountPath": "/s"}]}},
+            "meta": {"name": "shared", "scope": "tenant"},
+            "spec": {"server": "nfs", "path": "/s", "mountPath": "/s"},
         },
     )
-    assert created.status_code == 201, created.json()
+    assert created.status_code == 202, created.json()
     asset = created.json()["meta"]["id"]
     body = {"meta": _project(ids, "recsys"), "policy": {"imposedAssets": {"master": [asset]}}}
     assert client.put(P, json=body).status_code == 200
-    refused = client.delete(f"/api/v1/asset/datasource/{asset}")
+    refused = client.delete(f"/api/v1/asset/datasource/nfs/{asset}")
     assert refused.status_code == 409
     assert "the project recsys policy (projects/recsys/policy.yaml)" in refused.json()["message"]
     assert refused.json()["policies"] == [
         {"scope": "project", "projectId": int(ids.projects["recsys"]), "name": "recsys"}
     ]
     renamed = client.put(
-        f"/api/v1/asset/datasource/{asset}", json={"meta": {"name": "other"}, "spec": created.json()["spec"]}
+        f"/api/v1/asset/datasource/nfs/{asset}",
+        json={"meta": {"name": "other"}, "spec": created.json()["spec"]},
     )
     assert renamed.status_code == 409
     assert (
         client.delete(P, params={"scope": "project", "projectId": ids.projects["recsys"]}).status_code == 204
     )
-    assert client.delete(f"/api/v1/asset/datasource/{asset}").status_code == 204
+    assert client.delete(f"/api/v1/asset/datasource/nfs/{asset}").status_code == 202
 
 
 # -- compositions -------------------------------------------------------------------------------------------

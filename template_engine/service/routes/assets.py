@@ -1,28 +1,46 @@
-"""Assets: ``/api/v1/asset/{environment,compute,datasource}`` (create, list, get, update, delete).
+"""Assets at Run:ai's paths with Run:ai's bodies: ``/api/v1/asset/environment``, ``/compute`` and each data
+source kind under ``/datasource`` (``nfs``, ``pvc``, ``git``, ``s3``, ``host-path``, ``config-map``,
+``secrets``), each with create, list, get, update and delete; and ``GET /api/v1/asset/datasource``, every data
+source as Run:ai's ``DatasourceListResponse``.
 
-A body is an asset file's document, ``{meta: {name, description?}, spec}``, held to the same rules (the kind
-limits the fields; a data source holds one item).  Names are unique per kind, and templates refer to assets
-by name, and policies impose data sources by name, so an asset that templates still use or a policy imposes
-is neither deleted nor renamed: 409 with those templates and policies.
-Every caller reads assets; system admins change them.
+A body is Run:ai's ``*CreationRequest`` / ``*UpdateRequest``; the database keeps the templates folder's
+document of the asset (:mod:`..asset_shapes` translates the ``spec`` both ways), held to the same rules as an
+asset file.  ``meta`` answers as Run:ai's ``AssetMeta``: the scope (``tenant``, ``department``, ``project``)
+is stored in ``tables.assets``, the fields that compose nothing here (``workloadSupportedTypes``,
+``autoDelete``, ``private``, ``clusterId``) as given.  Names are unique per folder kind across the org
+(every data source kind shares one namespace, as the folder's ``assets/datasources/``); templates refer to
+assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
+is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
+admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
-# body models themselves, not their names.
+# parameter types themselves, not their names.
 
+import re
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 
-from template_engine.models.documents import AssetKind
+from template_engine.errors import Problem
 from template_engine.org import Scope
+from template_engine.service.asset_shapes import (
+    KINDS,
+    LIST_SPEC_KEYS,
+    RunaiKind,
+    ShapeProblem,
+    from_runai,
+    runai_kind_of,
+    runai_path,
+    to_runai,
+    updated,
+)
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
-from template_engine.service.errors import ApiError, not_found
+from template_engine.service.errors import ApiError, bad_request, field_error, not_found
 from template_engine.service.policy_store import policies_imposing, policy_file
 from template_engine.service.routes.common import (
     Auth,
@@ -33,39 +51,196 @@ from template_engine.service.routes.common import (
     check_if_match,
     errors,
     json_response,
-    no_content,
 )
 from template_engine.service.schemas import (
     TENANT_ID,
-    ComputeAssetIn,
-    ComputeAssetListOut,
-    ComputeAssetOut,
-    DatasourceAssetIn,
-    DatasourceAssetListOut,
-    DatasourceAssetOut,
-    EnvironmentAssetIn,
-    EnvironmentAssetListOut,
-    EnvironmentAssetOut,
+    UUID_PATTERN,
+    AcceptedOut,
+    AssetCreationIn,
+    AssetListOut,
+    AssetOut,
+    AssetUpdateIn,
     InUseErrorOut,
 )
 from template_engine.service.storage.repository import AssetRow, PolicyRow
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
 
+#: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
+RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
+#: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
+#: ``AssetDepartmentFilter``, ``assetIdsFilter``).
+SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds"})
+#: Run:ai's other list parameters, and why each is not served (a 400 when given).
+UNSERVED_FILTERS: dict[str, str] = {
+    "clusterId": "this service has no clusters as scopes",
+    "includeDescendants": "not served; list each department's or project's assets with scope and its id",
+    "usageInfo": "this service keeps no usage information of assets",
+    "statusInfo": "this service keeps no cluster status of assets",
+    "complyToProject": "this service computes no asset compliance",
+    "complyToWorkloadType": "this service computes no asset compliance",
+    "complyToReplicaType": "this service computes no asset compliance",
+    "distributedFramework": "workloadSupportedTypes compose nothing here and are not filtered on",
+    "isDistributed": "workloadSupportedTypes compose nothing here and are not filtered on",
+    "isTraining": "workloadSupportedTypes compose nothing here and are not filtered on",
+    "isWorkspace": "workloadSupportedTypes compose nothing here and are not filtered on",
+    "isInference": "workloadSupportedTypes compose nothing here and are not filtered on",
+}
+_ACCEPTED = {"code": 202, "message": "Request has been accepted."}
+_IDS = re.compile(rf"{UUID_PATTERN[1:-1]}(,{UUID_PATTERN[1:-1]})*")
 
-def asset_body(row: AssetRow) -> dict[str, Any]:
+
+# -- bodies -------------------------------------------------------------------------------------------------
+
+
+def asset_meta(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
+    """Run:ai's ``AssetMeta`` of a stored asset."""
     meta: dict[str, Any] = {"id": row.id, "name": row.name}
     description = (row.document.get("meta") or {}).get("description")
     if description is not None:
         meta["description"] = description
-    meta["kind"] = row.kind
-    return {"meta": meta | audit_fields(row.audit), "spec": row.document.get("spec") or {}}
+    meta["scope"] = row.scope_type
+    if row.department_id is not None:
+        meta["departmentId"] = str(row.department_id)
+    if row.project_id is not None:
+        meta["projectId"] = row.project_id
+    meta |= {"tenantId": TENANT_ID, "kind": kind.kind}
+    meta |= {k: v for k, v in (row.runai or {}).items() if k in RUNAI_META_FIELDS}
+    return meta | audit_fields(row.audit)
 
 
-def _load(ctx: Ctx, kind: str, asset_id: uuid.UUID, lock: bool = False) -> AssetRow:
+def asset_body(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
+    """Run:ai's ``EnvironmentAsset``, ``ComputeAsset``, ``NFSAsset``... of a stored asset."""
+    return {"meta": asset_meta(row, kind), "spec": to_runai(kind, row.document.get("spec") or {})}
+
+
+def listed_datasource(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
+    """An entry of Run:ai's ``DatasourceListResponse``: the spec under its kind's key."""
+    body = asset_body(row, kind)
+    return {"meta": body["meta"], "spec": {LIST_SPEC_KEYS[kind.kind]: body["spec"]}}
+
+
+def folder_document(kind: RunaiKind, meta: dict[str, Any], spec: Any) -> dict[str, Any]:
+    """The folder's document of a Run:ai body, checked as an asset file is; a 400 names each field of the
+    Run:ai body that is wrong (its path in Run:ai's form)."""
+    folder_meta = {k: meta[k] for k in ("name", "description") if meta.get(k) is not None}
+    try:
+        document = {"meta": folder_meta, "spec": from_runai(kind, spec if isinstance(spec, dict) else {})}
+    except ShapeProblem as problem:
+        raise bad_request(problem.problems) from None
+    try:
+        check_asset(kind.folder, document)
+    except ApiError as error:
+        connections = isinstance(spec, dict) and "connections" in spec
+        moved = [
+            Problem(p.message, runai_path(kind, p.path, connections), None, p.expected)
+            for p in error.problems
+        ]
+        raise bad_request(moved or list(error.problems)) from None
+    return document
+
+
+def _raw_part(raw: Any, key: str) -> Any:
+    part = raw.get(key) if isinstance(raw, dict) else None
+    return strip_nulls(part) if part is not None else None
+
+
+# -- scope ----------------------------------------------------------------------------------------------
+
+
+def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int | None]:
+    """``(scope_type, department_id, project_id)`` of Run:ai's ``AssetCreationFields``: ``tenant`` takes no
+    unit, ``department`` its ``departmentId``, ``project`` its ``projectId``; each unit must exist."""
+    scope = meta["scope"]
+    if scope in ("system", "cluster"):
+        why = {
+            "system": "system assets are Run:ai's own; this service's top scope is the tenant",
+            "cluster": "this service has no clusters as scopes",
+        }[scope]
+        raise field_error(
+            ("meta", "scope"), f"scope {scope!r} is not served: {why}", "tenant, department or project"
+        )
+    given = {k for k in ("departmentId", "projectId") if meta.get(k) is not None}
+    wanted = {"tenant": set(), "department": {"departmentId"}, "project": {"projectId"}}[scope]
+    for key in sorted(given - wanted):
+        raise field_error(("meta", key), f"a {scope} asset takes no {key}", f"no {key}")
+    for key in sorted(wanted - given):
+        raise field_error(("meta", key), f"a {scope} asset needs its {key}", f"the id of the asset's {scope}")
+    if scope == "department":
+        return "department", _department_id(ctx, meta["departmentId"], ("meta", "departmentId")), None
+    if scope == "project":
+        project = ctx.repo.project(meta["projectId"])
+        if project is None:
+            raise field_error(
+                ("meta", "projectId"), f"unknown project {meta['projectId']}", "the id of a project"
+            )
+        return "project", None, project.id
+    return "tenant", None, None
+
+
+def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
+    if not text.isdigit() or ctx.repo.department(int(text)) is None:
+        raise field_error(path, f"unknown department {text!r}", "the id of a department, such as '1'")
+    return int(text)
+
+
+def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]] | None:
+    """The scopes a list answers, from Run:ai's ``scope``, ``projectId`` and ``departmentId`` filters:
+    with ``scope`` only that scope (of the given unit); without it, the unit's scope and every scope above it
+    (a project's department and the tenant).  ``None``: every scope."""
+    scope = query.get("scope")
+    department = (
+        _department_id(ctx, query["departmentId"], ("departmentId",)) if "departmentId" in query else None
+    )
+    project: int | None = None
+    project_department: int | None = None
+    if "projectId" in query:
+        text = query["projectId"]
+        row = ctx.repo.project(int(text)) if re.fullmatch(r"[0-9]{1,9}", text) else None
+        if row is None:
+            raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
+        project, project_department = row.id, row.department_id
+    if scope is not None:
+        if scope not in ("system", "tenant", "cluster", "department", "project"):
+            raise field_error(("scope",), f"unknown scope {scope!r}", "tenant, department or project")
+        unit = {"department": department, "project": project}.get(scope)
+        return [(scope, unit)]
+    if department is None and project is None:
+        return None
+    scopes: list[tuple[str, int | None]] = [("tenant", None)]
+    scopes += [("department", d) for d in (department, project_department) if d is not None]
+    return scopes + ([("project", project)] if project is not None else [])
+
+
+def _list_query(request: Request) -> dict[str, str]:
+    """The list's query, every parameter checked: one given twice, one of Run:ai's this service does not
+    serve, or an unknown one is a 400 naming it."""
+    query: dict[str, str] = {}
+    for key, value in request.query_params.multi_items():
+        if key in UNSERVED_FILTERS:
+            raise field_error((key,), f"query parameter {key} is not served: {UNSERVED_FILTERS[key]}")
+        if key not in SERVED_FILTERS:
+            raise field_error((key,), f"unknown query parameter {key!r}", ", ".join(sorted(SERVED_FILTERS)))
+        if key in query:
+            raise field_error((key,), f"query parameter {key} is given twice", "one value")
+        query[key] = value
+    if "assetIds" in query and _IDS.fullmatch(query["assetIds"]) is None:
+        raise field_error(("assetIds",), "assetIds is not a list of UUIDs", "UUIDs separated by commas")
+    return query
+
+
+def listed(ctx: Ctx, folder_kind: str, query: dict[str, str]) -> list[AssetRow]:
+    ids = query["assetIds"].lower().split(",") if "assetIds" in query else None
+    return ctx.repo.assets(folder_kind, name=query.get("name"), scopes=list_scopes(ctx, query), ids=ids)
+
+
+# -- in use ---------------------------------------------------------------------------------------------
+
+
+def _load(ctx: Ctx, kind: RunaiKind, asset_id: uuid.UUID, lock: bool = False) -> AssetRow:
     row = ctx.repo.asset(str(asset_id), lock=lock)
-    if row is None or row.kind != kind:
-        raise not_found(f"{kind} asset {asset_id}")
+    if row is None or row.kind != kind.folder or runai_kind_of(row.kind, row.document) is not kind:
+        raise not_found(f"{kind.kind} asset {asset_id}")
     return row
 
 
@@ -114,113 +289,184 @@ def _policy_ref(policy: PolicyRow, scope: Scope) -> dict[str, Any]:
     return ref | {"name": scope.name or "tenant"}
 
 
-def _routes(
-    kind: AssetKind, body_model: type[BaseModel], out: type[BaseModel], list_out: type[BaseModel]
-) -> None:
-    path = f"/{kind}"
+def _name_free(ctx: Ctx, kind: RunaiKind, name: str) -> None:
+    if ctx.repo.assets_named([(kind.folder, name)]):
+        raise ApiError(409, f"A {kind.folder} asset named {name!r} already exists.")
 
-    def document_of(raw: Any) -> dict[str, Any]:
-        document: dict[str, Any] = strip_nulls(raw if isinstance(raw, dict) else {})
-        check_asset(kind, document)
-        return document
+
+# -- the routes of one kind -----------------------------------------------------------------------------
+
+
+Name = Annotated[str | None, Query(description="Only the asset of this name (Run:ai's AssetNameFilter).")]
+ScopeQ = Annotated[
+    str | None,
+    Query(description="Only assets of this scope: tenant, department or project (AssetScopeFilter)."),
+]
+ProjectQ = Annotated[
+    int | None,
+    Query(
+        alias="projectId",
+        description="With scope=project, that project's assets; otherwise the assets of the project, its "
+        "department and the tenant (AssetProjectFilter).",
+    ),
+]
+DepartmentQ = Annotated[
+    str | None,
+    Query(
+        alias="departmentId",
+        description="With scope=department, that department's assets; otherwise the department's and the "
+        "tenant's (AssetDepartmentFilter).",
+    ),
+]
+IdsQ = Annotated[
+    str | None, Query(alias="assetIds", description="Only these assets: UUIDs separated by commas.")
+]
+
+
+def _routes(kind: RunaiKind) -> None:
+    path = f"/{kind.path}"
+    op = kind.operation
 
     @router.post(
         path,
-        status_code=201,
-        response_model=out,
+        status_code=202,
+        response_model=AssetOut,
         responses=errors(403, 409),
-        name=f"create_{kind}_asset",
-        summary=f"Create a {kind} asset",
+        name=f"create_{op}_asset",
+        summary=f"Create a {kind.kind} asset (Run:ai's {kind.schema})",
     )
-    def create(body: body_model, raw: Raw, principal: Auth, store: StoreDep) -> JSONResponse:  # type: ignore[valid-type]
-        document = document_of(raw)
+    def create(body: AssetCreationIn, raw: Raw, principal: Auth, store: StoreDep) -> JSONResponse:
+        meta = _raw_part(raw, "meta") or {}
+        document = folder_document(kind, meta, _raw_part(raw, "spec"))
+        runai = {k: meta[k] for k in RUNAI_META_FIELDS if meta.get(k) is not None}
         with store.write(principal) as ctx:
             ctx.access.require_admin()
-            name = document["meta"]["name"]
-            if ctx.repo.assets_named([(kind, name)]):
-                raise ApiError(409, f"A {kind} asset named {name!r} already exists.")
+            scope = creation_scope(ctx, meta)
+            _name_free(ctx, kind, document["meta"]["name"])
             asset_id = str(uuid.uuid4())
-            ctx.repo.add_asset(asset_id, kind, name, document, ctx.subject)
+            ctx.repo.add_asset(asset_id, kind.folder, body.meta.name, document, ctx.subject, scope, runai)
             row = _load(ctx, kind, uuid.UUID(asset_id))
-        return json_response(asset_body(row), 201, row.audit.version)
+        return json_response(asset_body(row, kind), 202, row.audit.version)
 
     @router.get(
         path,
-        response_model=list_out,
+        response_model=AssetListOut,
         responses=errors(),
-        name=f"list_{kind}_assets",
-        summary=f"List the {kind} assets",
+        name=f"list_{op}_assets",
+        summary=f"List the {kind.kind} assets",
     )
-    def list_assets(principal: Auth, store: StoreDep) -> JSONResponse:
+    def list_assets(
+        request: Request,
+        principal: Auth,
+        store: StoreDep,
+        name: Name = None,
+        scope: ScopeQ = None,
+        project_id: ProjectQ = None,
+        department_id: DepartmentQ = None,
+        asset_ids: IdsQ = None,
+    ) -> JSONResponse:
+        query = _list_query(request)
         with store.read(principal) as ctx:
-            rows = ctx.repo.assets(kind)
-        return json_response({"entries": [asset_body(r) for r in rows]})
+            rows = [r for r in listed(ctx, kind.folder, query) if runai_kind_of(r.kind, r.document) is kind]
+        return json_response({"entries": [asset_body(r, kind) for r in rows]})
 
     @router.get(
         path + "/{assetId}",
-        response_model=out,
+        response_model=AssetOut,
         responses=errors(404),
-        name=f"get_{kind}_asset",
-        summary=f"Get a {kind} asset",
+        name=f"get_{op}_asset_by_id",
+        summary=f"Get a {kind.kind} asset",
     )
     def get(assetId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
         with store.read(principal) as ctx:
             row = _load(ctx, kind, assetId)
-        return json_response(asset_body(row), version=row.audit.version)
+        return json_response(asset_body(row, kind), version=row.audit.version)
 
     @router.put(
         path + "/{assetId}",
-        response_model=out,
+        status_code=202,
+        response_model=AssetOut,
         responses={
             **errors(403, 404, 412),
-            409: {"model": InUseErrorOut, "description": "Name taken or in use."},
+            409: {"model": InUseErrorOut, "description": "Name taken, or in use and renamed."},
         },
-        name=f"update_{kind}_asset",
-        summary=f"Replace a {kind} asset (not renamed while templates use it)",
+        name=f"update_{op}_asset_by_id",
+        summary=f"Replace a {kind.kind} asset (not renamed while templates use it)",
     )
     def update(
         assetId: uuid.UUID,
-        body: body_model,  # type: ignore[valid-type]
+        body: AssetUpdateIn,
         raw: Raw,
         principal: Auth,
         store: StoreDep,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        document = document_of(raw)
         with store.write(principal) as ctx:
             ctx.access.require_admin()
             row = _load(ctx, kind, assetId, lock=True)
             check_if_match(if_match, row.audit.version)
+            current = to_runai(kind, row.document.get("spec") or {})
+            try:
+                spec = updated(kind, current, _raw_part(raw, "spec"))
+            except ShapeProblem as problem:
+                raise bad_request(problem.problems) from None
+            document = folder_document(kind, _raw_part(raw, "meta") or {}, spec)
             name = document["meta"]["name"]
             if name != row.name:
-                if ctx.repo.assets_named([(kind, name)]):
-                    raise ApiError(409, f"A {kind} asset named {name!r} already exists.")
+                _name_free(ctx, kind, name)
                 _in_use(ctx, row, "renamed")
             ctx.repo.update_asset(row.id, row.audit.version, name, document, ctx.subject)
-            updated = _load(ctx, kind, assetId)
-        return json_response(asset_body(updated), version=updated.audit.version)
+            after = _load(ctx, kind, assetId)
+        return json_response(asset_body(after, kind), 202, after.audit.version)
 
     @router.delete(
         path + "/{assetId}",
-        status_code=204,
-        response_class=Response,
+        status_code=202,
+        response_model=AcceptedOut,
         responses={
             **errors(403, 404, 412),
             409: {"model": InUseErrorOut, "description": "Templates use it, or policies impose it."},
         },
-        name=f"delete_{kind}_asset",
-        summary=f"Delete a {kind} asset no template uses",
+        name=f"delete_{op}_asset_by_id",
+        summary=f"Delete a {kind.kind} asset no template uses",
     )
-    def delete(assetId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
+    def delete(
+        assetId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None
+    ) -> JSONResponse:
         with store.write(principal) as ctx:
             ctx.access.require_admin()
             row = _load(ctx, kind, assetId, lock=True)
             check_if_match(if_match, row.audit.version)
             _in_use(ctx, row, "deleted")
             ctx.repo.delete_asset(row.id, row.audit.version)
-        return no_content()
+        return json_response(_ACCEPTED, 202)
 
 
-_routes("environment", EnvironmentAssetIn, EnvironmentAssetOut, EnvironmentAssetListOut)
-_routes("compute", ComputeAssetIn, ComputeAssetOut, ComputeAssetListOut)
-_routes("datasource", DatasourceAssetIn, DatasourceAssetOut, DatasourceAssetListOut)
+@router.get(
+    "/datasource",
+    response_model=AssetListOut,
+    responses=errors(),
+    name="list_datasource_assets",
+    summary="List every data source, of every kind (Run:ai's DatasourceListResponse)",
+)
+def list_datasources(
+    request: Request,
+    principal: Auth,
+    store: StoreDep,
+    name: Name = None,
+    scope: ScopeQ = None,
+    project_id: ProjectQ = None,
+    department_id: DepartmentQ = None,
+    asset_ids: IdsQ = None,
+) -> JSONResponse:
+    """Data sources Run:ai has no asset kind of (``emptyDirVolume``, ``dataVolume`` written in a folder)
+    are not listed: no Run:ai route serves them."""
+    query = _list_query(request)
+    with store.read(principal) as ctx:
+        rows = listed(ctx, "datasource", query)
+    pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
+    return json_response({"entries": [listed_datasource(r, k) for r, k in pairs if k is not None]})
+
+
+for _kind in KINDS:
+    _routes(_kind)

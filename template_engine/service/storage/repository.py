@@ -31,10 +31,13 @@ from sqlalchemy import (
     Select,
     Table,
     Text,
+    and_,
     cast,
     delete,
+    false,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -477,11 +480,34 @@ class Repository:
             row.runai,
         )
 
-    def assets(self, kind: str | None = None) -> list[AssetRow]:
+    def assets(
+        self,
+        kind: str | None = None,
+        *,
+        name: str | None = None,
+        scopes: Iterable[tuple[str, int | None]] | None = None,
+        ids: Iterable[str] | None = None,
+    ) -> list[AssetRow]:
+        """The assets of ``kind`` (all kinds without), by kind and name; only the one ``name``, only those
+        whose scope is among ``scopes`` (``("tenant", None)``, ``("department", 2)``, ``("project", 5)``),
+        only those of ``ids``, when given."""
         query = select(t.assets).order_by(t.assets.c.kind, t.assets.c.name)
         if kind is not None:
             query = query.where(t.assets.c.kind == kind)
+        if name is not None:
+            query = query.where(t.assets.c.name == name)
+        if ids is not None:
+            query = query.where(t.assets.c.id.in_(sorted(set(ids))))
+        if scopes is not None:
+            query = query.where(or_(false(), *(self._scope_is(s, i) for s, i in scopes)))
         return [self._asset(r) for r in self.connection.execute(query)]
+
+    @staticmethod
+    def _scope_is(scope_type: str, unit: int | None) -> ColumnElement[bool]:
+        column = {"department": t.assets.c.department_id, "project": t.assets.c.project_id}.get(scope_type)
+        if column is None or unit is None:
+            return t.assets.c.scope_type == scope_type
+        return and_(t.assets.c.scope_type == scope_type, column == unit)
 
     def asset(self, asset_id: str, lock: bool = False) -> AssetRow | None:
         row = self._one(select(t.assets).where(t.assets.c.id == asset_id), lock)
@@ -497,14 +523,30 @@ class Repository:
         found = (self._asset(r) for r in rows)
         return {(a.kind, a.name): a for a in found if (a.kind, a.name) in pairs}
 
-    def add_asset(self, asset_id: str, kind: str, name: str, document: dict[str, Any], subject: str) -> None:
+    def add_asset(
+        self,
+        asset_id: str,
+        kind: str,
+        name: str,
+        document: dict[str, Any],
+        subject: str,
+        scope: tuple[str, int | None, int | None] = ("tenant", None, None),
+        runai: dict[str, Any] | None = None,
+    ) -> None:
+        """A new asset; ``scope`` is ``(scope_type, department_id, project_id)`` (``tables.assets``),
+        ``runai`` Run:ai's meta fields that compose nothing here, as given."""
         description = (document.get("meta") or {}).get("description")
+        scope_type, department_id, project_id = scope
         values = {
             "id": asset_id,
             "kind": kind,
             "name": name,
             "description": description,
             "document": document,
+            "scope_type": scope_type,
+            "department_id": department_id,
+            "project_id": project_id,
+            "runai": runai or None,
         }
         self._insert(t.assets, subject, values)
 
