@@ -25,6 +25,8 @@ REASONS: Mapping[str, str] = {
     "400": "a query parameter, filter or path id that cannot be read (limit=0, sortBy=bogus, "
     "filterBy=createdAt>=yesterday, an id that is not one): Run:ai declares no 400 on this operation, and "
     "saying what is wrong beats a 404 or an answer to another question",
+    "403": "the caller's role may not change assets (only system admins do): Run:ai declares 403 on the "
+    "other kinds' creates, not on this one",
     "409": "a write that collided with another at the same instant: read again and retry",
     "412": "If-Match names a version that is no longer current (the answer carries the current ETag)",
     "413": "a body over the limit, a JSON body of more than 20,000 values, or a request whose work is over "
@@ -36,7 +38,12 @@ REASONS: Mapping[str, str] = {
 _DELETED = "the workload is deleted: it is neither suspended nor resumed (Run:ai declares no 400 either)"
 _IN_USE = "the department or project is not empty, or a write collided with another: nothing is deleted"
 _ASSET_IN_USE = "templates use the asset or policies impose it (or the new name is taken): it is kept"
-_ASSET_NOT_YET = "the asset routes' status before issue 19 gives them Run:ai's (which declares 202)"
+#: The asset paths whose operations Run:ai declares alike (host-path differs: its rows are written out).
+_STANDARD_ASSET_PATHS = (
+    "environment",
+    "compute",
+    *(f"datasource/{kind}" for kind in ("nfs", "pvc", "git", "s3", "config-map", "secrets")),
+)
 
 
 def _row(*statuses: str, **overrides: str) -> dict[str, str]:
@@ -87,18 +94,24 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("PATCH", f"{O}/projects/{{projectId}}/resources"): _row("413", "500"),
     **{
         key: row
-        for kind in ("environment", "compute")
+        for kind in _STANDARD_ASSET_PATHS
         for key, row in {
             ("GET", f"{A}/{kind}"): _row("400", "413", "500"),
-            ("POST", f"{A}/{kind}"): _row("201", "413", "500", s201=_ASSET_NOT_YET),
+            ("POST", f"{A}/{kind}"): _row("413", "500"),
             ("GET", f"{A}/{kind}/{{assetId}}"): _row("400", "413", "500"),
             ("PUT", f"{A}/{kind}/{{assetId}}"): _row(
-                "200", "400", "409", "412", "413", "500", "503", s200=_ASSET_NOT_YET, s409=_ASSET_IN_USE
+                "400", "409", "412", "413", "500", "503", s409=_ASSET_IN_USE
             ),
             ("DELETE", f"{A}/{kind}/{{assetId}}"): _row(
-                "204", "400", "409", "412", "413", "500", s204=_ASSET_NOT_YET, s409=_ASSET_IN_USE
+                "400", "409", "412", "413", "500", s409=_ASSET_IN_USE
             ),
         }.items()
     },
+    # Run:ai declares more on host-path (400 everywhere, 412 on delete, 503 on update) and no 403 on create.
+    ("GET", f"{A}/datasource/host-path"): _row("413", "500"),
+    ("POST", f"{A}/datasource/host-path"): _row("403", "413", "500"),
+    ("GET", f"{A}/datasource/host-path/{{assetId}}"): _row("413", "500"),
+    ("PUT", f"{A}/datasource/host-path/{{assetId}}"): _row("409", "412", "413", "500", s409=_ASSET_IN_USE),
+    ("DELETE", f"{A}/datasource/host-path/{{assetId}}"): _row("409", "413", "500", s409=_ASSET_IN_USE),
     ("GET", f"{A}/datasource"): _row("400", "413", "500"),
 }
