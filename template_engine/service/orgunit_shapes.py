@@ -126,14 +126,29 @@ def updated_runai(stored: Mapping[str, Any] | None, body: BaseModel, fields: Seq
 # -- derived fields -----------------------------------------------------------------------------------------
 
 
+def without_nulls(value: Any) -> Any:
+    """``value`` with every ``null`` of an object left out, at any depth.  Run:ai's request types are
+    nullable where its answers are not (``ResourcesNullable`` and ``Resources``, ``NodeTypesPerWorkload``'s
+    lists, ``overtimeData``): a ``null`` in a request means "not set", and an answer says so by leaving the
+    field out."""
+    if isinstance(value, Mapping):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
+
+
 def resources_out(stored: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
     """Run:ai's ``Resources`` of stored ``ResourcesNullable``: each entry as stored, with ``gpu`` and its
-    ``deserved`` defaulted to 0 where not given (the default Run:ai's schema states for both)."""
+    ``deserved`` defaulted to 0 where not given (the default Run:ai's schema states for both), and an
+    attribute given as ``null`` (``ResourcesNullable``'s "not set") left out: ``Resources`` declares
+    ``nodePool``, ``cpu`` and ``memory`` nullable beside an ``allOf``, which OpenAPI 3.0 validators read as
+    not nullable, so an answer never holds a ``null`` there."""
     out = []
     for entry in stored or ():
         gpu = dict(entry.get("gpu") or {})
         gpu.setdefault("deserved", 0)
-        out.append({**entry, "gpu": gpu})
+        out.append({**without_nulls(entry), "gpu": without_nulls(gpu)})
     return out
 
 

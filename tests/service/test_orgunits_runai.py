@@ -17,7 +17,7 @@ from template_engine.loader.tree import load_org
 from template_engine.service.app import create_app
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
-from template_engine.service.orgunit_shapes import effective, merge_resources, total_resources
+from template_engine.service.orgunit_shapes import effective, merge_resources, resources_out, total_resources
 from template_engine.service.settings import Settings
 from template_engine.service.storage.database import create_db_engine, migrate
 
@@ -211,6 +211,9 @@ def test_pure_derivations() -> None:
         }
     ]
     assert stored[0]["gpu"] == {"deserved": 6, "limit": 8}  # the input is not changed
+    # ResourcesNullable's null is "not set": an answer leaves it out (schemathesis found one answered).
+    nulls = [{"nodePool": None, "memory": None, "priority": None, "cpu": {"deserved": 1}}]
+    assert resources_out(nulls) == [{"cpu": {"deserved": 1}, "gpu": {"deserved": 0}}]
     added = merge_resources(stored, [{"nodePool": {"id": "2"}, "gpu": {"deserved": 1}}])
     assert [entry["nodePool"]["id"] for entry in added] == ["1", "2"]
     parent = {"schedulingRules": {"trainingJobTimeLimitSeconds": 10}, "defaultNodePools": ["a"]}

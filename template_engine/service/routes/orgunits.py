@@ -52,6 +52,7 @@ from template_engine.service.orgunit_shapes import (
     resources_out,
     total_resources,
     updated_runai,
+    without_nulls,
 )
 from template_engine.service.routes.common import (
     Auth,
@@ -182,11 +183,12 @@ def _array_body(
 
 
 def _unit_body(row: DepartmentRow | ProjectRow) -> dict[str, Any]:
-    """The fields a department and a project share: the stored Run:ai fields as stored, then Run:ai's
-    required ones (``clusterId`` :data:`NO_CLUSTER` if none given, ``resources``, ``totalResources``)."""
+    """The fields a department and a project share: the stored Run:ai fields as stored (a ``null`` given
+    in a request, Run:ai's "not set", left out: :func:`without_nulls`), then Run:ai's required ones
+    (``clusterId`` :data:`NO_CLUSTER` if none given, ``resources``, ``totalResources``)."""
     runai = dict(row.runai or {})
     body: dict[str, Any] = {"id": str(row.id), "name": row.name, "description": row.description or ""}
-    body |= {k: v for k, v in runai.items() if k != "resources"}
+    body |= without_nulls({k: v for k, v in runai.items() if k != "resources"})
     body["clusterId"] = runai.get("clusterId") or NO_CLUSTER
     body["resources"] = resources_out(runai.get("resources"))
     body["totalResources"] = total_resources(runai.get("resources"))
