@@ -395,7 +395,7 @@ def update_department_resources(
 def patch_department_resources(
     departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:
-    """Change a department's quotas of the node pools given (each replaces that node pool's entry)."""
+    """Change a department's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
     return _department_resources(departmentId, principal, store, lambda old: merge_resources(old, given))
 
@@ -578,7 +578,7 @@ def update_project_resources(
 def patch_project_resources(
     projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
 ) -> JSONResponse:
-    """Change a project's quotas of the node pools given (each replaces that node pool's entry)."""
+    """Change a project's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
     return _project_resources(projectId, principal, store, lambda old: merge_resources(old, given))
 
