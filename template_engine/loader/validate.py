@@ -61,7 +61,7 @@ def locate(file: str, lines: Mapping[Path, tuple[int, int]], path: Path) -> Loca
         probe = probe[:-1]
 
 
-def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+def model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     """The model that holds the last element of ``loc`` (list positions and union tags skipped)."""
     current = model
     for part in loc[:-1]:
@@ -102,7 +102,7 @@ def _wrong_shape(
 ) -> Problem:
     """A mapping where a list belongs, a text where a mapping belongs...: say both, with an example."""
     want = _SHAPES[err["type"]]
-    holder = _model_at(model, tuple(err["loc"]))
+    holder = model_at(model, tuple(err["loc"]))
     example = SHAPE_EXAMPLES.get(holder) if holder is not None else None
     where = format_path(path) if path else "the document"
     return Problem(
@@ -128,7 +128,7 @@ def _problem(
                 locate(file, lines, path),
                 "worker-only fields in the worker spec only",
             )
-        holder = _model_at(model, loc)
+        holder = model_at(model, loc)
         allowed = sorted(holder.model_fields) if holder is not None else list(_all_field_names())
         if name in _all_field_names() and name not in allowed:
             return Problem(

@@ -43,7 +43,7 @@ def schema_problems(model: type[BaseModel], data: Any) -> list[Problem]:
         model.model_validate(data)
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
-        return validation_problems(errors, data)
+        return validation_problems(errors, data, model)
     return []
 
 

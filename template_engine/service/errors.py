@@ -13,6 +13,7 @@ the API answers 204 with that same ``Allow``.  ``HEAD`` is answered as ``GET`` w
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 import sqlite3
@@ -22,12 +23,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.loader.validate import real_path
+from template_engine.loader.validate import model_at, real_path
 from template_engine.paths import Path, format_path
 from template_engine.service.schemas import PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
@@ -113,7 +115,29 @@ class BodyTooLarge(StarletteHTTPException):
 # -- validation errors --------------------------------------------------------------------------------------
 
 
-def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
+def _unknown_field(name: str, path: Path, model: type[BaseModel] | None, loc: tuple[Any, ...]) -> Problem:
+    """An unknown field of a body, with the field of its object it is closest to when ``model`` (the body's
+    model) is known: the same did-you-mean as a file's (``loader/validate.py``)."""
+    holder = model_at(model, loc) if model is not None else None
+    if holder is None:
+        return Problem(f"unknown field {name!r}", path, None, "a field of this object")
+    allowed = sorted(field.alias or key for key, field in holder.model_fields.items())
+    close = difflib.get_close_matches(name, allowed, n=1)
+    if close:
+        return Problem(
+            f"unknown field {name!r} (did you mean {close[0]!r}?)",
+            path,
+            None,
+            f"{close[0]!r} or another field of this section",
+        )
+    return Problem(f"unknown field {name!r}", path, None, "one of: " + ", ".join(allowed))
+
+
+def validation_problems(
+    errors: Sequence[Any], body: Any, model: type[BaseModel] | None = None
+) -> list[Problem]:
+    """Pydantic's errors of a request as problems; ``model`` (the body's, when known) gives an unknown
+    field its did-you-mean."""
     problems: list[Problem] = []
     seen: set[tuple[str, Path]] = set()
     for err in errors:
@@ -130,7 +154,7 @@ def validation_problems(errors: Sequence[Any], body: Any) -> list[Problem]:
             if not rest and kind == "missing":
                 problem = Problem("a JSON body is required", (), None, "Content-Type: application/json")
             elif kind == "extra_forbidden":
-                problem = Problem(f"unknown field {str(rest[-1])!r}", path, None, "a field of this object")
+                problem = _unknown_field(str(rest[-1]), path, model, tuple(rest))
             elif kind == "missing":
                 problem = Problem(f"missing required field {str(rest[-1])!r}", path)
             elif not rest and kind in ("model_attributes_type", "dict_type"):
@@ -255,6 +279,13 @@ def error_response(error: ApiError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers or None)
 
 
+def _body_model(request: Request) -> type[BaseModel] | None:
+    """The pydantic model of the matched route's JSON body, if it has one."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    annotation = getattr(getattr(field, "field_info", None), "annotation", None)
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
 def install(app: FastAPI) -> None:
     """Register the exception handlers on ``app``."""
 
@@ -262,9 +293,9 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, ApiError)
         return error_response(exc)
 
-    async def request_validation(_request: Request, exc: Exception) -> JSONResponse:
+    async def request_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        problems = validation_problems(exc.errors(), getattr(exc, "body", None))
+        problems = validation_problems(exc.errors(), getattr(exc, "body", None), _body_model(request))
         return error_response(bad_request(problems))
 
     async def http_error(request: Request, exc: Exception) -> Response:

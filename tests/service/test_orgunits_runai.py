@@ -125,7 +125,7 @@ def test_bad_inputs_name_their_field(client: Any, ids: Ids) -> None:
     text = client.post(P, json={"name": "x", "parentId": research, "resources": [{"gpu": {"deserved": "2"}}]})
     assert "resources[0].gpu.deserved" in _problems(text)
     unknown = client.post(D, json={"name": "x", "resource": []})
-    assert _problems(unknown) == {"resource": "unknown field 'resource'"}
+    assert _problems(unknown) == {"resource": "unknown field 'resource' (did you mean 'resources'?)"}
     units = client.post(D, json={"name": "x", "resources": [{"memory": {"deserved": 1}}]})
     assert "resources[0].memory.units" in _problems(units)
     assert "clusterId" in _problems(client.post(D, json={"name": "x", "clusterId": "c1"}))

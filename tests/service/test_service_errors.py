@@ -69,6 +69,29 @@ def test_every_problem_is_named_at_once(client: Any) -> None:
     assert "spec.compute.gpus: unknown field 'gpus'" in response.json()["details"]
 
 
+def test_an_unknown_field_gets_the_did_you_mean_a_file_gets(client: Any) -> None:
+    """The API words an unknown field as the loader does a file's: the closest field of its object."""
+    body = {
+        "meta": {"name": "typo", "scopeType": "system"},
+        "spec": {"distributedFramework": "PyTorch", "numWorker": 2, "compute": {"gpuDevicesRequests": 1}},
+    }
+    problems = client.post(T, json=body).json()["problems"]
+    assert {p["field"]: (p["message"], p["expected"]) for p in problems} == {
+        "spec.numWorker": (
+            "unknown field 'numWorker' (did you mean 'numWorkers'?)",
+            "'numWorkers' or another field of this section",
+        ),
+        "spec.compute.gpuDevicesRequests": (
+            "unknown field 'gpuDevicesRequests' (did you mean 'gpuDevicesRequest'?)",
+            "'gpuDevicesRequest' or another field of this section",
+        ),
+    }
+    # Nothing close: every field of the object is listed.
+    far = client.post("/api/v1/org-unit/departments", json={"name": "d9", "zzzzzz": 1}).json()["problems"]
+    assert far[0]["message"] == "unknown field 'zzzzzz'" and far[0]["expected"].startswith("one of: ")
+    assert "resources" in far[0]["expected"]
+
+
 @pytest.mark.parametrize(
     "path",
     [
