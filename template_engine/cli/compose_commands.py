@@ -204,7 +204,10 @@ def _describe(note: Note) -> str:
         parts = (where, format_path(note.path), note.message)
     else:
         parts = ("", format_path(note.field), note.message)
-    return ": ".join(part for part in parts if part)
+    where, path, message = parts
+    if path and message.startswith(path):  # a sentence that names its field already ("x is locked by ...")
+        path = ""
+    return ": ".join(part for part in (where, path, message) if part)
 
 
 def _print_table(rows: list[_Row], problems: list[Problem]) -> None:

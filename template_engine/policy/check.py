@@ -177,7 +177,7 @@ class _Checker:
                         (*list_path, match),
                         "locked",
                         f"{format_path((*list_path, match))} is locked by the {where}: the request side "
-                        f"{what} it",
+                        f"{what} it{_changes(before, after)}",
                         rules.location,
                     )
             if rules.can_add is False:
@@ -212,9 +212,25 @@ class _Checker:
                     (*list_path, match),
                     "locked",
                     f"{format_path((*list_path, match))} comes from data source {asset.name!r}, imposed by "
-                    f"the {asset.scope} policy: the request side {what} it",
+                    f"the {asset.scope} policy: the request side {what} it{_changes(before, after)}",
                     asset.location,
                 )
+
+
+def _changes(before: Any, after: Any) -> str:
+    """What the request side changed in a locked item, for the message: `` (mountPath '/datasets' ->
+    '/mnt/datasets')``, each attribute that differs with its value before and after (``not set`` when one
+    side lacks it); empty unless both sides are items."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return ""
+
+    def shown(item: Mapping[str, Any], key: str) -> str:
+        return repr(item[key]) if key in item else "not set"
+
+    keys = [k for k in (*before, *(k for k in after if k not in before)) if before.get(k) != after.get(k)]
+    return (
+        " (" + ", ".join(f"{k} {shown(before, k)} -> {shown(after, k)}" for k in keys) + ")" if keys else ""
+    )
 
 
 def _items(value: Any, node: PlanNode) -> dict[Match, Any]:
