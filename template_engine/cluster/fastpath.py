@@ -120,7 +120,7 @@ class _Rewrite:
                 out["anyOf"] = [self.node(branch) for branch in schema["anyOf"]]
         if "pattern" in schema:
             out["pattern"] = schema["pattern"]
-        fmt = schema.get("format")
+        fmt = str(schema.get("format", ""))
         if fmt in self.int_ranges:
             if schema.get("type") != "integer":
                 raise _Declined

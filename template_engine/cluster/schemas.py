@@ -541,9 +541,9 @@ def _object_meta_ref() -> str:
 def fast_accepts(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is a valid job by its CRD, decided by ``jsonschema_rs`` on the CRD as
     :func:`template_engine.cluster.fastpath.structural_schema` spells it; the root's ``apiVersion`` and
-    ``metadata`` as :func:`full_schema_problems` checks them. Twin of :func:`full_schema_problems`: yes exactly
-    when it finds nothing (``tests/cluster/test_fast_schemas.py``). A value that is no JSON (a key that is
-    no string, a date) is a no: the full validator decides."""
+    ``metadata`` as :func:`full_schema_problems` checks them. Twin of :func:`full_schema_problems`: yes
+    exactly when it finds nothing (``tests/cluster/test_fast_schemas.py``). A value that is no JSON (a key
+    that is no string, a date) is a no: the full validator decides."""
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in KINDS or obj.get("apiVersion") != KINDS[kind][0]:
         return False
@@ -587,9 +587,9 @@ def _fast_core_of(schema: Mapping[str, Any]) -> Any:
     import jsonschema_rs
 
     definitions = _core_definitions()
-    found = [(str(definitions["$id"]), definitions)]
+    found: list[tuple[str, Any]] = [(str(definitions["$id"]), definitions)]
     if "$id" in schema:
-        found.append((str(schema["$id"]), schema))
+        found.append((str(schema["$id"]), dict(schema)))
     registry = jsonschema_rs.Registry(found)
     return jsonschema_rs.Draft202012Validator(dict(schema), validate_formats=False, registry=registry)
 
