@@ -30,13 +30,16 @@ The schemas are package data, read on first use and kept; importing this module 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from template_engine.cluster.fastpath import list_map_keys
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 
 if TYPE_CHECKING:
@@ -76,11 +79,33 @@ _RULES: Mapping[str, str] = {
 _MESSAGE_LIMIT = 240
 
 _INT_RANGES: Mapping[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-#: RFC 3339, the layout Kubernetes writes times in (``metav1.Time``).
-_DATE_TIME = re.compile(
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?"
-    r"([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$"
+#: RFC 3339, the layout Kubernetes writes times in (``metav1.Time``): ASCII digits, as Go reads them.
+DATE_TIME_PATTERN = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)"
+    r"(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
 )
+
+
+@cache
+def go_regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` as Go's RE2 reads it (go-openapi's ``pattern``): an unescaped ``$`` outside a class is the
+    end of the text, where Python's ``re`` also matches before a final newline; so it is written ``\\Z``."""
+    out: list[str] = []
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(char)
+    return re.compile("".join(out))
 
 
 # -- the vendored CRDs -------------------------------------------------------------------------------------
@@ -130,7 +155,12 @@ def _error(message: str, rule: str, *path: str | int) -> Any:
 
 
 def _keywords(root: Mapping[str, Any]) -> dict[str, Callable[..., Iterator[Any]]]:
-    """The keyword functions for one CRD; ``root`` is its schema, whose node is the resource root."""
+    """The keyword functions for one CRD; ``root`` is its schema, whose node is the resource root.
+
+    Twin: :func:`template_engine.cluster.fastpath.structural_schema` spells the same meaning as a plain JSON
+    Schema for ``jsonschema_rs`` (the yes-or-no of :func:`fast_accepts`); a change here is made there too,
+    and ``tests/cluster/test_fast_schemas.py`` proves the two equal.
+    """
     from jsonschema import _keywords as draft_keywords
 
     def embedded(schema: Mapping[str, Any]) -> bool:
@@ -232,11 +262,14 @@ def _keywords(root: Mapping[str, Any]) -> dict[str, Callable[..., Iterator[Any]]
     def list_type(validator: Validator, kind: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
         if not isinstance(instance, list):
             return
-        if kind == "set":
-            for index in _repeated([_canonical(item) for item in instance]):
-                yield _error(f"duplicate item {_short(instance[index])}", _LIST_TYPE, index)
-        elif kind == "map":
-            yield from _list_map(instance, schema)
+        names, defaults = list_map_keys(schema)
+        rule = _LIST_TYPE if kind == "set" else _LIST_MAP_KEYS
+        for index, message in list_duplicates(str(kind), instance, names, defaults):
+            yield _error(message, rule, index)
+
+    def pattern(validator: Validator, regex: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+        if isinstance(instance, str) and not go_regex(regex).search(instance):
+            yield _error(f"{instance!r} does not match {regex!r}", "pattern")
 
     def validations(
         validator: Validator, rules: Any, instance: Any, schema: Mapping[str, Any]
@@ -254,32 +287,42 @@ def _keywords(root: Mapping[str, Any]) -> dict[str, Callable[..., Iterator[Any]]
         "type": type_,
         "required": required,
         "anyOf": any_of,
+        "pattern": pattern,
         _INT_OR_STRING: int_or_string,
         _LIST_TYPE: list_type,
         _VALIDATIONS: validations,
     }
 
 
-def _list_map(items: list[Any], schema: Mapping[str, Any]) -> Iterator[Any]:
-    """listtype/validation.go ``validateListMap``: objects only, unique by their keys (after defaulting)."""
+def list_duplicates(
+    kind: str, items: list[Any], names: list[str], defaults: Mapping[str, Any]
+) -> Iterator[tuple[int, str]]:
+    """The index and sentence of each item a ``x-kubernetes-list-type`` refuses (listtype/validation.go):
+    ``set`` items are unique; ``map`` items are objects, unique by their keys ``names`` after defaulting
+    (``defaults``: a key's default). The one rule both validators call (the full one's ``list_type`` and
+    the fast one's keyword, :func:`template_engine.cluster.fastpath.list_keyword`)."""
+    if kind == "set":
+        for index in _repeated([_canonical(item) for item in items]):
+            yield index, f"duplicate item {_short(items[index])}"
+        return
+    if kind != "map":
+        return
     for index, item in enumerate(items):
         if item is not None and not isinstance(item, Mapping):
-            yield _error("must be an object in a list of list-type map", _LIST_MAP_KEYS, index)
+            yield index, "must be an object in a list of list-type map"
             return
-    names = list(schema.get(_LIST_MAP_KEYS, []))
-    item_props = schema.get("items", {}).get("properties", {})
     keys: list[str] = []
     for item in items:
         key = {}
         for name in names:
             if item is not None and name in item:
                 key[name] = item[name]
-            elif "default" in item_props.get(name, {}):
-                key[name] = item_props[name]["default"]
+            elif name in defaults:
+                key[name] = defaults[name]
         keys.append(_canonical(key))
     for index in _repeated(keys):
         shown = ", ".join(f"{name}={items[index].get(name)!r}" for name in names if items[index])
-        yield _error(f"duplicate item by its keys ({shown})", _LIST_MAP_KEYS, index)
+        yield index, f"duplicate item by its keys ({shown})"
 
 
 def _repeated(keys: list[str]) -> list[int]:
@@ -323,7 +366,7 @@ def _format_checker() -> Any:
         checker.checks(name)(in_range)
 
     def date_time(instance: object) -> bool:
-        return not isinstance(instance, str) or _DATE_TIME.match(instance) is not None
+        return not isinstance(instance, str) or go_regex(DATE_TIME_PATTERN).search(instance) is not None
 
     checker.checks("date-time")(date_time)
 
@@ -350,7 +393,14 @@ def _structural_validator(schema: Mapping[str, Any]) -> Validator:
 
 
 def schema_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
-    """Every reason the API server refuses ``obj`` by its CRD's schema, ordered by path, then rule."""
+    """Every reason the API server refuses ``obj`` by its CRD's schema, ordered by path, then rule: none when
+    the fast validator accepts it (:func:`fast_accepts`), else the full validator's explanation."""
+    return [] if fast_accepts(obj) else full_schema_problems(obj)
+
+
+def full_schema_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """Every reason the API server refuses ``obj`` by its CRD's schema, by ``jsonschema`` with Kubernetes'
+    keywords (:func:`_keywords`). Twin: :func:`fast_accepts` says yes exactly when this finds nothing."""
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         known = ", ".join(KINDS)
@@ -404,11 +454,18 @@ def _ordered(problems: list[ObjectProblem]) -> list[ObjectProblem]:
 
 
 def core_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """Every reason the API server refuses a core object: none when :func:`fast_core_accepts` accepts it,
+    else :func:`full_core_problems`."""
+    return [] if fast_core_accepts(obj) else full_core_problems(obj)
+
+
+def full_core_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     """Every reason the API server refuses a core object (``v1 PersistentVolumeClaim``) by Kubernetes'
     schema for :data:`KUBERNETES_VERSION`, strict (no unknown field), as ``kubernetes-validate`` ships it.
 
     ``kubernetes_validate.validate`` stops at the first error; its schema files are read here and every
-    error is listed. Those schemas are plain JSON Schema (no list-map or int-or-string extensions).
+    error is listed. Those schemas are plain JSON Schema (no list-map or int-or-string extensions). Twin:
+    :func:`fast_core_accepts` (the same schema files, compiled by ``jsonschema_rs``).
     """
     kind = str(obj.get("kind"))
     validator = _core_validator(str(obj.get("apiVersion")), kind)
@@ -418,16 +475,21 @@ def core_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     return _ordered(list(_strict_problems(kind, validator.iter_errors(obj))))
 
 
-def _core_folder() -> Any:
-    return resources.files("kubernetes_validate").joinpath(
-        "kubernetes-json-schema", f"v{KUBERNETES_VERSION}.0-local-strict"
-    )
+@cache
+def _core_folder() -> Path:
+    """kubernetes-validate's schema files for :data:`KUBERNETES_VERSION`, found without importing the package
+    (its ``import`` costs more than a check of the starter org: it is never imported here)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise LookupError("kubernetes-validate is not installed")
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return package / "kubernetes-json-schema" / f"v{KUBERNETES_VERSION}.0-local-strict"
 
 
 @cache
 def _core_definitions() -> Mapping[str, Any]:
     """kubernetes-validate's ``_definitions.json`` (every type the kinds' schemas refer to), read once."""
-    text = _core_folder().joinpath("_definitions.json").read_text(encoding="utf-8")
+    text = (_core_folder() / "_definitions.json").read_text(encoding="utf-8")
     definitions: Mapping[str, Any] = json.loads(text)
     return definitions
 
@@ -446,11 +508,19 @@ def _core_validator_of(schema: Mapping[str, Any]) -> Validator:
 @cache
 def _core_validator(api_version: str, kind: str) -> Validator | None:
     """The strict schema of one core kind (kubernetes-validate's file name: ``<kind>-<group>-<version>``)."""
+    schema = _core_schema(api_version, kind)
+    return None if schema is None else _core_validator_of(schema)
+
+
+@cache
+def _core_schema(api_version: str, kind: str) -> Mapping[str, Any] | None:
+    """kubernetes-validate's strict schema file of one kind, read once, or ``None``."""
     name = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    schema_file = _core_folder().joinpath(f"{kind.lower()}-{name}.json")
+    schema_file = _core_folder() / f"{kind.lower()}-{name}.json"
     if not schema_file.is_file():
         return None
-    return _core_validator_of(json.loads(schema_file.read_text(encoding="utf-8")))
+    schema: Mapping[str, Any] = json.loads(schema_file.read_text(encoding="utf-8"))
+    return schema
 
 
 @cache
@@ -458,8 +528,95 @@ def _object_meta_validator() -> Validator:
     """A job's ``metadata``: the API server decodes it into ObjectMeta, strictly when field validation is
     strict (apiextensions-apiserver ``pkg/apiserver/schema/objectmeta/coerce.go``,
     ``GetObjectMetaWithOptions`` with ``ReturnUnknownFieldPaths``): Kubernetes' ObjectMeta schema, strict."""
-    meta = f"{_core_definitions()['$id']}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-    return _core_validator_of({"$ref": meta})
+    return _core_validator_of({"$ref": _object_meta_ref()})
 
 
-__all__ = ["KINDS", "KUBERNETES_VERSION", "core_problems", "crd_schema", "schema_problems"]
+def _object_meta_ref() -> str:
+    return f"{_core_definitions()['$id']}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+# -- the fast path: a yes from jsonschema_rs, the full validators above explain a no -------------------------
+
+
+def fast_accepts(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is a valid job by its CRD, decided by ``jsonschema_rs`` on the CRD as
+    :func:`template_engine.cluster.fastpath.structural_schema` spells it; the root's ``apiVersion`` and
+    ``metadata`` as :func:`full_schema_problems` checks them. Twin of :func:`full_schema_problems`: yes
+    exactly when it finds nothing (``tests/cluster/test_fast_schemas.py``). A value that is no JSON (a key
+    that is no string, a date) is a no: the full validator decides."""
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS or obj.get("apiVersion") != KINDS[kind][0]:
+        return False
+    metadata = obj.get("metadata")
+    validator = _fast_crd(kind)
+    if not isinstance(metadata, Mapping) or validator is None:
+        return False
+    try:
+        return bool(_fast_object_meta().is_valid(metadata) and validator.is_valid(obj))
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+def fast_core_accepts(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is a valid core object, by ``jsonschema_rs`` on kubernetes-validate's strict schema;
+    twin of :func:`full_core_problems` (yes exactly when it finds nothing)."""
+    validator = _fast_core(str(obj.get("apiVersion")), str(obj.get("kind")))
+    if validator is None:
+        return False
+    try:
+        return bool(validator.is_valid(obj))
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+@cache
+def _fast_crd(kind: str) -> Any:
+    """``kind``'s fast validator, compiled once; ``None`` if its schema says what the rewriting declines."""
+    import jsonschema_rs
+
+    from template_engine.cluster.fastpath import LIST_KEYWORD, list_keyword, structural_schema
+
+    schema = structural_schema(crd_schema(kind), _INT_RANGES, DATE_TIME_PATTERN)
+    if schema is None:
+        return None
+    keywords = {LIST_KEYWORD: list_keyword(list_duplicates)}
+    return jsonschema_rs.Draft7Validator(schema, validate_formats=False, keywords=keywords)
+
+
+def _fast_core_of(schema: Mapping[str, Any]) -> Any:
+    import jsonschema_rs
+
+    definitions = _core_definitions()
+    found: list[tuple[str, Any]] = [(str(definitions["$id"]), definitions)]
+    if "$id" in schema:
+        found.append((str(schema["$id"]), dict(schema)))
+    registry = jsonschema_rs.Registry(found)
+    return jsonschema_rs.Draft202012Validator(dict(schema), validate_formats=False, registry=registry)
+
+
+@cache
+def _fast_core(api_version: str, kind: str) -> Any:
+    schema = _core_schema(api_version, kind)
+    return None if schema is None else _fast_core_of(schema)
+
+
+@cache
+def _fast_object_meta() -> Any:
+    """A job's ``metadata``, as :func:`_object_meta_validator` checks it."""
+    return _fast_core_of({"$ref": _object_meta_ref()})
+
+
+__all__ = [
+    "DATE_TIME_PATTERN",
+    "KINDS",
+    "KUBERNETES_VERSION",
+    "core_problems",
+    "crd_schema",
+    "fast_accepts",
+    "fast_core_accepts",
+    "full_core_problems",
+    "full_schema_problems",
+    "go_regex",
+    "list_duplicates",
+    "schema_problems",
+]
