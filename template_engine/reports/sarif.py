@@ -36,7 +36,10 @@ def _rule_object(found: Rule, level: str, docs_url: str | None) -> dict[str, Any
 
 
 def _physical(report: CheckReport, location: Location) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": report.uri(location), "uriBaseId": SRCROOT}}
+    uri = report.uri(location)
+    # A --root given as an absolute path: a file URI of its own (no base the repository could supply).
+    artifact = {"uri": f"file://{uri}"} if uri.startswith("/") else {"uri": uri, "uriBaseId": SRCROOT}
+    physical: dict[str, Any] = {"artifactLocation": artifact}
     if location.line is not None:
         region: dict[str, Any] = {"startLine": location.line}
         if location.column is not None:
