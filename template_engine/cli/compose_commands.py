@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,20 +30,10 @@ from template_engine.explain import explain
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, TemplateRef
 from template_engine.paths import format_path, parse_path
-from template_engine.reports import (
-    CheckReport,
-    Finding,
-    JobRef,
-    PairResult,
-    composition_findings,
-    job_ref,
-    junit_xml,
-    policy_reports,
-    problem_finding,
-    sarif_log,
-    warning_findings,
-)
 from template_engine.runnable import RunnableIssue
+
+if TYPE_CHECKING:  # the CI formats are imported when one is asked for (tests/test_cli_lazy.py)
+    from template_engine.reports import CheckReport, Finding, JobRef
 
 __all__ = ["check", "explain_command", "preview", "validate"]
 
@@ -184,7 +174,7 @@ def check(
         unused = {name: per_var[name] for name in unused if name in per_var}
         status = "runnable" if runnable.is_runnable else "not runnable"
         others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
-        facts = (composition_findings(result), job_ref(result)) if output in CHECK_REPORTS else None
+        facts = _facts(result) if output in CHECK_REPORTS else None
         rows.append(_Row(*pair, status, runnable.issues, others, facts))
     for ref, file in sorted(org.broken_refs.items()):
         if not isinstance(ref, TemplateRef) or (template is not None and ref.name != template):
@@ -220,8 +210,16 @@ def check(
     sys.exit(0 if all(r.is_runnable for r in rows) and not problems else EXIT_FINDINGS)
 
 
+def _facts(composition: Composition) -> tuple[tuple[Finding, ...], JobRef | None]:
+    from template_engine.reports import composition_findings, job_ref
+
+    return composition_findings(composition), job_ref(composition)
+
+
 def _check_report(org: Org, root: FsPath, rows: list[_Row], problems: list[Problem]) -> CheckReport:
     """What ``check`` found, as the CI formats' records (``template_engine.reports``)."""
+    from template_engine.reports import CheckReport, PairResult, problem_finding, warning_findings
+
     invalid = {p for file in org.broken for p in org.broken[file]}
     references = set(reference_problems(org))
     pairs = []
@@ -265,6 +263,8 @@ def _all_in(issues: tuple[Problem | RunnableIssue, ...], invalid: set[Problem]) 
 
 
 def _finding(issue: Problem | RunnableIssue, rule: str) -> Finding:
+    from template_engine.reports import Finding, problem_finding
+
     if isinstance(issue, Problem):
         return problem_finding(issue, rule)
     return Finding(rule, issue.message, "error", format_path(issue.field) or None, issue.replica)
@@ -272,6 +272,8 @@ def _finding(issue: Problem | RunnableIssue, rule: str) -> Finding:
 
 def _ci_report(output: str, report: CheckReport, docs_url: str | None) -> str:
     """``report`` in a CI format, ending with a newline."""
+    from template_engine.reports import junit_xml, policy_reports, sarif_log
+
     if output == "sarif":
         from importlib.metadata import version
 

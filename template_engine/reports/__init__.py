@@ -3,7 +3,8 @@ PolicyReport, a pull-request comment in Markdown.
 
 Pure builders: the engine's records become :class:`~.model.CheckReport` values (:mod:`.findings`), and each
 format is written from those (:mod:`.sarif`, :mod:`.junit`, :mod:`.policy_report`, :mod:`.markdown`); the
-CLI only chooses one and prints it.
+CLI only chooses one and prints it.  :mod:`.markdown` (``diff``'s comment) is imported from its module, so
+that ``check`` does not import the diff.
 """
 
 from template_engine.reports.findings import (
@@ -13,7 +14,6 @@ from template_engine.reports.findings import (
     warning_findings,
 )
 from template_engine.reports.junit import junit_xml
-from template_engine.reports.markdown import diff_markdown
 from template_engine.reports.model import CheckReport, Finding, JobRef, PairResult
 from template_engine.reports.policy_report import policy_reports
 from template_engine.reports.sarif import sarif_log
@@ -24,7 +24,6 @@ __all__ = [
     "JobRef",
     "PairResult",
     "composition_findings",
-    "diff_markdown",
     "job_ref",
     "junit_xml",
     "policy_reports",
