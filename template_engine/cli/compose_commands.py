@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import platform
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from template_engine.cli.options import (
+    CHECK_REPORTS,
     EXIT_FINDINGS,
+    docs_url_option,
+    dump_json,
+    dump_yaml,
     emit,
     fail,
     output_option,
@@ -25,6 +31,9 @@ from template_engine.loader.tree import load_org, reference_problems, resolve_ro
 from template_engine.org import Org, Scope, TemplateRef
 from template_engine.paths import format_path, parse_path
 from template_engine.runnable import RunnableIssue
+
+if TYPE_CHECKING:  # the CI formats are imported when one is asked for (tests/test_cli_lazy.py)
+    from template_engine.reports import CheckReport, Finding, JobRef
 
 __all__ = ["check", "explain_command", "preview", "validate"]
 
@@ -100,6 +109,8 @@ class _Row:
     issues: tuple[Problem | RunnableIssue, ...]
     #: ``None`` when it did not compose.
     warnings: tuple[CompositionWarning, ...] | None = None
+    #: For a CI format (``None`` otherwise): the issues as findings at their places, and the job object.
+    facts: tuple[tuple[Finding, ...], JobRef | None] | None = None
 
     @property
     def is_runnable(self) -> bool:
@@ -125,9 +136,15 @@ class _Row:
 @click.option("--project", "-p", help="Only the pairs of this project.")
 @click.option("--template", "-t", help="Only this template.")
 @vars_option
-@output_option("text")
+@output_option("text", CHECK_REPORTS)
+@docs_url_option
 def check(
-    root: FsPath, project: str | None, template: str | None, variables: tuple[str, ...], output: str
+    root: FsPath,
+    project: str | None,
+    template: str | None,
+    variables: tuple[str, ...],
+    output: str,
+    docs_url: str | None,
 ) -> None:
     """Runnability of every visible (project, template) pair; exit 1 when any is not runnable."""
     org = _load(root)
@@ -157,7 +174,8 @@ def check(
         unused = {name: per_var[name] for name in unused if name in per_var}
         status = "runnable" if runnable.is_runnable else "not runnable"
         others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
-        rows.append(_Row(*pair, status, runnable.issues, others))
+        facts = _facts(result) if output in CHECK_REPORTS else None
+        rows.append(_Row(*pair, status, runnable.issues, others, facts))
     for ref, file in sorted(org.broken_refs.items()):
         if not isinstance(ref, TemplateRef) or (template is not None and ref.name != template):
             continue
@@ -183,11 +201,87 @@ def check(
         click.echo(f"warning: {(warning or unused_variable(name)).one_line()}", err=True)
     if output == "text":
         _print_table(rows, problems)
+    elif output in CHECK_REPORTS:
+        click.echo(_ci_report(output, _check_report(org, root, rows, problems), docs_url), nl=False)
     else:
         results = [r.to_dict() for r in rows]
         answer = {"results": results, "runnable": sum(r.is_runnable for r in rows), "total": len(rows)}
         emit({**answer, "problems": [p.to_dict() for p in problems]}, output)
     sys.exit(0 if all(r.is_runnable for r in rows) and not problems else EXIT_FINDINGS)
+
+
+def _facts(composition: Composition) -> tuple[tuple[Finding, ...], JobRef | None]:
+    from template_engine.reports import composition_findings, job_ref
+
+    return composition_findings(composition), job_ref(composition)
+
+
+def _check_report(org: Org, root: FsPath, rows: list[_Row], problems: list[Problem]) -> CheckReport:
+    """What ``check`` found, as the CI formats' records (``template_engine.reports``)."""
+    from template_engine.reports import CheckReport, PairResult, problem_finding, warning_findings
+
+    invalid = {p for file in org.broken for p in org.broken[file]}
+    references = set(reference_problems(org))
+    pairs = []
+    for row in rows:
+        if row.facts is not None:
+            findings, job = row.facts
+        else:  # it did not compose: a broken template file, or the problems that stopped it
+            rule = (
+                "files/invalid"
+                if row.status == "error" and _all_in(row.issues, invalid)
+                else "compose/failed"
+            )
+            findings, job = tuple(_finding(i, rule) for i in row.issues), None
+        namespace = org.cluster.namespace(row.project) if row.project is not None else None
+        warnings = warning_findings(row.warnings or ())
+        status: Any = row.status
+        pairs.append(
+            PairResult(
+                row.project,
+                row.department,
+                row.template,
+                row.scope,
+                status,
+                findings,
+                warnings,
+                job,
+                namespace,
+            )
+        )
+    found = tuple(
+        problem_finding(
+            p, "files/invalid" if p in invalid else "files/reference" if p in references else "check/no-pairs"
+        )
+        for p in problems
+    )
+    return CheckReport(tuple(pairs), found, root.as_posix())
+
+
+def _all_in(issues: tuple[Problem | RunnableIssue, ...], invalid: set[Problem]) -> bool:
+    return bool(issues) and all(isinstance(i, Problem) and i in invalid for i in issues)
+
+
+def _finding(issue: Problem | RunnableIssue, rule: str) -> Finding:
+    from template_engine.reports import Finding, problem_finding
+
+    if isinstance(issue, Problem):
+        return problem_finding(issue, rule)
+    return Finding(rule, issue.message, "error", format_path(issue.field) or None, issue.replica)
+
+
+def _ci_report(output: str, report: CheckReport, docs_url: str | None) -> str:
+    """``report`` in a CI format, ending with a newline."""
+    from template_engine.reports import junit_xml, policy_reports, sarif_log
+
+    if output == "sarif":
+        from importlib.metadata import version
+
+        return dump_json(sarif_log(report, version("template-engine"), docs_url)) + "\n"
+    if output == "junit":
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        return junit_xml(report, stamp, platform.node()) + "\n"
+    return "".join(f"---\n{dump_yaml(doc)}" for doc in policy_reports(report))
 
 
 def _no_pairs(template: str, project: str | None) -> Problem:

@@ -70,14 +70,15 @@ def _guarded(func: F) -> F:
     return cast(F, run)
 
 
-def _options(func: F) -> F:
+def _options(func: F, markdown: bool = False) -> F:
     func = click.option(
         "--output",
         "-o",
-        type=click.Choice(["text", "json", "yaml"]),
+        type=click.Choice(["text", "json", "yaml", "markdown"][: 4 if markdown else 3]),
         default="text",
         show_default=True,
-        help="Output format (json and yaml with sorted keys).",
+        help="Output format (json and yaml with sorted keys"
+        + ("; markdown: a pull-request comment)." if markdown else ")."),
     )(func)
     func = vars_option(func)
     func = click.option(
@@ -199,7 +200,11 @@ def _broken(result: OrgDiff) -> list[str]:
 
 
 def _report(result: OrgDiff, output: str, head: dict[str, Any], title: str | None = None) -> NoReturn:
-    if output == "text":
+    if output == "markdown":
+        from template_engine.reports.markdown import diff_markdown
+
+        click.echo(diff_markdown(result, str(head.get("against", ""))), nl=False)
+    elif output == "text":
         if title:
             click.echo(title)
         for line in _broken(result):
@@ -231,7 +236,7 @@ def _version(root: Path, against: str) -> Version:
 
 
 @click.command()
-@_options
+@functools.partial(_options, markdown=True)
 @click.option(
     "--against",
     required=True,

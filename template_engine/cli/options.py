@@ -53,18 +53,34 @@ def root_option(func: F) -> F:
     )(func)
 
 
-def output_option(default: str) -> Callable[[F], F]:
+#: The CI formats ``check`` writes besides text, JSON and YAML (docs/cli.md, "CI formats").
+CHECK_REPORTS = ("sarif", "junit", "policy-report")
+
+
+def output_option(default: str, reports: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """``--output/-o``: json and yaml, text where that is the default, then ``reports`` (CI formats)."""
+    choices = ["json", "yaml", "text"][: 3 if default == "text" else 2] + list(reports)
+
     def wrap(func: F) -> F:
         return click.option(
             "--output",
             "-o",
-            type=click.Choice(["json", "yaml", "text"][: 3 if default == "text" else 2]),
+            type=click.Choice(choices),
             default=default,
             show_default=True,
-            help="Output format.",
+            help="Output format."
+            + (" sarif, junit and policy-report are for CI (docs/cli.md)." if reports else ""),
         )(func)
 
     return wrap
+
+
+def docs_url_option(func: F) -> F:
+    return click.option(
+        "--docs-url",
+        metavar="URL",
+        help="Where your copy of docs/cli.md is published: SARIF rules then link to it (helpUri).",
+    )(func)
 
 
 def vars_option(func: F) -> F:

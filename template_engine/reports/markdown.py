@@ -1,0 +1,141 @@
+"""``diff -o markdown``: a pull-request comment of what a change does to an org.
+
+A heading with the summary line (as ``diff`` prints it), a table of the pairs that differ (how, their status
+before and after, how many fields and object values change), then each pair's changes as a table of field,
+change and the layer that now sets it.  Lists longer than :data:`FOLD` rows (a pair's changes, its object
+changes, the invalid files' problems) are folded in a ``<details>`` element.  Cells are HTML-escaped and
+``|`` is written ``&#124;``, so a value cannot break the table.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from template_engine.diff import OrgDiff, PairDiff
+from template_engine.diffing.fields import FieldChange
+from template_engine.diffing.objects import ObjectChange
+
+#: A list with more rows than this is folded in ``<details>``.
+FOLD = 10
+#: A value longer than this is cut (with ``…``).
+MAX_CELL = 120
+
+
+def _code(text: str) -> str:
+    text = text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    return f"<code>{_cell(text)}</code>" if text else ""
+
+
+def _cell(text: str) -> str:
+    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", "<br>")
+
+
+def _value(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _folded(summary: str, lines: list[str], rows: int) -> list[str]:
+    """``lines`` as they are, or inside ``<details>`` when there are more than :data:`FOLD` rows."""
+    if rows <= FOLD:
+        return [f"**{summary}**", "", *lines, ""]
+    return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>", ""]
+
+
+def _status(diff: PairDiff) -> str:
+    old = diff.old.status() if diff.old is not None else "—"
+    new = diff.new.status() if diff.new is not None else "—"
+    return old if old == new else f"{old} → {new}"
+
+
+def _field_row(change: FieldChange) -> list[str]:
+    old = "" if change.kind == "added" else _code(_value(change.old))
+    new = "" if change.kind == "removed" else _code(_value(change.new))
+    by = change.set_by or change.excluded_by or change.was_set_by
+    where = _cell(by.with_layer()) if by is not None else ""
+    field = _code(change.field) + (" (and combinedMasterSpec)" if change.also_master else "")
+    return [field, change.kind, old, new, where]
+
+
+def _object_row(change: ObjectChange) -> list[str]:
+    old = "" if change.kind == "added" else _code(_value(change.old))
+    new = "" if change.kind == "removed" else _code(_value(change.new))
+    return [_code(change.field), change.kind, old, new]
+
+
+def _pair_section(diff: PairDiff) -> list[str]:
+    lines = [f"#### {_code(diff.id)} ({_cell(str(diff.pair.template.scope))} template): {diff.status}", ""]
+    old_errors, new_errors = diff.error_lines()
+    for title, errors in (("now fails to compose", new_errors), ("failed to compose before", old_errors)):
+        if errors:
+            lines += [f"{title}:", "", *(f"- {_cell(line)}" for line in errors), ""]
+    if diff.changes:
+        rows = [_field_row(change) for change in diff.changes]
+        table = _table(("field", "change", "old", "new", "set by"), rows)
+        lines += _folded(f"{len(rows)} field change{'s' * (len(rows) != 1)}", table, len(rows))
+    if diff.object_changes:
+        rows = [_object_row(change) for change in diff.object_changes]
+        table = _table(("object value", "change", "old", "new"), rows)
+        count = len(rows)
+        lines += _folded(f"{count} cluster object change{'s' * (count != 1)}", table, count)
+    return lines
+
+
+def summary_line(result: OrgDiff) -> str:
+    """``3 of 18 pairs differ: 2 changed, 1 appeared; 1 invalid file`` (``diff``'s last line)."""
+    counts = result.summary()
+    parts = [f"{counts[s]} {s}" for s in ("changed", "appeared", "disappeared") if counts[s]]
+    text = (
+        f"{len(result.pairs)} of {result.total} pairs differ: {', '.join(parts)}"
+        if result.pairs
+        else f"no pair differs ({result.total} pairs)"
+    )
+    if result.broken:
+        text += f"; {len(result.broken)} invalid file{'s' * (len(result.broken) != 1)}"
+    return text
+
+
+def diff_markdown(result: OrgDiff, against: str) -> str:
+    """The comment: summary, the invalid files, the table of pairs, each pair's changes."""
+    lines = [f"### template-engine diff against {_code(against)}", "", f"{summary_line(result)}", ""]
+    if result.broken:
+        rows = [
+            [_code(file), _cell(problem.one_line())]
+            for file, problems in result.broken
+            for problem in problems
+        ]
+        lines += _folded(
+            f"{len(result.broken)} invalid file{'s' * (len(result.broken) != 1)} (the pairs they would make "
+            "are missing)",
+            _table(("file", "problem"), rows),
+            len(rows),
+        )
+    if result.pairs:
+        rows = [
+            [
+                _code(diff.id),
+                _cell(str(diff.pair.template.scope)),
+                diff.status,
+                _cell(_status(diff)),
+                str(len(diff.changes)),
+                str(len(diff.object_changes)),
+            ]
+            for diff in result.pairs
+        ]
+        table = _table(("pair", "template scope", "change", "status", "fields", "object values"), rows)
+        lines += _folded(f"{len(rows)} pair{'s' * (len(rows) != 1)} differ", table, len(rows))
+        for diff in result.pairs:
+            lines += _pair_section(diff)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+__all__ = ["FOLD", "diff_markdown", "summary_line"]

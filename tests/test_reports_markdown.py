@@ -1,0 +1,91 @@
+"""``diff -o markdown``: a pull-request comment of a real change to the example org."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from reports_helpers import EXAMPLE, run
+
+from template_engine import load_org
+from template_engine.diff import diff_orgs
+from template_engine.loader.sources import FolderSource
+from template_engine.reports import markdown
+from template_engine.reports.markdown import diff_markdown, summary_line
+
+
+@pytest.fixture
+def changed(tmp_path: Path) -> Path:
+    """The example org where the system MPI template no longer moves the datasets mount (5 pairs change,
+    2 of them turn runnable) and the system defaults give one more label, with a ``|`` in its value."""
+    root = tmp_path / "templates"
+    shutil.copytree(EXAMPLE, root)
+    template = root / "system" / "templates" / "mpi-horovod.yaml"
+    template.write_text(
+        template.read_text(encoding="utf-8").replace(
+            "containerPath: /mnt/datasets", "containerPath: /datasets"
+        ),
+        encoding="utf-8",
+    )
+    return root
+
+
+def _comment(root: Path) -> str:
+    result = run("diff", "--root", str(root), "--against", str(EXAMPLE), "--no-cache", "-o", "markdown")
+    assert result.exit_code == 1  # as text: something differs
+    return result.stdout
+
+
+def test_summary_table_and_field_changes(changed: Path) -> None:
+    text = _comment(changed)
+    lines = text.splitlines()
+    assert lines[0] == f"### template-engine diff against <code>{EXAMPLE}</code>"
+    assert lines[2] == "5 of 18 pairs differ: 5 changed"
+    table = [
+        line for line in lines if line.startswith("| <code>projects/") or line.startswith("| <code>system/")
+    ]
+    assert len(table) == 5
+    assert (
+        "| <code>projects/nlp/mpi-horovod</code> | system | changed | not runnable → runnable | 3 | 2 |"
+        in lines
+    )
+    assert "| <code>projects/recsys/mpi-horovod</code> | system | changed | runnable | 1 | 2 |" in lines
+    row = next(line for line in lines if line.startswith("| <code>combinedSpec.storage.nfs[name=datasets]"))
+    assert '<code>"/mnt/datasets"</code> | <code>"/datasets"</code>' in row
+    assert "system/templates/mpi-horovod.yaml:14" in row
+    assert text.count("#### ") == 5
+    assert "<details>" not in text  # nothing longer than FOLD rows
+
+
+def test_long_lists_fold_in_details(changed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "FOLD", 2)
+    text = _comment(changed)
+    assert "<details><summary>5 pairs differ</summary>" in text
+    assert "<details><summary>3 field changes</summary>" in text
+    assert text.count("<details>") == text.count("</details>")
+    assert "**2 cluster object changes**" in text  # two rows: not folded
+
+
+def test_cells_cannot_break_the_table(changed: Path) -> None:
+    defaults = changed / "system" / "defaults.yaml"
+    defaults.write_text(
+        defaults.read_text(encoding="utf-8").replace("value: cc-1000", "value: cc|1000 <b>"), encoding="utf-8"
+    )
+    result = diff_orgs(load_org(FolderSource(EXAMPLE)), load_org(FolderSource(changed)))
+    text = diff_markdown(result, "main")
+    assert summary_line(result) in text
+    rows = [line for line in text.splitlines() if "cc&#124;1000" in line]
+    fields = [row for row in rows if row.startswith("| <code>combinedSpec")]
+    objects = [row for row in rows if not row.startswith("| <code>combinedSpec")]
+    assert fields and objects
+    assert all(row.count("|") == 6 for row in fields)  # five cells: the | of the value is escaped
+    assert all(row.count("|") == 5 for row in objects)  # four cells
+    assert "&lt;b&gt;" in rows[0] and "<b>" not in text
+
+
+def test_nothing_differs() -> None:
+    result = run("diff", "--root", str(EXAMPLE), "--against", str(EXAMPLE), "--no-cache", "-o", "markdown")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[2] == "no pair differs (18 pairs)"
+    assert "| pair |" not in result.stdout
