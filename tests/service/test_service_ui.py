@@ -243,7 +243,8 @@ def test_sign_out_needs_the_csrf_token_and_ends_the_session(browser_for: Any) ->
 
 def test_every_answer_carries_a_strict_content_security_policy(browser_for: Any, org: Org) -> None:
     browser = browser_for(ADMIN)
-    for url in [*_pages(org), "/ui/sign-in", "/ui/static/style.css", "/ui/static/ui.js"]:
+    static = ["/ui/static/style.css", "/ui/static/ui.js", "/ui/static/codemirror.js", "/ui/static/codemirror.css"]
+    for url in [*_pages(org), "/ui/sign-in", *static]:
         response = browser.get(url)
         assert response.status_code == 200, url
         csp = response.headers["content-security-policy"]
@@ -253,7 +254,9 @@ def test_every_answer_carries_a_strict_content_security_policy(browser_for: Any,
         if url.startswith("/ui/static"):
             continue
         assert "<script>" not in response.text and " on" + "load=" not in response.text
-        assert re.findall(r"<script[^>]*>", response.text) == ['<script src="/ui/static/ui.js" defer>']
+        editor = ['<script src="/ui/static/codemirror.js" defer>'] if "/edit/" in url else []
+        scripts = [*editor, '<script src="/ui/static/ui.js" defer>']  # the editor's only where it edits
+        assert re.findall(r"<script[^>]*>", response.text) == scripts
         assert "<style" not in response.text and "style=" not in response.text
     assert browser.get("/ui/static/other.js").status_code == 404
 
