@@ -249,7 +249,11 @@ class RuleRow:
     place: str
 
 
-def _number(value: Any) -> str:
+def _bound(rules: FieldRules, key: str, value: Any) -> str:
+    """A bound as the policy wrote it (``1Ti``, not its bytes), else the number the engine read."""
+    written = rules.written.get(key)
+    if isinstance(written, str | int | float) and not isinstance(written, bool):
+        return str(written)
     return format(value, "f") if hasattr(value, "as_tuple") else str(value)
 
 
@@ -265,18 +269,18 @@ def rule_text(rules: FieldRules) -> tuple[str, ...]:
         out.append("can be edited" if rules.can_edit else "cannot be edited")
     low, high = rules.minimum, rules.maximum
     if low is not None and high is not None:
-        out.append(f"between {_number(low)} and {_number(high)}")
+        out.append(f"between {_bound(rules, 'min', low)} and {_bound(rules, 'max', high)}")
     elif low is not None:
-        out.append(f"at least {_number(low)}")
+        out.append(f"at least {_bound(rules, 'min', low)}")
     elif high is not None:
-        out.append(f"at most {_number(high)}")
+        out.append(f"at most {_bound(rules, 'max', high)}")
     if rules.step is not None:
-        out.append(f"in steps of {_number(rules.step)}")
+        out.append(f"in steps of {_bound(rules, 'step', rules.step)}")
     if rules.options is not None:
         out.append("one of " + ", ".join(rules.options) if rules.options else "no value allowed")
     if rules.default_from is not None:
         factor = rules.default_from.factor
-        times = "" if factor == 1 else f"{_number(factor)} x "
+        times = "" if factor == 1 else f"{format(factor, 'f')} x "
         out.append(f"default {times}{rules.default_from.field}")
     if rules.can_add is not None:
         out.append("items can be added" if rules.can_add else "no items can be added")

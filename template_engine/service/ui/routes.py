@@ -50,8 +50,8 @@ from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
-from template_engine.service.policy_store import policy_file
 from template_engine.service.policy_api import request_form
+from template_engine.service.policy_store import policy_file
 from template_engine.service.routes.common import template_scope
 from template_engine.service.routes.defaults import write_defaults
 from template_engine.service.routes.policies import write_policy
@@ -530,7 +530,11 @@ def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[Proble
     if data is None:
         return {}, [], {}
     if not isinstance(data, dict):
-        return None, [ProblemLine(f"the {document} document must be a mapping (YAML or a JSON object)", 1)], {}
+        return (
+            None,
+            [ProblemLine(f"the {document} document must be a mapping (YAML or a JSON object)", 1)],
+            {},
+        )
     return data, [], loaded.lines
 
 
