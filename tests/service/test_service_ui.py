@@ -1014,7 +1014,7 @@ def test_the_org_tree_counts_follow_a_saved_change(tmp_path: Path, browser_for: 
 def _rule_cells(text: str) -> dict[tuple[str, str], tuple[list[str], str, str]]:
     rows = re.findall(
         r'<tr data-replica="([^"]+)" data-field="([^"]+)" data-source="[^"]+"><td>[^<]*</td><td><code>[^<]*'
-        r'</code></td><td class="rule" title="([^"]*)"><ul class="phrases">(.*?)</ul></td><td>[^<]*</td>'
+        r'</code></td><td class="rule-text" title="([^"]*)"><ul class="phrases">(.*?)</ul></td><td>[^<]*</td>'
         r"<td>([^<]*)</td></tr>",
         text,
     )
@@ -1043,7 +1043,7 @@ def test_the_effective_policy_shows_each_rule_in_words_with_its_source(browser_f
     assert rules[("worker", "autoDeletionTimeAfterCompletionSeconds")][2].startswith(
         "policy of department research, version 1, line "
     )
-    cells = re.findall(r'<td class="rule"[^>]*>(.*?)</td>', page.text)
+    cells = re.findall(r'<td class="rule-text"[^>]*>(.*?)</td>', page.text)
     assert cells and not any("{" in cell for cell in cells)  # no rule shown as JSON
 
 

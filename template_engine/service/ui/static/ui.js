@@ -60,26 +60,46 @@ function makeEditor(text, preview) {
       Tab: function (cm) {
         if (leaving) {
           leaving = false;
-          return window.CodeMirror.Pass;
+          leave(cm, 1);
+          return;
         }
         cm.replaceSelection("  ", "end"); // YAML indents with spaces, never a tab
       },
       "Shift-Tab": function (cm) {
         if (leaving) {
           leaving = false;
-          return window.CodeMirror.Pass;
+          leave(cm, -1);
+          return;
         }
         cm.execCommand("indentLess");
       },
     },
   });
   editor.on("keydown", function (cm, event) {
-    if (event.key !== "Escape" && event.key !== "Tab") {
+    if (["Escape", "Tab", "Shift", "Control", "Alt", "Meta"].indexOf(event.key) < 0) {
       leaving = false;
     }
   });
   editor.getWrapperElement().id = "document-editor";
   return editor;
+}
+
+// Move the focus to the control after (1) or before (-1) the editor, as Tab and Shift+Tab do elsewhere.
+function leave(cm, step) {
+  var wrapper = cm.getWrapperElement();
+  var controls = Array.prototype.filter.call(
+    document.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea, [tabindex]"),
+    function (el) {
+      return !wrapper.contains(el) && !el.disabled && el.getClientRects().length > 0 && el.tabIndex >= 0;
+    }
+  );
+  var after = controls.filter(function (el) {
+    return wrapper.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING;
+  });
+  var target = step > 0 ? after[0] : controls[controls.length - after.length - 1];
+  if (target) {
+    target.focus();
+  }
 }
 
 // The problems listed with a line (li[data-line]) get a marker in the editor's gutter at that line, with the
