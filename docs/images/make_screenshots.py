@@ -125,7 +125,8 @@ def api_json(page: Page, url: str) -> Any:
 
 def ui_shots(page: Page, base: str, out: Path) -> None:
     """The service's pages: the org tree, a project's templates, an explain page with a value's provenance,
-    a compliance issue, a department's effective policy, and the preview of a pending change."""
+    a compliance issue, a department's effective policy, the preview of a pending change, and the editor
+    with a refused document's problem marked at its line."""
     ids = {
         p["name"]: f"project:{p['id']}"
         for p in api_json(page, f"{base}/api/v1/org-unit/projects")["projects"]
@@ -151,13 +152,29 @@ def ui_shots(page: Page, base: str, out: Path) -> None:
         page.screenshot(path=str(out / name))
         print(f"wrote {out / name}")
 
+    def edit(page: Page, old: str, new: str) -> None:
+        """Replace the document editor's text as a person pasting does (CodeMirror over the textarea)."""
+        text = page.evaluate("document.getElementById('document-editor').CodeMirror.getValue()")
+        page.locator("#document-editor .CodeMirror-code").click()
+        page.keyboard.press("Control+A")
+        page.keyboard.insert_text(text.replace(old, new))
+
     def preview(page: Page) -> None:
-        text = page.locator("#document-text")
-        text.fill(text.input_value().replace("value: research\n", "value: research-ml\n"))
+        edit(page, "value: research\n", "value: research-ml\n")
         page.locator("#preview").click()
         page.locator("#results-h").wait_for()
         buttons = page.locator("#change-form .buttons")  # the buttons, then the results below them
         buttons.evaluate("el => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 16)")
+
+    def refused(page: Page) -> None:
+        """A typo in research's defaults, previewed: the problem listed and marked at its line."""
+        edit(page, "  preemptibility: preemptible\n", "  preemptibility: preemptible\n  numWorker: 3\n")
+        page.locator("#preview").click()
+        page.locator(".te-problem-marker").wait_for()
+        page.locator("#problem-list a.line-ref").click()
+        page.locator("#problems").evaluate(
+            "el => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 16)"
+        )
 
     shoot("ui-tree.png", "/ui/")
     shoot("ui-scope.png", f"/ui/scope/{ids['nlp']}")
@@ -171,6 +188,7 @@ def ui_shots(page: Page, base: str, out: Path) -> None:
     shoot("ui-compliance.png", f"/ui/template/{horovod}?view={ids['nlp']}", follow_first_issue)
     shoot("ui-policy.png", f"/ui/scope/{ids['research']}/policy")
     shoot("ui-preview.png", f"/ui/scope/{ids['research']}/edit/defaults", preview)
+    shoot("ui-editor.png", f"/ui/scope/{ids['research']}/edit/defaults", refused)
 
 
 def main() -> None:

@@ -216,6 +216,19 @@ def take_refusals(log: BrowserLog, status: int, path: str) -> None:
     log.errors[:] = [e for e in log.errors if e not in expected]
 
 
+def editor_text(page: Page) -> str:
+    """The text in the document editor (CodeMirror's own value)."""
+    text: str = page.evaluate("document.getElementById('document-editor').CodeMirror.getValue()")
+    return text
+
+
+def type_document(page: Page, text: str) -> None:
+    """Replace the editor's text as a person pasting does: focus it, select all, insert."""
+    page.locator("#document-editor .CodeMirror-code").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+
+
 def css_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -597,9 +610,9 @@ def test_the_preview_lists_exactly_what_impact_lists_stores_nothing_and_save_sto
     follow(page, page.locator(f'li[data-scope="department:{research}"] > .meta a[data-link="edit-defaults"]'))
     expect(page.locator("#change-form")).to_be_visible()
     expect(page.locator("#version")).to_have_value(str(before_version))
-    text = page.locator("#document-text").input_value()
-    assert text.count(old) == 1
-    page.locator("#document-text").fill(text.replace(old, new))
+    text = editor_text(page)
+    assert text.count(old) == 1 and text == page.locator("#document-text").input_value()
+    type_document(page, text.replace(old, new))
     follow(page, page.locator("#preview"))
     expect(page.locator("#results-h")).to_be_visible()
     items = page.locator("ol#preview-results > li")
@@ -619,7 +632,7 @@ def test_the_preview_lists_exactly_what_impact_lists_stores_nothing_and_save_sto
     stored = api.get(url)
     assert (version(stored), stored.json()) == (before_version, before_document)
     expect(page.locator("#version")).to_have_value(str(before_version))
-    assert page.locator("#document-text").input_value() == text.replace(old, new)
+    assert editor_text(page) == text.replace(old, new)
     follow(page, page.locator("#save"))
     expect(page.locator("#saved")).to_be_visible()
     stored = api.get(url)
@@ -802,3 +815,108 @@ def test_a_viewer_sees_no_edit_or_save_and_a_forbidden_page_shows_its_status(
     page.goto(f"{live_service.url}/ui/scope/project:{vision}/edit/defaults")
     expect(page.locator("#save")).to_be_visible()
     expect(page.locator("#preview")).to_be_visible()
+
+
+# -- the document editor ------------------------------------------------------------------------------------
+
+
+def test_the_document_editor_numbers_and_highlights_lines_and_marks_a_problem_at_its_line(
+    page: Page, browser_log: BrowserLog, live_service: LiveService, api: httpx.Client
+) -> None:
+    research = department_id(api, "research")
+    stored = api.get(f"/api/v1/defaults/departments/{research}")
+    sign_in(page, live_service, "research")
+    follow(page, page.locator(f'li[data-scope="department:{research}"] > .meta a[data-link="edit-defaults"]'))
+    # CodeMirror over the textarea, from the service's own origin (the page fixture fails on a CSP refusal).
+    editor = page.locator("#document-editor")
+    expect(editor).to_be_visible()
+    expect(page.locator("#document-text")).to_be_hidden()
+    scripts = page.evaluate("performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)")
+    assert "/ui/static/codemirror.js" in scripts and "/ui/static/codemirror.css" in scripts
+    text = editor_text(page)
+    lines = text.split("\n")
+    assert len(lines) > 20 and lines[0] == "spec:"
+    numbers = editor.locator(".CodeMirror-linenumber").all_inner_texts()
+    assert [n for n in numbers if n.strip()][: len(lines)] == [str(i) for i in range(1, len(lines) + 1)]
+    # YAML highlighting: keys and the list dashes are tokens of their own, styled apart from plain text.
+    keys = [key.strip() for key in editor.locator(".cm-atom").all_inner_texts()]
+    assert "spec" in keys and "labels" in keys
+    key_colour = style(editor.locator(".cm-atom").first, "color")
+    assert key_colour != style(editor.locator(".CodeMirror-code"), "color")
+    # A typo typed after the preemptibility line (the editor keeps the indentation), then Ctrl+Enter.
+    at = next(i for i, line in enumerate(lines) if line.startswith("  preemptibility:"))
+    editor.locator(".CodeMirror-line").nth(at).click()
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("numWorker: 3")
+    typed = editor_text(page).split("\n")
+    assert typed[at + 1] == "  numWorker: 3"
+    with page.expect_navigation():
+        page.keyboard.press("Control+Enter")
+    page.wait_for_load_state("load")
+    take_refusals(browser_log, 400, f"/ui/scope/department:{research}/edit/defaults")
+    problem = page.locator("#problem-list li")
+    expect(problem).to_have_count(1)
+    expect(problem).to_have_attribute("data-line", str(at + 2))
+    expect(problem).to_contain_text(f"line {at + 2}: spec.numWorker: unknown field")
+    assert editor_text(page) == "\n".join(typed)  # the form posted what the editor held
+    # The marker sits in the gutter of that line, with the problem as its hover text, and the line is tinted.
+    marker = editor.locator(".te-problem-marker")
+    expect(marker).to_have_count(1)
+    expect(marker).to_have_attribute("data-line", str(at + 2))
+    assert "spec.numWorker: unknown field" in (marker.get_attribute("title") or "")
+    row = editor.locator(".CodeMirror-code > div").filter(has=page.locator(".te-problem-marker"))
+    expect(row).to_have_count(1)
+    expect(row.locator(".CodeMirror-linenumber")).to_have_text(str(at + 2))
+    expect(row.locator(".te-problem-line")).to_have_count(1)
+    expect(row.locator(".CodeMirror-line")).to_have_text("  numWorker: 3")
+    # The problem's link puts the cursor on its line.
+    page.locator("#problem-list a.line-ref").click()
+    assert page.evaluate("document.getElementById('document-editor').CodeMirror.getCursor().line") == at + 1
+    assert page.evaluate("document.getElementById('document-editor').CodeMirror.hasFocus()")
+    assert api.get(f"/api/v1/defaults/departments/{research}").json() == stored.json()  # nothing stored
+
+
+def test_the_document_editor_indents_with_spaces_and_lets_the_keyboard_leave(
+    page: Page, live_service: LiveService, api: httpx.Client
+) -> None:
+    research = department_id(api, "research")
+    sign_in(page, live_service, "research")
+    page.goto(f"{live_service.url}/ui/scope/department:{research}/edit/policy")
+    editor = page.locator("#document-editor")
+    editor.locator(".CodeMirror-line").first.click()
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert editor_text(page).split("\n")[0].startswith("  ")  # YAML: spaces, never a tab
+    assert "\t" not in editor_text(page)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "preview"  # Esc, Tab: on to the next control
+    editor.locator(".CodeMirror-line").first.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Edit defaults"  # the link before it
+
+
+def test_without_script_the_form_is_the_plain_textarea_and_still_previews(
+    page: Page, live_service: LiveService, api: httpx.Client
+) -> None:
+    research = department_id(api, "research")
+    sign_in(page, live_service, "research")
+    browser = page.context.browser
+    assert browser is not None
+    context = browser.new_context(java_script_enabled=False, viewport=page.viewport_size)
+    try:
+        context.add_cookies(page.context.cookies())
+        plain = context.new_page()
+        plain.goto(f"{live_service.url}/ui/scope/department:{research}/edit/defaults")
+        expect(plain.locator("#document-text")).to_be_visible()
+        expect(plain.locator(".CodeMirror")).to_have_count(0)
+        text = plain.locator("#document-text").input_value()
+        plain.locator("#document-text").fill(text.replace("value: WARN", "value: INFO"))
+        plain.locator("#preview").click()
+        plain.wait_for_load_state("load")
+        expect(plain.locator("#results-h")).to_contain_text("Preview against version")
+        expect(plain.locator("ol#preview-results > li").first).to_be_visible()
+    finally:
+        context.close()

@@ -243,7 +243,13 @@ def test_sign_out_needs_the_csrf_token_and_ends_the_session(browser_for: Any) ->
 
 def test_every_answer_carries_a_strict_content_security_policy(browser_for: Any, org: Org) -> None:
     browser = browser_for(ADMIN)
-    for url in [*_pages(org), "/ui/sign-in", "/ui/static/style.css", "/ui/static/ui.js"]:
+    static = [
+        "/ui/static/style.css",
+        "/ui/static/ui.js",
+        "/ui/static/codemirror.js",
+        "/ui/static/codemirror.css",
+    ]
+    for url in [*_pages(org), "/ui/sign-in", *static]:
         response = browser.get(url)
         assert response.status_code == 200, url
         csp = response.headers["content-security-policy"]
@@ -253,7 +259,9 @@ def test_every_answer_carries_a_strict_content_security_policy(browser_for: Any,
         if url.startswith("/ui/static"):
             continue
         assert "<script>" not in response.text and " on" + "load=" not in response.text
-        assert re.findall(r"<script[^>]*>", response.text) == ['<script src="/ui/static/ui.js" defer>']
+        editor = ['<script src="/ui/static/codemirror.js" defer>'] if "/edit/" in url else []
+        scripts = [*editor, '<script src="/ui/static/ui.js" defer>']  # the editor's only where it edits
+        assert re.findall(r"<script[^>]*>", response.text) == scripts
         assert "<style" not in response.text and "style=" not in response.text
     assert browser.get("/ui/static/other.js").status_code == 404
 
@@ -910,3 +918,218 @@ def test_the_explain_view_has_the_manifests_labelled_by_the_stored_documents(
 def _api(client: TestClient) -> TestClient:
     client.headers.update(bearer(ADMIN))
     return client
+
+
+# -- the service's address, the tree's counts, readable rules, a concise Why, problems at their lines --------
+
+
+def test_the_service_address_sends_a_browser_to_the_ui_and_answers_an_api_client_json(
+    browser_for: Any,
+) -> None:
+    """Decided in docs/decisions.md: a page load (``Accept`` names ``text/html``) is redirected, 307; an API
+    client (``application/json``, ``*/*`` as curl sends, or no ``Accept``) keeps the API's JSON 404."""
+    browser = browser_for(None)
+    chromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8"
+    answer = browser.get("/", headers={"accept": chromium}, follow_redirects=False)
+    assert answer.status_code == 307 and answer.headers["location"] == "/ui/"
+    assert answer.headers["vary"] == "Accept"
+    landed = browser.get("/", headers={"accept": chromium})  # followed: not signed in, so the sign-in page
+    assert landed.status_code == 200 and 'id="sign-in-form"' in landed.text
+    for accept in ("application/json", "*/*", None):
+        headers = {"accept": accept} if accept is not None else {}
+        refused = browser.get("/", headers=headers, follow_redirects=False)
+        assert refused.status_code == 404, accept
+        assert refused.json() == {"code": 404, "message": "No such endpoint."}
+    assert browser.client.head("/", headers={"accept": chromium}, follow_redirects=False).status_code == 307
+
+
+def _engine_counts(root: Path = TEMPLATES) -> dict[str, tuple[int, int, int]]:
+    """(runnable, not runnable, non-compliant) of every scope of the example folder, by the engine itself:
+    each template visible from the scope composed from it (one failing to compose is not runnable)."""
+    from template_engine.compose import compose
+    from template_engine.errors import TemplateEngineError
+    from template_engine.org import View
+
+    folder = load_org(root)
+    views = {"system": View()}
+    for department, projects in folder.departments.items():
+        views[f"department {department}"] = View(department)
+        views |= {f"project {project}": View(department, project) for project in projects}
+    out = {}
+    for name, view in views.items():
+        runnable = not_runnable = non_compliant = 0
+        for template in folder.visible(view).values():
+            try:
+                outcome = compose(folder, template, view)
+            except TemplateEngineError:
+                not_runnable += 1
+                continue
+            runnable += outcome.runnable.is_runnable
+            not_runnable += not outcome.runnable.is_runnable
+            non_compliant += any(issue.rule is not None for issue in outcome.runnable.issues)
+        out[name] = (runnable, not_runnable, non_compliant)
+    return out
+
+
+def _tree_counts(text: str) -> dict[str, tuple[int, int, int]]:
+    found = re.findall(
+        r'<span class="scope-name">([^<]+)</span> <span class="counts" data-runnable="(\d+)" '
+        r'data-not-runnable="(\d+)" data-non-compliant="(\d+)">',
+        text,
+    )
+    return {name: (int(a), int(b), int(c)) for name, a, b, c in found}
+
+
+def test_the_org_tree_counts_each_scopes_templates_as_the_engine_composes_them(browser_for: Any) -> None:
+    page = browser_for(ADMIN).get("/ui/")
+    assert page.status_code == 200
+    expected = _engine_counts()
+    assert _tree_counts(page.text) == expected
+    assert any(not_runnable for _, not_runnable, _ in expected.values())  # the example has failures to count
+    assert any(non_compliant for _, _, non_compliant in expected.values())
+    assert ">1 non-compliant</span>" in page.text or ">2 non-compliant</span>" in page.text
+
+
+def test_the_org_tree_counts_follow_a_saved_change(tmp_path: Path, browser_for: Any, org: Org) -> None:
+    """A research rule that templates seen from research break (``backoffLimit`` at most 0), saved
+    through the policy form: the tree counts what the engine counts on the folder with that policy."""
+    browser = browser_for(ADMIN)
+    before = _tree_counts(browser.get("/ui/").text)
+    url = f"/ui/scope/{org.key('department', 'research')}/edit/policy"
+    form = browser.form(url)
+    text = form["text"].replace("rules:\n  worker:\n", "rules:\n  worker:\n    backoffLimit: {max: 0}\n", 1)
+    assert text != form["text"]
+    assert browser.post(url, {**form, "text": text, "action": "save"}).status_code == 303
+    folder = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, folder)
+    policy = folder / "departments/research/policy.yaml"
+    policy.write_text(policy.read_text().replace("  worker:\n", "  worker:\n    backoffLimit: {max: 0}\n", 1))
+    after = _tree_counts(browser.get("/ui/").text)
+    assert after == _engine_counts(folder)
+    assert after["system"] == before["system"] and after["department applied"] == before["department applied"]
+    assert after["department research"][0] < before["department research"][0]
+    assert after["department research"][2] > before["department research"][2]  # a policy issue, counted
+
+
+def _rule_cells(text: str) -> dict[tuple[str, str], tuple[list[str], str, str]]:
+    rows = re.findall(
+        r'<tr data-replica="([^"]+)" data-field="([^"]+)" data-source="[^"]+"><td>[^<]*</td><td><code>[^<]*'
+        r'</code></td><td class="rule-text" title="([^"]*)"><ul class="phrases">(.*?)</ul></td><td>[^<]*</td>'
+        r"<td>([^<]*)</td></tr>",
+        text,
+    )
+    return {
+        (replica, field): (re.findall(r"<li>(.*?)</li>", phrases), html.unescape(title), html.unescape(place))
+        for replica, field, title, phrases, place in rows
+    }
+
+
+def test_the_effective_policy_shows_each_rule_in_words_with_its_source(browser_for: Any, org: Org) -> None:
+    page = browser_for(ADMIN).get(f"/ui/scope/{org.key('project', 'vision')}/policy")
+    assert page.status_code == 200
+    rules = _rule_cells(page.text)
+    assert len(rules) == page.text.count("<tr data-replica=")  # every row read
+    phrases, written, place = rules[("worker", "numWorkers")]
+    assert phrases == ["between 1 and 16"] and written == 'as written: {"max": 16, "min": 1}'
+    assert place.startswith("policy of the system, version 1, line ")
+    system = yaml.safe_load((TEMPLATES / "system/policy.yaml").read_text())
+    assert system["rules"]["worker"]["numWorkers"] == {"min": 1, "max": 16}
+    assert rules[("worker", "compute.cpuMemoryRequest")][0] == ["at most 1Ti"]  # as written, not its bytes
+    assert rules[("worker", "security.allowPrivilegeEscalation")][0] == ["cannot be edited"]
+    assert rules[("worker", "environmentVariables.instances")][0] == ["locked: PIP_INDEX_URL"]
+    assert rules[("worker", "autoDeletionTimeAfterCompletionSeconds")][0] == [
+        "default 60 x terminationGracePeriodSeconds"
+    ]
+    assert rules[("worker", "autoDeletionTimeAfterCompletionSeconds")][2].startswith(
+        "policy of department research, version 1, line "
+    )
+    cells = re.findall(r'<td class="rule-text"[^>]*>(.*?)</td>', page.text)
+    assert cells and not any("{" in cell for cell in cells)  # no rule shown as JSON
+
+
+def test_the_preview_says_why_in_a_few_words_against_the_version_the_form_was_read_at(
+    browser_for: Any, org: Org
+) -> None:
+    key = org.key("department", "research")
+    url = f"/ui/scope/{key}/edit/defaults"
+    browser = browser_for(ADMIN)
+    form = browser.form(url)
+    assert form["version"] == "1"
+    text = (
+        form["text"]
+        .replace("value: WARN", "value: INFO")
+        .replace("  - name: HTTPS_PROXY\n    exclude: true\n", "")
+    )
+    assert text != form["text"]
+    preview = browser.post(url, {**form, "text": text, "action": "preview"})
+    assert preview.status_code == 200
+    assert (
+        "Preview against version 1:" in preview.text
+        and 'id="preview-against" data-version="1"' in preview.text
+    )
+    assert "version 2" not in preview.text  # nothing is saved: no version the save would make is shown
+    rows = re.findall(
+        r'<tr data-field="([^"]+)" data-change="([^"]+)">.*?<td class="why">([^<]*)</td></tr>', preview.text
+    )
+    assert rows
+    why = {(field, change): html.unescape(text) for field, change, text in rows}
+    for (field, _), text in why.items():
+        assert field not in text and "->" not in text, text  # the field and values have columns of their own
+    nccl = "combinedSpec.environmentVariables[name=NCCL_DEBUG].value"
+    assert why[(nccl, "changed")] in ("set by your edit", "set by your edit; the master too")
+    proxy = {text for (field, _), text in why.items() if "HTTPS_PROXY" in field}
+    assert proxy and proxy <= {
+        "set by defaults of the system, version 1",
+        "set by defaults of the system, version 1; the master too",
+    }
+
+
+def _problem_items(text: str) -> list[tuple[str | None, str]]:
+    items = re.findall(
+        r"<li( data-line=\"(\d+)\")?>(.*?)</li>",
+        re.search(r'<ul id="problem-list">(.*?)</ul>', text, re.S)[1],
+    )  # type: ignore[index]
+    return [(line or None, html.unescape(re.sub(r"<[^>]+>", "", body))) for _, line, body in items]
+
+
+def test_a_refused_documents_problems_carry_their_line_in_the_posted_text(browser_for: Any, org: Org) -> None:
+    research = org.key("department", "research")
+    browser = browser_for(ADMIN)
+    url = f"/ui/scope/{research}/edit/defaults"
+    form = browser.form(url)
+    lines = form["text"].splitlines()
+    # An unknown field: its own line.
+    typo = "\n".join([*lines, "numWorker: 3"]) + "\n"
+    answer = browser.post(url, {**form, "text": typo, "action": "preview"})
+    assert answer.status_code == 400
+    assert _problem_items(answer.text) == [
+        (
+            str(len(lines) + 1),
+            f"line {len(lines) + 1}: numWorker: unknown field 'numWorker' "
+            "(expected one of: master, masterSpecSameAsWorker, spec)",
+        )
+    ]
+    # A value of the wrong type deep in the document: the line of that field.
+    at = lines.index("  preemptibility: preemptible")
+    wrong = "\n".join([*lines[:at], "  preemptibility: 12", *lines[at + 1 :]]) + "\n"
+    answer = browser.post(url, {**form, "text": wrong, "action": "preview"})
+    assert answer.status_code == 400
+    ((line, message),) = _problem_items(answer.text)
+    assert line == str(at + 1) and "spec.preemptibility" in message
+    # Not YAML: the line the reader stopped at.
+    broken = "spec:\n  labels: [\n"
+    ((line, message),) = _problem_items(browser.post(url, {**form, "text": broken, "action": "preview"}).text)
+    assert line == "3" and "invalid YAML" in message
+    # A policy's rule: its line in the policy document, without the API body's ``policy``.
+    policy_url = f"/ui/scope/{research}/edit/policy"
+    policy_form = browser.form(policy_url)
+    rules = "rules:\n  worker:\n    numWorkers:\n      max: many\n"
+    answer = browser.post(policy_url, {**policy_form, "text": rules, "action": "preview"})
+    assert answer.status_code == 400
+    items = _problem_items(answer.text)
+    assert items[0] == (
+        "4",
+        "line 4: rules.worker.numWorkers.max: max must be a whole number, not 'many' "
+        "(expected a whole number)",
+    )
+    assert all(line is not None for line, _ in items)  # the rule the system owns too: at its field's line

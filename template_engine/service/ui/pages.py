@@ -16,19 +16,20 @@ from typing import Any
 from urllib.parse import quote
 
 from template_engine.compose import Composition, compose
-from template_engine.errors import Problem, TemplateEngineError
+from template_engine.diffing.fields import FieldChange
+from template_engine.errors import Location, Problem, TemplateEngineError
 from template_engine.layers import default_layers
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Scope, Template, View
 from template_engine.paths import format_path
+from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
 from template_engine.service.context import Ctx, Placement, parse_id
 from template_engine.service.errors import ApiError
 from template_engine.service.impact import (
     Affected,
     StoredOrg,
-    named_change,
     place_name,
     shown_changes,
 )
@@ -37,6 +38,8 @@ from template_engine.views.model import DiffView, diff_view, seen_from
 
 __all__ = [
     "AffectedView",
+    "Counts",
+    "Edited",
     "PolicyView",
     "ScopeNode",
     "TemplateState",
@@ -45,8 +48,10 @@ __all__ = [
     "org_tree",
     "placement_of",
     "policy_view",
+    "rule_text",
     "scope_label",
     "scope_templates",
+    "why",
 ]
 
 
@@ -74,8 +79,27 @@ def scope_label(place: Placement) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Counts:
+    """How the templates seen from a scope fare (:func:`scope_templates`): runnable, not runnable (a
+    template that fails to compose included) and non-compliant (at least one policy issue)."""
+
+    runnable: int = 0
+    not_runnable: int = 0
+    non_compliant: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.runnable + self.not_runnable
+
+    @classmethod
+    def of(cls, rows: list[TemplateState]) -> Counts:
+        runnable = sum(row.runnable for row in rows)
+        return cls(runnable, len(rows) - runnable, sum(row.compliance_issues > 0 for row in rows))
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeNode:
-    """A scope of the tree, with what the caller may do there."""
+    """A scope of the tree, with what the caller may do there and how its templates fare."""
 
     key: str
     type: str
@@ -83,15 +107,21 @@ class ScopeNode:
     description: str | None
     writable: bool
     children: tuple[ScopeNode, ...] = ()
+    counts: Counts = Counts()
 
     @property
     def href_key(self) -> str:
         return quote(self.key, safe=":")
 
 
-def org_tree(ctx: Ctx) -> ScopeNode:
-    """The system, its departments and their projects: those the caller may read."""
+def org_tree(ctx: Ctx, stored: StoredOrg | None = None) -> ScopeNode:
+    """The system, its departments and their projects: those the caller may read, each with the
+    :class:`Counts` of the templates seen from it when ``stored`` is given (the scope page's rows)."""
     access = ctx.access
+
+    def counts(place: Placement) -> Counts:
+        return Counts.of(scope_templates(stored, place)) if stored is not None else Counts()
+
     departments = []
     projects = ctx.repo.projects()
     for department in ctx.repo.departments():
@@ -111,6 +141,7 @@ def org_tree(ctx: Ctx) -> ScopeNode:
                         project.name,
                         project.description,
                         access.can_write(child.ref),
+                        counts=counts(child),
                     )
                 )
         departments.append(
@@ -121,10 +152,19 @@ def org_tree(ctx: Ctx) -> ScopeNode:
                 department.description,
                 access.can_write(place.ref),
                 tuple(children),
+                counts(place),
             )
         )
     system = Placement("system")
-    return ScopeNode("system", "system", "system", None, access.can_write(system.ref), tuple(departments))
+    return ScopeNode(
+        "system",
+        "system",
+        "system",
+        None,
+        access.can_write(system.ref),
+        tuple(departments),
+        counts(system),
+    )
 
 
 # -- a scope's templates--------------------------------------------------------------------------------------
@@ -198,11 +238,55 @@ def scope_templates(stored: StoredOrg, place: Placement) -> list[TemplateState]:
 
 @dataclass(frozen=True, slots=True)
 class RuleRow:
+    """One rule object of the effective policy: its field, what it says (:func:`rule_text`, and the JSON it
+    was written as), and its source: the scope and the stored document (and line) that wrote it."""
+
     replica: str
     field: str
-    rule: str
+    rule: tuple[str, ...]
+    written: str
     scope: str
     place: str
+
+
+def _bound(rules: FieldRules, key: str, value: Any) -> str:
+    """A bound as the policy wrote it (``1Ti``, not its bytes), else the number the engine read."""
+    written = rules.written.get(key)
+    if isinstance(written, str | int | float) and not isinstance(written, bool):
+        return str(written)
+    return format(value, "f") if hasattr(value, "as_tuple") else str(value)
+
+
+def rule_text(rules: FieldRules) -> tuple[str, ...]:
+    """What a rule object says, one phrase per key in :data:`~template_engine.policy.check.RULE_ORDER`
+    (Run:ai's ``IntegerRules``, ``StringRules``, ``InstancesRules``... of a ``policy.yaml``):
+    ``required``, ``cannot be edited``, ``between 1 and 16``, ``one of ClusterIP, NodePort``,
+    ``locked: PIP_INDEX_URL``, ``default 60 x terminationGracePeriodSeconds``."""
+    out: list[str] = []
+    if rules.required is not None:
+        out.append("required" if rules.required else "not required")
+    if rules.can_edit is not None:
+        out.append("can be edited" if rules.can_edit else "cannot be edited")
+    low, high = rules.minimum, rules.maximum
+    if low is not None and high is not None:
+        out.append(f"between {_bound(rules, 'min', low)} and {_bound(rules, 'max', high)}")
+    elif low is not None:
+        out.append(f"at least {_bound(rules, 'min', low)}")
+    elif high is not None:
+        out.append(f"at most {_bound(rules, 'max', high)}")
+    if rules.step is not None:
+        out.append(f"in steps of {_bound(rules, 'step', rules.step)}")
+    if rules.options is not None:
+        out.append("one of " + ", ".join(rules.options) if rules.options else "no value allowed")
+    if rules.default_from is not None:
+        factor = rules.default_from.factor
+        times = "" if factor == 1 else f"{format(factor, 'f')} x "
+        out.append(f"default {times}{rules.default_from.field}")
+    if rules.can_add is not None:
+        out.append("items can be added" if rules.can_add else "no items can be added")
+    if rules.locked:
+        out.append("locked: " + ", ".join(rules.locked))
+    return tuple(out) or ("no constraint",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +323,7 @@ def policy_view(stored: StoredOrg, place: Placement) -> PolicyView:
         RuleRow(
             r.replica,
             r.field_text,
+            rule_text(r),
             json.dumps(dict(r.written), sort_keys=True, ensure_ascii=False, default=str),
             _scope_text(r.scope),
             name(r.location),
@@ -271,6 +356,34 @@ def policy_view(stored: StoredOrg, place: Placement) -> PolicyView:
 
 
 @dataclass(frozen=True, slots=True)
+class Edited:
+    """The document a preview is of: its file in the stored org (``db:defaults/KEY``, the policy's file) and
+    the version the form was read at, which the preview is against.  The sentences name the posted text
+    ``your edit`` (the stored org's label would give the version a save would make) and the version it
+    replaces by that version."""
+
+    file: str
+    document: str
+    scope: str
+    version: int
+
+    @property
+    def before(self) -> str:
+        return f"the {self.document} of {self.scope}, version {self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class WhyRow:
+    """A row of the preview's table: the field, the kind of change, the values and why (:func:`why`)."""
+
+    field: str
+    change: str
+    old: str | None
+    new: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class AffectedView:
     """A template a pending change would affect, seen from one scope, with its field-level diff."""
 
@@ -283,6 +396,7 @@ class AffectedView:
     before: str | None
     after: str | None
     diff: DiffView
+    rows: tuple[WhyRow, ...]
     #: Changes not listed (past :data:`~template_engine.service.impact.MAX_CHANGES_SHOWN` in one preview).
     omitted: int = 0
 
@@ -296,15 +410,59 @@ def _view_key(ids: Mapping[str, Any]) -> str:
     return "system"
 
 
+def _named(location: Location | None, labels: Mapping[str, str], edited: Edited | None, side: str) -> str:
+    """A layer of a change as the preview names it: ``your edit`` for the posted document on the new side,
+    the version it was read at on the old side, any other stored document by its label and version."""
+    if location is None:
+        return ""
+    if edited is not None and location.file == edited.file:
+        return "your edit" if side == "new" else edited.before
+    named: str = place_name(labels)(location)
+    return named
+
+
+def why(change: FieldChange, labels: Mapping[str, str], edited: Edited | None = None) -> str:
+    """Why a field changes, in a few words (the field and both values are columns of their own): the layer
+    that now sets it, that excluded it, or that no longer sets it; ``order changed`` for a reordered list;
+    and whether the master changes the same way (``combinedMasterSpec`` the same as the worker's); empty
+    when no layer names the value."""
+    if change.kind == "reordered":
+        text = "order changed"
+    elif change.kind == "removed":
+        if change.excluded_by is not None:
+            what = "its item excluded by" if change.excluded_item else "excluded by"
+            text = f"{what} {_named(change.excluded_by, labels, edited, 'new')}"
+        elif change.was_set_by is not None:
+            text = f"no longer set by {_named(change.was_set_by, labels, edited, 'old')}"
+        else:
+            text = "no longer set"
+    elif change.set_by is not None:
+        text = f"set by {_named(change.set_by, labels, edited, 'new')}"
+    else:
+        text = ""  # no layer names it (the engine's own value)
+    if change.also_master:
+        return f"{text}; the master too" if text else "the master too"
+    return text
+
+
 def affected_views(
-    found: list[Affected], bodies: list[dict[str, Any]], labels: Mapping[str, str]
+    found: list[Affected],
+    bodies: list[dict[str, Any]],
+    labels: Mapping[str, str],
+    edited: Edited | None = None,
 ) -> list[AffectedView]:
-    """The preview's list: each affected template and its changes, the documents named by version;
-    ``bodies`` are the same templates as ``affectedTemplates`` gives them (their ids)."""
+    """The preview's list: each affected template and its changes, the documents named by version (the
+    posted one as :class:`Edited` says); ``bodies`` are the same templates as ``affectedTemplates`` gives
+    them (their ids)."""
     out = []
     for item, body, shown in zip(found, bodies, shown_changes(found), strict=True):
         listed = item.diff.changes[:shown]
-        diff = replace(item.diff, changes=tuple(named_change(c, labels) for c in listed))
+        diff = replace(item.diff, changes=tuple(listed))
+        view = diff_view(diff, "the stored version")
+        rows = tuple(
+            WhyRow(row.field, row.change, row.old, row.new, why(change, labels, edited))
+            for row, change in zip(view.rows, listed, strict=True)
+        )
         template = item.diff.pair.template
         out.append(
             AffectedView(
@@ -316,7 +474,8 @@ def affected_views(
                 item.diff.id,
                 body.get("before"),
                 body.get("after"),
-                diff_view(diff, "the stored version"),
+                view,
+                rows,
                 len(item.diff.changes) - shown,
             )
         )

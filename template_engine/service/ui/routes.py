@@ -3,14 +3,21 @@
 =========================================  ==========================================================
 page                                       what it shows
 =========================================  ==========================================================
+``GET /``                                  a browser (``Accept: text/html``) is sent on to ``/ui/``
 ``GET /ui/sign-in``, ``POST``              paste an API token; ``POST /ui/sign-out`` ends the session
-``GET /ui/``                               the org tree: system, departments, projects (those readable)
+``GET /ui/``                               the org tree: system, departments, projects (those readable),
+                                           each with its runnable, not runnable, non-compliant counts
 ``GET /ui/scope/{key}``                    the templates seen from a scope, runnable and compliance state
 ``GET /ui/template/{id}?view={key}``       the explain view of a template seen from a scope
 ``GET /ui/scope/{key}/policy``             the effective policy of a scope
 ``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` or ``policy`` document in a form;
 ``POST`` (``action=preview`` or ``save``)  preview lists every affected template, save stores it
 =========================================  ==========================================================
+
+The document is edited in CodeMirror 5 (``static/vendor/codemirror``, MIT, with its ``LICENSE``; served from
+``/ui/static/`` like the rest, so the CSP's ``script-src 'self'`` holds), which ``ui.js`` puts over the form's
+``<textarea>``: without script the textarea posts the same form.  The problems of a refused preview or save
+carry the line of the posted text they are at (:func:`_problem_lines`), which the editor marks in its gutter.
 
 ``{key}`` is a scope as the database keys it: ``system``, ``department:ID``, ``project:ID``.  Every page
 enforces the API's role rules through the same :class:`~template_engine.service.context.Store` and
@@ -24,6 +31,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,12 +44,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from template_engine.diffing.pairs import pair_id
 from template_engine.errors import InputError, Problem, TemplateEngineError
 from template_engine.loader.yaml_safe import load_yaml
+from template_engine.paths import Path as FieldPath
 from template_engine.paths import format_path
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form
+from template_engine.service.policy_store import policy_file
 from template_engine.service.routes.common import template_scope
 from template_engine.service.routes.defaults import write_defaults
 from template_engine.service.routes.policies import write_policy
@@ -52,16 +62,24 @@ from template_engine.views.html import TEMPLATES as VIEW_TEMPLATES
 from template_engine.views.html import make_environment
 from template_engine.views.model import PageView, explain_page, failed_page, seen_from
 
-__all__ = ["router"]
+__all__ = ["ProblemLine", "router"]
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-router = APIRouter(prefix="/ui", include_in_schema=False)
+VENDOR = STATIC / "vendor" / "codemirror"
+#: The pages under ``/ui``, and ``GET /`` (where a browser that opens the service's address lands): one
+#: router without a prefix, since the service shares its routers' routes (``app._shared_routes``).
+router = APIRouter(include_in_schema=False)
 DOCUMENTS = ("defaults", "policy")
+_JS = "text/javascript; charset=utf-8"
 #: The files served under ``/ui/static/``: name -> (the files joined, media type).
 _STATIC: dict[str, tuple[tuple[Path, ...], str]] = {
     "style.css": ((VIEW_TEMPLATES / "style.css", STATIC / "ui.css"), "text/css; charset=utf-8"),
-    "ui.js": ((STATIC / "ui.js",), "text/javascript; charset=utf-8"),
+    "ui.js": ((STATIC / "ui.js",), _JS),
+    # CodeMirror 5 and its YAML mode, as npm's codemirror@5.65.21 ships them (lib/, mode/yaml/).
+    "codemirror.js": ((VENDOR / "codemirror.js", VENDOR / "yaml.js"), _JS),
+    "codemirror.css": ((VENDOR / "codemirror.css",), "text/css; charset=utf-8"),
+    "codemirror-LICENSE.txt": ((VENDOR / "LICENSE",), "text/plain; charset=utf-8"),
 }
 
 
@@ -138,15 +156,53 @@ def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
     )
 
 
+def _problem_text(problem: Problem) -> str:
+    """``field: message (expected ...)``, the field as the form's document names it (a policy document's
+    own fields, without the API body's ``policy``)."""
+    path = _document_path(problem.path)
+    text = f"{format_path(path)}: {problem.message}" if path else problem.message
+    return text + (f" (expected {problem.expected})" if problem.expected else "")
+
+
+def _document_path(path: FieldPath) -> FieldPath:
+    return path[1:] if path[:1] == ("policy",) else path
+
+
 def _lines(exc: ApiError | TemplateEngineError) -> list[str]:
     """A refusal's problems as lines (``field: message (expected ...)``)."""
+    return [_problem_text(problem) for problem in exc.problems]
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemLine:
+    """A problem of a refused preview or save, and the line of the posted text it is at (``None``: a
+    problem of the whole document, or of a field the text does not write)."""
+
+    text: str
+    line: int | None = None
+
+
+def _line_of(path: FieldPath, lines: Mapping[FieldPath, tuple[int, int]]) -> int | None:
+    """The line of the nearest field of ``path`` the text writes (the field itself, else the closest of
+    the mappings and lists around it); ``None`` for the document itself."""
+    for end in range(len(path), 0, -1):
+        found = lines.get(path[:end])
+        if found is not None:
+            return found[0]
+    return None
+
+
+def _problem_lines(
+    problems: list[Problem] | tuple[Problem, ...], lines: Mapping[FieldPath, tuple[int, int]]
+) -> list[ProblemLine]:
+    """Each problem with its line: where the YAML reader located it, else where the text writes its field
+    (the loader's line map of the posted text, :class:`~template_engine.loader.yaml_safe.Loaded`)."""
     out = []
-    for problem in exc.problems:
-        path = problem.path[1:] if problem.path[:1] == ("policy",) else problem.path
-        line = f"{format_path(path)}: {problem.message}" if path else problem.message
-        if problem.expected:
-            line += f" (expected {problem.expected})"
-        out.append(line)
+    for problem in problems:
+        line = problem.location.line if problem.location is not None else None
+        if line is None:
+            line = _line_of(_document_path(problem.path), lines)
+        out.append(ProblemLine(_problem_text(problem), line))
     return out
 
 
@@ -200,7 +256,7 @@ def _checked_post(request: Request, fields: Mapping[str, str] | None, me: Sessio
 # -- static files, sign-in, sign-out ---------------------------------------------------------------------
 
 
-@router.get("/static/{name}")
+@router.get("/ui/static/{name}")
 def static(name: str) -> Response:
     if name not in _STATIC:
         return session.protect(Response("Not found.", status_code=404, media_type="text/plain"))
@@ -217,12 +273,12 @@ def _sign_in_page(request: Request, next_page: str, message: str | None, status:
     return response
 
 
-@router.get("/sign-in")
+@router.get("/ui/sign-in")
 def sign_in_page(request: Request, next: str | None = None) -> Response:
     return _sign_in_page(request, _safe_next(request, next), None, 200)
 
 
-@router.post("/sign-in")
+@router.post("/ui/sign-in")
 def sign_in(request: Request, fields: Form) -> Response:
     next_page = _safe_next(request, (fields or {}).get("next"))
     if (
@@ -250,7 +306,7 @@ def sign_in(request: Request, fields: Form) -> Response:
     return response
 
 
-@router.post("/sign-out")
+@router.post("/ui/sign-out")
 def sign_out(request: Request, fields: Form) -> Response:
     me = session.signed_in(request)
     if me is not None:
@@ -266,22 +322,40 @@ def sign_out(request: Request, fields: Form) -> Response:
 # -- reading pages -------------------------------------------------------------------------------------------
 
 
-@router.get("")
+def _wants_html(request: Request) -> bool:
+    """Whether the request is a browser's page load: its ``Accept`` names ``text/html`` (every browser's
+    does); an API client's (``application/json``, or none) does not."""
+    accept = request.headers.get("accept") or ""
+    return any(part.split(";", 1)[0].strip().lower() == "text/html" for part in accept.split(","))
+
+
+@router.get("/")
+def service_root(request: Request) -> Response:
+    """A browser opening the service's address is sent on to the UI (307: the same method, not cached as
+    permanent); an API client gets the JSON 404 of any path the API does not have (docs/decisions.md)."""
+    if not _wants_html(request):
+        raise ApiError(404, "No such endpoint.")
+    response = RedirectResponse(session.ui_path(request) + "/", status_code=307)
+    response.headers["Vary"] = "Accept"
+    return response
+
+
+@router.get("/ui")
 def root(request: Request) -> Response:
     return _redirect(request, "/")
 
 
-@router.get("/")
+@router.get("/ui/")
 def org_tree(request: Request) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
-            tree = pages.org_tree(ctx)
+            tree = pages.org_tree(ctx, stored_org(ctx))
         return _render(request, "tree.html.j2", me, tree=tree)
 
     return _page(request, build)
 
 
-@router.get("/scope/{key}")
+@router.get("/ui/scope/{key}")
 def scope_page(request: Request, key: str) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
@@ -345,7 +419,7 @@ def _template_page(ctx: Ctx, template_id: str, view_key: str | None) -> tuple[Pa
     return explain_page(outcome, pair_id=pid, name=place_name(stored.labels)), view.key
 
 
-@router.get("/template/{template_id}")
+@router.get("/ui/template/{template_id}")
 def template_page(request: Request, template_id: str, view: str | None = None) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
@@ -357,7 +431,7 @@ def template_page(request: Request, template_id: str, view: str | None = None) -
     return _page(request, build)
 
 
-@router.get("/scope/{key}/policy")
+@router.get("/ui/scope/{key}/policy")
 def policy_page(request: Request, key: str) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
@@ -430,7 +504,7 @@ def _change_page(
     return _render(request, "change.html.j2", me, status, **context)
 
 
-@router.get("/scope/{key}/edit/{document}")
+@router.get("/ui/scope/{key}/edit/{document}")
 def change_form(request: Request, key: str, document: str, saved: int | None = None) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
@@ -442,20 +516,26 @@ def change_form(request: Request, key: str, document: str, saved: int | None = N
     return _page(request, build)
 
 
-def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[str]]:
-    """The form's text as a document (YAML or JSON), or the lines that say why it is not one."""
+Lines = Mapping[FieldPath, tuple[int, int]]
+
+
+def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[ProblemLine], Lines]:
+    """The form's text as a document (YAML or JSON) and where it writes each field, or the problems that
+    say why it is not one (each with its line, and what was expected as the API's ``details`` say it)."""
     try:
-        data = load_yaml(text, f"the {document} document").data
+        loaded = load_yaml(text, f"the {document} document")
     except InputError as exc:
-        # Each with what was expected, as the API's answer says it (``details``).
-        return None, [
-            p.one_line() + (f" (expected {p.expected})" if p.expected else "") for p in exc.problems
-        ]
+        return None, _problem_lines(exc.problems, {}), {}
+    data = loaded.data
     if data is None:
-        return {}, []
+        return {}, [], {}
     if not isinstance(data, dict):
-        return None, [f"the {document} document must be a mapping (YAML or a JSON object)"]
-    return data, []
+        return (
+            None,
+            [ProblemLine(f"the {document} document must be a mapping (YAML or a JSON object)", 1)],
+            {},
+        )
+    return data, [], loaded.lines
 
 
 def _admitted(data: dict[str, Any], document: str, place: Placement) -> dict[str, Any]:
@@ -526,7 +606,7 @@ def _meta(place: Placement) -> dict[str, Any]:
     return {"scope": "tenant"}
 
 
-@router.post("/scope/{key}/edit/{document}")
+@router.post("/ui/scope/{key}/edit/{document}")
 def change_submit(request: Request, key: str, document: str, fields: Form) -> Response:
     def build(me: Session) -> Response:
         refused = _checked_post(request, fields, me)
@@ -549,7 +629,7 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
         def again(status: int, **extra: Any) -> Response:
             return _change_page(request, me, place, document, text, version, status, **extra)
 
-        data, problems = _parse(text, document)
+        data, problems, lines = _parse(text, document)
         if data is None:
             return again(400, problems=problems)
         preview = action == "preview"
@@ -575,20 +655,23 @@ def change_submit(request: Request, key: str, document: str, fields: Form) -> Re
                 bodies = policy.body.get("affectedTemplates")
         except ApiError as exc:
             if exc.status == 400:
-                return again(400, problems=_lines(exc))
+                return again(400, problems=_problem_lines(exc.problems, lines))
             if exc.status == 413:  # the numbers: what the form holds and the most a body may
-                return again(413, problems=[exc.message, *_lines(exc)])
+                return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
             if exc.status == 412:
                 return again(412, stale=exc.message)
             raise
         except Unstorable as exc:
-            return again(400, problems=[f"{format_path(exc.path)}: cannot be stored: {exc.reason}"])
+            problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
+            return again(400, problems=_problem_lines([problem], lines))
         if not preview:
             # The version the save made (from ``version``): the page confirms it only while that is still the
             # current version, so a link with ?saved= cannot announce a save that did not happen.
             made = version + 1
             return _redirect(request, f"/scope/{quote(place.key, safe=':')}/edit/{document}?saved={made}")
-        results = pages.affected_views(found or [], bodies or [], labels or {})
+        file = f"db:defaults/{place.key}" if document == "defaults" else policy_file(place.scope())
+        edited = pages.Edited(file, document, pages.scope_label(place), version)
+        results = pages.affected_views(found or [], bodies or [], labels or {}, edited)
         return again(200, results=results)
 
     return _page(request, build)
