@@ -990,6 +990,32 @@ def test_the_org_tree_counts_each_scopes_templates_as_the_engine_composes_them(b
     assert ">1 non-compliant</span>" in page.text or ">2 non-compliant</span>" in page.text
 
 
+def test_the_org_tree_s_counts_are_priced_before_they_compose(
+    browser_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond the page's budget the tree composes nothing and says why; within it, it counts."""
+    from template_engine.service.ui import pages
+
+    composed: list[str] = []
+    real = pages.compose_template
+
+    def counted(stored: Any, template: Any, view: Any) -> Any:
+        composed.append(template.name)
+        return real(stored, template, view)
+
+    monkeypatch.setattr(pages, "compose_template", counted)
+    monkeypatch.setattr(pages, "TREE_BUDGET", 1_000)  # the example org's counts cost far more
+    page = browser_for(ADMIN).get("/ui/")
+    assert page.status_code == 200 and composed == []
+    assert "data-counts-withheld" in page.text and 'class="counts"' not in page.text
+    assert "open a scope to see its templates" in page.text
+    monkeypatch.setattr(pages, "TREE_BUDGET", pages.REQUEST_BUDGET)
+    page = browser_for(ADMIN).get("/ui/")
+    assert (
+        composed and "data-counts-withheld" not in page.text and _tree_counts(page.text) == _engine_counts()
+    )
+
+
 def test_the_org_tree_counts_follow_a_saved_change(tmp_path: Path, browser_for: Any, org: Org) -> None:
     """A research rule that templates seen from research break (``backoffLimit`` at most 0), saved
     through the policy form: the tree counts what the engine counts on the folder with that policy."""

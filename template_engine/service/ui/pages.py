@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from template_engine.compose import Composition, compose
 from template_engine.diffing.fields import FieldChange
+from template_engine.diffing.pairs import Pair
 from template_engine.errors import Location, Problem, TemplateEngineError
 from template_engine.layers import default_layers
 from template_engine.merge.engine import merge_layers
@@ -25,6 +26,8 @@ from template_engine.org import Scope, Template, View
 from template_engine.paths import format_path
 from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
+from template_engine.pricing import Pricer
+from template_engine.service.budget import REQUEST_BUDGET
 from template_engine.service.context import Ctx, Placement, parse_id
 from template_engine.service.errors import ApiError
 from template_engine.service.impact import (
@@ -107,64 +110,82 @@ class ScopeNode:
     description: str | None
     writable: bool
     children: tuple[ScopeNode, ...] = ()
-    counts: Counts = Counts()
+    #: ``None`` when the tree's counts are over the page's budget (:func:`org_tree`).
+    counts: Counts | None = Counts()
 
     @property
     def href_key(self) -> str:
         return quote(self.key, safe=":")
 
 
-def org_tree(ctx: Ctx, stored: StoredOrg | None = None) -> ScopeNode:
+#: The work the tree's counts may cost: one request's budget (:data:`..budget.REQUEST_BUDGET`), as a list
+#: that must compose everything it shows.  Beyond it the tree is shown without counts, and says why.
+TREE_BUDGET = REQUEST_BUDGET
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """The org tree, and why its counts are left out when they are."""
+
+    root: ScopeNode
+    withheld: str | None = None
+
+
+def _tree_price(stored: StoredOrg, places: list[Placement]) -> int:
+    """The units of composing every template visible from each of ``places`` (:mod:`template_engine.pricing`),
+    priced before any composes."""
+    pricer = Pricer()
+    total = 0
+    for place in places:
+        view = place.view()
+        for template in stored.org.visible(view).values():
+            total += pricer.composition(stored.org, Pair(place.key, view, template))
+    return total
+
+
+def org_tree(ctx: Ctx, stored: StoredOrg | None = None, budget: int | None = None) -> Tree:
     """The system, its departments and their projects: those the caller may read, each with the
-    :class:`Counts` of the templates seen from it when ``stored`` is given (the scope page's rows)."""
+    :class:`Counts` of the templates seen from it when ``stored`` is given (the scope page's rows).  The
+    counts compose every visible template of every scope shown: their price is held to ``budget`` before
+    any composes (:data:`TREE_BUDGET` when not given), and beyond it the tree comes without counts
+    (``withheld`` says why)."""
+    budget = TREE_BUDGET if budget is None else budget
     access = ctx.access
-
-    def counts(place: Placement) -> Counts:
-        return Counts.of(scope_templates(stored, place)) if stored is not None else Counts()
-
-    departments = []
     projects = ctx.repo.projects()
+    shown: list[tuple[Placement, list[Placement]]] = []
     for department in ctx.repo.departments():
         place = Placement("department", department)
-        if not access.can_read(place.ref):
-            continue
-        children = []
-        for project in projects:
-            if project.department_id != department.id:
-                continue
-            child = Placement("project", department, project)
-            if access.can_read(child.ref):
-                children.append(
-                    ScopeNode(
-                        child.key,
-                        "project",
-                        project.name,
-                        project.description,
-                        access.can_write(child.ref),
-                        counts=counts(child),
-                    )
-                )
-        departments.append(
-            ScopeNode(
-                place.key,
-                "department",
-                department.name,
-                department.description,
-                access.can_write(place.ref),
-                tuple(children),
-                counts(place),
-            )
-        )
+        if access.can_read(place.ref):
+            children = [
+                Placement("project", department, p) for p in projects if p.department_id == department.id
+            ]
+            shown.append((place, [child for child in children if access.can_read(child.ref)]))
     system = Placement("system")
-    return ScopeNode(
-        "system",
-        "system",
-        "system",
-        None,
-        access.can_write(system.ref),
-        tuple(departments),
-        counts(system),
-    )
+    places = [system, *(place for place, children in shown for place in (place, *children))]
+    withheld = None
+    if stored is not None:
+        price = _tree_price(stored, places)
+        if price > budget:
+            withheld = (
+                f"the counts would compose every template of {len(places)} scopes, up to {price:,} units of "
+                f"work, over a page's {budget:,}: open a scope to see its templates"
+            )
+
+    def counts(place: Placement) -> Counts | None:
+        if stored is None:
+            return Counts()
+        return None if withheld is not None else Counts.of(scope_templates(stored, place))
+
+    def node(place: Placement, children: tuple[ScopeNode, ...] = ()) -> ScopeNode:
+        unit = place.project or place.department
+        name = unit.name if unit is not None else "system"
+        description = unit.description if unit is not None else None
+        return ScopeNode(
+            place.key, place.type, name, description, access.can_write(place.ref), children, counts(place)
+        )
+
+    departments = tuple(node(place, tuple(node(child) for child in children)) for place, children in shown)
+    return Tree(node(system, departments), withheld)
 
 
 # -- a scope's templates--------------------------------------------------------------------------------------

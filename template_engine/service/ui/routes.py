@@ -350,7 +350,7 @@ def org_tree(request: Request) -> Response:
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
             tree = pages.org_tree(ctx, stored_org(ctx))
-        return _render(request, "tree.html.j2", me, tree=tree)
+        return _render(request, "tree.html.j2", me, tree=tree.root, withheld=tree.withheld)
 
     return _page(request, build)
 
