@@ -52,7 +52,8 @@ _IMPLICIT = _by_first_character(_Loader)
 
 
 def _resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
-    """``Resolver.resolve`` of the safe loader (no path resolvers), without its per-call list building."""
+    """``Resolver.resolve`` of the safe loader (no path resolvers), without its per-call list building (its
+    twin: PyYAML's ``Resolver.resolve``, see :class:`_FastLoader`)."""
     if kind is ScalarNode:
         if implicit[0]:
             for tag, regexp in _IMPLICIT.get(value[:1], ()):  # type: ignore[union-attr]
@@ -64,7 +65,11 @@ def _resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
 
 class _FastLoader(_Loader):  # type: ignore[misc]
     """The same parser and resolver, with the resolver's per-node bookkeeping skipped: the safe loader has no
-    path resolvers, so ``descend_resolver``/``ascend_resolver`` do nothing (see ``_parse``)."""
+    path resolvers, so ``descend_resolver``/``ascend_resolver`` do nothing (see ``_parse``).
+
+    Twin of the loader it derives from (``CSafeLoader``; :func:`_resolve` of ``Resolver.resolve``,
+    docs/architecture.md, "Fast paths and their twins"): ``tests/test_twins.py::
+    test_the_fast_loader_equals_the_safe_loader`` proves the documents it reads equal."""
 
     if _IMPLICIT is not None and not _Loader.yaml_implicit_resolvers.get(None):
         resolve = _resolve  # without wildcard resolvers, only the first character's are tried
