@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from template_engine.errors import Location, Problem, RenderError
 from template_engine.merge.engine import MergeResult, clone
-from template_engine.merge.plan import _LEAF, SPEC_PLAN, PlanNode, item_key
+from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Match, Path
 from template_engine.walk import rebuild
@@ -103,14 +103,10 @@ def document_expression_problems(
     """The bounds of one document as a whole, checked by a linear scan before anything is parsed: at most
     ``MAX_DOCUMENT_EXPRESSIONS`` values with expressions and ``MAX_DOCUMENT_TOKENS`` expression tokens in all.
     (Each value's own bounds are checked when it is parsed and rendered.)"""
-    count, size = _expression_totals(data)
-    if count == 0:
-        return []
-    ex = _expressions()
-    MAX_DOCUMENT_EXPRESSIONS, MAX_DOCUMENT_TOKENS = ex.MAX_DOCUMENT_EXPRESSIONS, ex.MAX_DOCUMENT_TOKENS
-    count_tokens, MAX_TEXT = ex.count_tokens, ex.MAX_TEXT
-    if count <= MAX_DOCUMENT_EXPRESSIONS and size <= MAX_DOCUMENT_TOKENS:
-        return []  # within bounds at the end, so at every point of the scan below
+    # One scan with paths (issue 20 removed its path-free twin, ``_expression_totals``: it bought 3 % of
+    # ``check``'s work, docs/performance.md "Twins measured"); the expression language is imported at the
+    # first value that holds an expression, so a document without any imports nothing.
+    ex: Any = None
     count, size = 0, 0
     first_over: Path | None = None
     stack: list[tuple[Any, Path]] = [(data, root)]
@@ -121,9 +117,11 @@ def document_expression_problems(
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
         elif isinstance(value, str) and is_expression(value):
+            if ex is None:
+                ex = _expressions()
             count += 1
-            size += count_tokens(value[: MAX_TEXT + 2])
-            if first_over is None and (count > MAX_DOCUMENT_EXPRESSIONS or size > MAX_DOCUMENT_TOKENS):
+            size += ex.count_tokens(value[: ex.MAX_TEXT + 2])
+            if first_over is None and (count > ex.MAX_DOCUMENT_EXPRESSIONS or size > ex.MAX_DOCUMENT_TOKENS):
                 first_over = path
     if first_over is None:
         return []
@@ -132,42 +130,10 @@ def document_expression_problems(
             f"this document holds {count:,} values with expressions ({size:,} expression tokens in all)",
             first_over,
             locate(first_over),
-            f"at most {MAX_DOCUMENT_EXPRESSIONS:,} values with expressions and {MAX_DOCUMENT_TOKENS:,} "
+            f"at most {ex.MAX_DOCUMENT_EXPRESSIONS:,} values with expressions and {ex.MAX_DOCUMENT_TOKENS:,} "
             "expression tokens in one document (see docs/decisions.md, 'Expressions')",
         )
     ]
-
-
-def _expression_totals(data: Any) -> tuple[int, int]:
-    """The values with expressions in ``data`` and their tokens: the scan above without paths."""
-    count, size = 0, 0
-    tokens: Callable[[str], int] | None = None
-    stack = [data]
-    push = stack.extend
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is dict:
-            push(value.values())
-        elif kind is list:
-            push(value)
-        elif kind is str or kind is int or kind is bool or kind is float or value is None:
-            if kind is not str or not ("{{" in value or "{%" in value):
-                continue
-            if tokens is None:
-                tokens = _expressions().count_tokens
-            count += 1
-            size += tokens(value[: _expressions().MAX_TEXT + 2])
-        elif isinstance(value, Mapping):
-            push(value.values())
-        elif isinstance(value, list):
-            push(value)
-        elif isinstance(value, str) and is_expression(value):
-            if tokens is None:
-                tokens = _expressions().count_tokens
-            count += 1
-            size += tokens(value[: _expressions().MAX_TEXT + 2])
-    return count, size
 
 
 def _render_errors() -> tuple[type[Exception], ...]:
@@ -188,14 +154,6 @@ class _Budget:
         if self._budget is None:
             self._budget = _expressions().Budget()
         return self._budget
-
-    def spent(self) -> int | None:
-        return None if self._budget is None else self._budget.spent
-
-    def restore(self, spent: int | None) -> None:
-        """Back to what was spent before a pass (``None``: nothing was, the budget did not exist yet)."""
-        if self._budget is not None:
-            self._budget.spent = 0 if spent is None else spent
 
 
 def render_final(
@@ -222,25 +180,24 @@ def _render_final(
     box: _Budget,
     seen: set[str] | None,
 ) -> tuple[dict[str, Any], list[Problem]]:
-    before = box.spent()
-    try:
-        return _lean_final(spec, plan, context, box, seen), []
-    except _Doubt:
-        box.restore(before)  # the long way below renders every expression again, on the same budget
+    """:func:`render_final` on the budget ``box`` (made at the first expression: Jinja2 and the expression
+    language are imported only for a spec that holds one).
+
+    One implementation (issue 20 removed its path-free twin, ``_lean_final``: it bought 1 % of ``check``'s
+    work and 3 % of ``compose()``, docs/performance.md "Twins measured")."""
     problems: list[Problem] = []
-    budget = box.get()
-    errors = _render_errors()
 
     def render(text: str, path: Path) -> str:
         if not is_expression(text):
             return text
         if seen is not None:
             seen.add(text)
+        budget = box.get()
         if budget.left <= 0:  # reported once, at the value that ran out; the rest stay as written
             return text
         try:
             return render_string(text, context, budget)
-        except errors as exc:
+        except _render_errors() as exc:
             why, expected = _problem(text, exc, context)
             problems.append(Problem(f"{replica} {why}", path, locate(path), expected))
             return text
@@ -250,110 +207,6 @@ def _render_final(
 
     final = rebuild(spec, plan, text=render, keyed=distinct, sort=True, prune=True)
     return final, problems
-
-
-class _Doubt(Exception):
-    """The lean rendering met a problem: the full one (with paths) finds and words every problem."""
-
-
-def _lean_final(
-    spec: Mapping[str, Any], plan: PlanNode, context: Mapping[str, Any], box: _Budget, seen: set[str] | None
-) -> dict[str, Any]:
-    """What :func:`_render_final`'s ``rebuild`` makes when there is no problem to report, without a path per
-    value; :class:`_Doubt` at the first problem (a value that does not render, keys that collide)."""
-
-    def render(text: str) -> str:
-        if seen is not None:
-            seen.add(text)
-        budget = box.get()
-        if budget.left <= 0:
-            return text
-        try:
-            return render_string(text, context, budget)
-        except _render_errors():
-            raise _Doubt from None
-
-    def copy(value: Any, node: PlanNode) -> Any:
-        kind = type(value)
-        if kind is str:
-            return render(value) if "{{" in value or "{%" in value else value
-        if kind is dict:
-            return mapping(value, node)
-        if kind is list:
-            return sequence(value, node)
-        if value is None or kind is int or kind is bool or kind is float:
-            return value
-        if isinstance(value, str):
-            return render(value) if is_expression(value) else value
-        if isinstance(value, Mapping):
-            return mapping(value, node)
-        if isinstance(value, list):
-            return sequence(value, node)
-        return value
-
-    def mapping(value: Mapping[str, Any], node: PlanNode) -> dict[str, Any]:
-        out = {}
-        children = node.children
-        for name in sorted(value):
-            item = value[name]
-            kind = type(item)
-            if kind is str:
-                out[name] = render(item) if "{{" in item or "{%" in item else item
-            elif kind is dict:
-                found = mapping(item, children.get(name, _LEAF))
-                if found:  # an empty mapping is dropped
-                    out[name] = found
-            elif kind is list:
-                listed = sequence(item, children.get(name, _LEAF))
-                if listed:
-                    out[name] = listed
-            elif item is None:
-                continue
-            elif kind is int or kind is bool or kind is float:
-                out[name] = item
-            else:
-                item = copy(item, children.get(name, _LEAF))
-                if item is None or item == {} or item == []:
-                    continue
-                out[name] = item
-        return out
-
-    def sequence(value: list[Any], node: PlanNode) -> list[Any]:
-        copied = [mapping(item, node) if type(item) is dict else copy(item, node) for item in value]
-        key = node.key
-        if key is not None:
-            field, fallback = key.field, key.fallback
-            try:  # the usual list: every item a mapping with its key field
-                found_keys: list[Any] | None = [after.get(field) for after in copied]
-            except AttributeError:
-                found_keys = None
-            if found_keys is not None and None not in found_keys:
-                try:
-                    if len(set(found_keys)) != len(found_keys):
-                        raise _Doubt
-                except TypeError:
-                    raise _Doubt from None
-                return copied
-            keys: set[tuple[str, Any]] = set()  # a Match is this tuple (same hash, equal)
-            try:
-                for after in copied:
-                    if type(after) is dict or isinstance(after, Mapping):
-                        found = after.get(field)
-                        if found is not None:
-                            identity = (field, found)
-                        elif fallback is not None and (found := after.get(fallback)) is not None:
-                            identity = (fallback, found)
-                        else:
-                            continue
-                        if identity in keys:
-                            raise _Doubt
-                        keys.add(identity)
-            except TypeError:
-                raise _Doubt from None
-        return copied
-
-    final: dict[str, Any] = copy(spec, plan)
-    return final
 
 
 def _rendered_key_problems(

@@ -6,7 +6,6 @@ Each fast path is checked against the long way it stands in for:
   the repository (examples, conformance cases, fixtures) and on generated documents;
 * the lean merge (no provenance recorded, made on first use by merging again) and the copy-on-write merge from
   a shared prefix, against the recording merge, on generated layers and on every pair of the example org;
-* the lean rendering, against the rendering with paths;
 * the documents reused from the last ``load_org``: only for a file with the same text at the same place,
   never stale;
 * the garbage collector's state after ``load_org``.
@@ -23,7 +22,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from template_engine import render
 from template_engine.compose import compose
 from template_engine.errors import InputError
 from template_engine.loader import yaml_safe
@@ -31,7 +29,6 @@ from template_engine.loader.tree import load_org
 from template_engine.loader.yaml_safe import LazyLines, load_yaml
 from template_engine.merge.engine import Layer, Provenance, _Run, merge_layers
 from template_engine.merge.plan import SPEC_PLAN
-from template_engine.render import render_final
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "templates"
@@ -240,37 +237,6 @@ def test_a_lean_merge_records_its_provenance_only_when_asked() -> None:
     assert result.set_by._map is None
     assert result.set_by[("image",)].layer == 1
     assert result.set_by._map is not None
-
-
-# -- rendering ----------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "spec",
-    [
-        {"b": 1, "a": {"y": None, "x": []}, "labels": [{"name": "n", "value": "{{ project.name }}"}]},
-        {"labels": [{"name": "{{ project.name }}", "value": "1"}, {"name": "vision", "value": "2"}]},
-        {"image": "{{ nope }}", "labels": []},
-        {"environmentVariables": [{"name": "A", "value": "x"}, {"name": "A", "value": "y"}]},
-        {"nodePools": ["a", {"b": None}], "security": {}, "args": "{% if project %}x{% endif %}"},
-        {"compute": {"cpuCoreRequest": 1.5, "gpuDevicesRequest": 0}, "image": "{{ project.name | upper }}"},
-    ],
-)
-def test_the_lean_rendering_equals_the_rendering_with_paths(
-    spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    context = {"project": {"name": "vision"}}
-    located = lambda path: None  # noqa: E731
-    fast, fast_problems = render_final(spec, context, located, "combinedSpec", SPEC_PLAN)
-
-    def doubt(*args: Any) -> Any:
-        raise render._Doubt
-
-    monkeypatch.setattr(render, "_lean_final", doubt)
-    slow, slow_problems = render_final(spec, context, located, "combinedSpec", SPEC_PLAN)
-    assert fast == slow
-    assert repr(fast) == repr(slow)  # the same key order
-    assert [p.render() for p in fast_problems] == [p.render() for p in slow_problems]
 
 
 # -- reusing the last load's documents ----------------------------------------------------------------------

@@ -52,7 +52,8 @@ _IMPLICIT = _by_first_character(_Loader)
 
 
 def _resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
-    """``Resolver.resolve`` of the safe loader (no path resolvers), without its per-call list building."""
+    """``Resolver.resolve`` of the safe loader (no path resolvers), without its per-call list building (its
+    twin: PyYAML's ``Resolver.resolve``, see :class:`_FastLoader`)."""
     if kind is ScalarNode:
         if implicit[0]:
             for tag, regexp in _IMPLICIT.get(value[:1], ()):  # type: ignore[union-attr]
@@ -64,7 +65,11 @@ def _resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
 
 class _FastLoader(_Loader):  # type: ignore[misc]
     """The same parser and resolver, with the resolver's per-node bookkeeping skipped: the safe loader has no
-    path resolvers, so ``descend_resolver``/``ascend_resolver`` do nothing (see ``_parse``)."""
+    path resolvers, so ``descend_resolver``/``ascend_resolver`` do nothing (see ``_parse``).
+
+    Twin of the loader it derives from (``CSafeLoader``; :func:`_resolve` of ``Resolver.resolve``,
+    docs/architecture.md, "Fast paths and their twins"): ``tests/test_twins.py::
+    test_the_fast_loader_equals_the_safe_loader`` proves the documents it reads equal."""
 
     if _IMPLICIT is not None and not _Loader.yaml_implicit_resolvers.get(None):
         resolve = _resolve  # without wildcard resolvers, only the first character's are tried
@@ -108,6 +113,15 @@ class Loaded:
 
 
 class _Builder:
+    """The full builder: a node tree into data, with every value's path and line, and every problem worded
+    (the rules of the module docstring).
+
+    Twin: :class:`_Lean` builds the same data without paths or lines and hands this builder every document
+    it doubts (docs/architecture.md, "Fast paths and their twins"); a rule changed here is changed there, and
+    ``tests/test_twins.py::test_the_lean_yaml_builder_equals_the_full_builder`` proves the two equal on
+    generated documents.
+    """
+
     def __init__(self, file: str) -> None:
         self.file = file
         self.count = 0
@@ -405,7 +419,12 @@ _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 
 class _Lean:
     """The data of a document without anchors, or :class:`_Doubt` wherever :class:`_Builder` could have
-    something to say (it then builds the document again and says it).  No paths, no line map."""
+    something to say (it then builds the document again and says it).  No paths, no line map.
+
+    Twin of :class:`_Builder` (docs/architecture.md, "Fast paths and their twins"): each rule there (tags,
+    duplicate keys, finite numbers, digits, text, depth, size) is here only as a *doubt*, never worded;
+    ``tests/test_twins.py::test_the_lean_yaml_builder_equals_the_full_builder`` proves the two equal.
+    """
 
     __slots__ = ("check_text", "count", "exponent")
 
@@ -458,7 +477,8 @@ _LEAN_CONSTRUCTOR = yaml.SafeLoader("")
 
 
 def _lean_scalar(node: ScalarNode, tag: str, text: str) -> Any:
-    """A scalar other than text, as :meth:`_Builder._scalar` builds it when it has nothing to say."""
+    """A scalar other than text, as :meth:`_Builder._scalar` builds it when it has nothing to say (its twin:
+    the same constructors, and :class:`_Doubt` wherever ``_scalar`` notes or fails)."""
     if tag == _TIMESTAMP:
         return str(text)
     if tag not in _SAFE_TAGS:

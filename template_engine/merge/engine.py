@@ -291,6 +291,8 @@ class _Run:
         return self.merger.value_strategy(cast(Any, trail), base, nxt)
 
     def merge_mapping(self, config: Merger, trail: Trail, base: dict[str, Any], nxt: Any) -> Any:
+        """``nxt``'s fields merged into ``base``: a null is no opinion, a mapping or list merges below, a
+        scalar replaces.  Its lean twin for a new keyed item is :meth:`_new_item`."""
         set_by, layer, record = self.set_by, self.layer, self.record
         out, raw, plan = trail
         children = plan.children
@@ -322,6 +324,14 @@ class _Run:
         return base
 
     def merge_list(self, config: Merger, trail: Trail, base: list[Any], nxt: list[Any]) -> Any:
+        """A keyed list merged item by item: an item is identified by :func:`item_key`; ``exclude: true``
+        removes the item below (a warning when there is none); a new item is appended, a known one merged
+        into its place; an item without its key is an error.
+
+        Twin: :meth:`_lean_list` applies the same rules in a lean run (no paths, no provenance) and raises
+        :class:`_Doubt` where this one warns or fails (docs/architecture.md, "Fast paths and their twins");
+        a rule changed here is changed there, and ``tests/test_twins.py::
+        test_the_lean_merge_equals_the_recording_merge`` proves the two runs equal on generated stacks."""
         out, raw, plan = trail
         key = plan.key
         assert key is not None  # merge_whole took every list without a key
@@ -406,7 +416,11 @@ class _Run:
         nxt: list[Any],
     ) -> list[Any]:
         """``merge_list`` in a lean run: no paths, no provenance; :class:`_Doubt` where it would fail or
-        warn."""
+        warn.
+
+        Twin of :meth:`merge_list` (docs/architecture.md, "Fast paths and their twins"): the same rules, with
+        :func:`item_key` inlined (a ``(field, value)`` tuple equals its ``Match``); proved equal by
+        ``tests/test_twins.py::test_the_lean_merge_equals_the_recording_merge``."""
         field, fallback, whole, owned = key.field, key.fallback, plan.whole, self.owned
         lean = _make(Trail, (_NOWHERE, _NOWHERE, plan))
         gone: list[int] = []
@@ -450,7 +464,10 @@ class _Run:
 
     def _new_item(self, config: Merger, trail: Trail, item: dict[str, Any]) -> dict[str, Any]:
         """``merge_mapping`` of a new keyed item into a fresh mapping, in a lean run: a copy of its values
-        but the nulls when they are all scalars (the usual item), else the merge itself."""
+        but the nulls when they are all scalars (the usual item), else the merge itself.
+
+        Twin of :meth:`merge_mapping` into ``{}`` (the rule "null is no opinion, a scalar is set"); proved
+        equal with the lean run by ``tests/test_twins.py::test_the_lean_merge_equals_the_recording_merge``."""
         new: dict[str, Any] = {}
         for name, value in item.items():
             if value is None:
@@ -520,6 +537,8 @@ def merge_layers(plan: PlanNode, layers: Sequence[Layer], start: MergeResult | N
         len(layers) < len(start.layers) or any(a is not b for a, b in zip(layers, start.layers, strict=False))
     ):
         raise ValueError("start must be the merge of a prefix of layers (the same Layer objects)")
+    # The lean run first; its twin, the recording run, words whatever it doubts (docs/architecture.md,
+    # "Fast paths and their twins").
     try:
         return _Run(plan, layers, record=False).run(start)
     except _Doubt:  # something to warn about or refuse: the recording run words it
@@ -537,6 +556,8 @@ def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Pa
     position); ``other_path`` is the first position of a duplicate.  The fields of an item without its
     key, or whose key is an object or a list (no identity: it cannot be compared or hashed), are not looked
     into.
+
+    Its path-free twin :func:`_keys_clean` answers first for a layer with nothing to say.
     """
     if _keys_clean(plan, spec):
         return []
@@ -571,7 +592,11 @@ def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Pa
 
 def _keys_clean(plan: PlanNode, value: Any) -> bool:
     """Whether :func:`check_keys` finds nothing in ``value``: the same walk, without paths, stopping at the
-    first doubt (``check_keys`` then walks again and says what it is)."""
+    first doubt (``check_keys`` then walks again and says what it is).
+
+    Twin of :func:`check_keys`' walk (docs/architecture.md, "Fast paths and their twins"): the same identity
+    (:func:`item_key`) and the same rules; ``tests/test_twins.py::
+    test_check_keys_says_the_same_with_and_without_its_clean_walk`` proves them equal."""
     if plan.whole:
         return True
     if not (type(value) is dict or isinstance(value, Mapping)):
