@@ -164,14 +164,15 @@ _RULE_TREE = _trie(RULES)
 
 
 def _ruled(spec: Any, node: Trie, path: Path) -> Iterator[tuple[Path, Any, Check]]:
-    """Each scalar value of ``spec`` a rule names, with its path and the rule's check."""
-    if isinstance(spec, Mapping):
+    """Each scalar value of ``spec`` a rule names, with its path and the rule's check.  (Asked of every file:
+    a ``dict`` is told by its exact type before ``isinstance`` asks the ABC.)"""
+    if type(spec) is dict or isinstance(spec, Mapping):
         for name, value in spec.items():  # in the document's order, as every other problem is
             below = node.get(name) if name != "*" else None
             if below is None:
                 continue
             if callable(below):
-                if not isinstance(value, Mapping | list):
+                if type(value) in _LEAVES or not isinstance(value, Mapping | list):
                     yield (*path, name), value, below
             else:
                 yield from _ruled(value, below, (*path, name))
