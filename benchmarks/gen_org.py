@@ -77,10 +77,24 @@ class Shape:
         return self.departments * self.projects * self.templates
 
 
-def shape_for(pairs: int, seed: int = Shape.seed) -> Shape:
-    """The org of ``pairs`` (project, template) pairs, as the benchmarks size them: 10 templates per project,
-    10 projects per department up to 1,600 pairs (1 department at 100, 4 at 400, 16 at 1,600), then 16
-    departments of more projects (40 each at 6,400)."""
+#: The two org shapes the benchmarks measure (issue 20): ``deep``, few projects of many templates (10 per
+#: project), and ``wide``, many small projects of one template each, each with its own defaults.
+SHAPES = ("deep", "wide")
+
+
+def shape_for(pairs: int, seed: int = Shape.seed, kind: str = "deep") -> Shape:
+    """The org of ``pairs`` (project, template) pairs, as the benchmarks size them.
+
+    ``deep`` (the default): 10 templates per project, 10 projects per department up to 1,600 pairs (1
+    department at 100, 4 at 400, 16 at 1,600), then 16 departments of more projects (40 each at 6,400).
+    ``wide`` (issue 20's "many small projects each with its own defaults"): one template per project, 50
+    projects per department (2 departments at 100, 8 at 400, 32 at 1,600): 2 files per pair."""
+    if kind == "wide":
+        if pairs % 50:
+            raise ValueError(f"{pairs} pairs is not a multiple of 50 (projects per department, wide shape)")
+        return Shape(departments=pairs // 50, projects=50, templates=1, seed=seed)
+    if kind != "deep":
+        raise ValueError(f"unknown shape {kind!r}: one of {', '.join(SHAPES)}")
     if pairs % 10:
         raise ValueError(f"{pairs} pairs is not a multiple of 10 (templates per project)")
     projects = pairs // 10
@@ -371,11 +385,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--departments", type=int, default=default.departments)
     parser.add_argument("--projects", type=int, default=default.projects, help="per department")
     parser.add_argument("--templates", type=int, default=default.templates, help="per project")
+    parser.add_argument("--shape", choices=SHAPES, default="deep", help="with --pairs: which org shape")
     parser.add_argument("--seed", type=int, default=default.seed)
     parser.add_argument("--no-kustomize", action="store_true", help="write only the templates folder")
     args = parser.parse_args(argv)
     shape = (
-        shape_for(args.pairs, args.seed)
+        shape_for(args.pairs, args.seed, args.shape)
         if args.pairs is not None
         else Shape(args.departments, args.projects, args.templates, seed=args.seed)
     )

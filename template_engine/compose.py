@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from template_engine.cluster.mapping import Manifests
 from template_engine.cluster.outcome import cluster_outcome
-from template_engine.errors import CompositionError, CompositionWarning, Location, Problem, WarningKind
+from template_engine.errors import (
+    CompositionError,
+    CompositionWarning,
+    Location,
+    Problem,
+    TemplateEngineError,
+    WarningKind,
+)
 from template_engine.layers import (
     SameAsWorker,
     Submission,
@@ -26,7 +33,7 @@ from template_engine.layers import (
     scope_label,
     worker_layers,
 )
-from template_engine.merge.engine import MergeResult, clone, merge_layers
+from template_engine.merge.engine import Layer, MergeResult, clone, merge_layers
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.org import Defaults, Org, Template, View
@@ -212,8 +219,41 @@ def _defaults_merge(org: Org, view: View, master: bool, cache: MergeCache | None
         return merge_layers(SPEC_PLAN, policy_side_layers(org, view, master))
     found = cache.get((view, master))
     if found is None:
-        found = cache[(view, master)] = merge_layers(SPEC_PLAN, policy_side_layers(org, view, master))
+        layers = policy_side_layers(org, view, master)
+        start = _department_prefix(org, view, master, cache, layers)
+        found = cache[(view, master)] = merge_layers(SPEC_PLAN, layers, start)
     return found
+
+
+def _department_prefix(
+    org: Org, view: View, master: bool, cache: MergeCache, layers: list[Layer]
+) -> MergeResult | None:
+    """The shared merge of a project's department (its policy side, through ``cache``) when its layers are
+    the first of the project's ``layers``, which then hold the department's own ``Layer`` objects (as
+    ``merge_layers(..., start=)`` asks); else ``None``.
+
+    Every project of a department sees the system's and the department's defaults first (POLICY.md, the
+    layer table), so an org of many small projects merges that chain once per department, not once per
+    project.  Only layers made from the same written spec (the same objects) are taken as the same; a
+    department whose policy imposes assets (layers of their own, made anew for each view) shares nothing,
+    and neither does one whose own composition fails: the project's merge is then made whole, as before.
+    """
+    if view.project is None or view.department is None:
+        return None
+    try:
+        parent = _defaults_merge(org, View(view.department), master, cache)
+    except TemplateEngineError:
+        return None
+    shared = parent.layers
+    if not shared or len(shared) > len(layers) or not all(map(_same_layer, shared, layers)):
+        return None
+    layers[: len(shared)] = shared
+    return parent
+
+
+def _same_layer(a: Layer, b: Layer) -> bool:
+    """Two layers of the same written spec: the same objects, from the same place."""
+    return a.spec is b.spec and a.lines is b.lines and (a.file, a.label, a.root) == (b.file, b.label, b.root)
 
 
 def _master_merge(

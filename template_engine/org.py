@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
@@ -193,10 +194,21 @@ class Org:
         if file is not None:
             raise InputError(self.broken.get(file, (Problem("file could not be read", (), None),)))
 
-    def department_of(self, project: str) -> str:
+    @cached_property
+    def _department_by_project(self) -> dict[str, str]:
+        """Each project's department, the first that lists it (``org.yaml``'s order): built once, so that
+        :meth:`department_of`, asked for every project (``views``, every composition's view), is a look-up
+        and not a walk of every department's projects."""
+        out: dict[str, str] = {}
         for department, projects in self.departments.items():
-            if project in projects:
-                return department
+            for project in projects:
+                out.setdefault(project, department)
+        return out
+
+    def department_of(self, project: str) -> str:
+        found = self._department_by_project.get(project)
+        if found is not None:
+            return found
         raise NotFoundError([Problem(f"unknown project {project!r}", (), None, _known(self.projects()))])
 
     def projects(self) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from template_engine.errors import Problem
@@ -104,22 +104,40 @@ def too_many_values(count: int) -> Problem:
     return Problem(f"the document holds {count} values", (), None, MAX_VALUES_EXPECTED)
 
 
+#: The types of a parsed document's leaves: a value of one of them is counted and never looked into.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def count_values(data: Any) -> int:
     """The values of ``data`` (keys not counted), counted without recursion: each container adds its
-    children, and only containers are walked."""
+    children, and only containers are walked.
+
+    The loader asks it of every file (:func:`~template_engine.loader.rules.document_rules`), so the walk
+    dispatches on the exact type first (a parsed document holds ``dict``, ``list`` and scalars) and asks
+    ``isinstance`` only of anything else; leaves are never pushed."""
     count = 1
     stack = [data]
+    pop, push, leaves = stack.pop, stack.append, _LEAVES
     while stack:
-        value = stack.pop()
-        children: Iterable[Any]
-        if isinstance(value, Mapping):
+        value = pop()
+        kind = type(value)
+        children: Collection[Any]
+        if kind is dict:
+            children = value.values()
+        elif kind is list:
+            children = value
+        elif kind in leaves:
+            continue
+        elif isinstance(value, Mapping):
             children = value.values()
         elif isinstance(value, list):
             children = value
         else:
             continue
         count += len(children)
-        stack.extend(child for child in children if isinstance(child, Mapping | list))
+        for child in children:
+            if type(child) not in leaves:
+                push(child)
     return count
 
 
@@ -146,14 +164,15 @@ _RULE_TREE = _trie(RULES)
 
 
 def _ruled(spec: Any, node: Trie, path: Path) -> Iterator[tuple[Path, Any, Check]]:
-    """Each scalar value of ``spec`` a rule names, with its path and the rule's check."""
-    if isinstance(spec, Mapping):
+    """Each scalar value of ``spec`` a rule names, with its path and the rule's check.  (Asked of every file:
+    a ``dict`` is told by its exact type before ``isinstance`` asks the ABC.)"""
+    if type(spec) is dict or isinstance(spec, Mapping):
         for name, value in spec.items():  # in the document's order, as every other problem is
             below = node.get(name) if name != "*" else None
             if below is None:
                 continue
             if callable(below):
-                if not isinstance(value, Mapping | list):
+                if type(value) in _LEAVES or not isinstance(value, Mapping | list):
                     yield (*path, name), value, below
             else:
                 yield from _ruled(value, below, (*path, name))
