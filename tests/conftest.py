@@ -139,12 +139,86 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 FIRST = ("tests/browser/", "tests/service/")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     def group(item: pytest.Item) -> int:
         path = item.nodeid
         return next((i for i, prefix in enumerate(FIRST) if path.startswith(prefix)), len(FIRST))
 
     items.sort(key=group)  # stable: within a group, the collection's order
+    for item in items:
+        for marker in markers_of(item):
+            item.add_marker(marker)
+    if config.getoption("quick"):
+        left_out = [item for item in items if any(item.get_closest_marker(n) for n in QUICK_LEAVES_OUT)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [
+                item for item in items if not any(item.get_closest_marker(n) for n in QUICK_LEAVES_OUT)
+            ]
+
+
+# -- the quick suite (``pytest --quick``: the README, docs/architecture.md "Running the tests") -------------
+
+#: The markers the quick suite leaves out (registered in pyproject.toml, given here by folder, fixture and
+#: module): ``pytest -m "not slow"`` and the like select with them in the whole suite too.
+QUICK_LEAVES_OUT = ("browser", "service", "postgres", "slow")
+
+#: The folders whose tests need more than the engine: Chromium and Playwright, or the service's extra
+#: (FastAPI, uvicorn, SQLAlchemy).  ``--quick`` does not collect them, so it runs without those installed.
+FOLDER_MARKERS = {"tests/browser/": "browser", "tests/service/": "service"}
+
+#: The fixtures that start or need a PostgreSQL server (tests/service/conftest.py); ``database_url`` is one
+#: for its ``postgresql`` parameter.
+POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url"})
+
+#: Engine modules that are end-to-end runs rather than the engine's own tests: each test starts the
+#: installed ``template-engine`` (or pytest, or pip, or git) as processes, which costs a second or more of
+#: CPU per test on this machine where the same rule in process costs milliseconds.  The quick suite leaves
+#: them out (marked ``slow``); the whole suite, ``.ci/run``'s, runs them.  Chosen by measurement
+#: (``--durations``, docs/architecture.md): together they were most of the core suite's time.
+SLOW_MODULES = frozenset(
+    {
+        "tests/test_cli.py",
+        "tests/test_cli_extras.py",
+        "tests/test_cli_manifests.py",
+        "tests/test_cli_policy.py",
+        "tests/test_cli_report.py",
+        "tests/test_cli_schema_init.py",
+        "tests/test_diff_cli.py",
+        "tests/test_pytest_plugin.py",
+    }
+)
+
+
+def markers_of(item: pytest.Item) -> list[str]:
+    """The markers :data:`QUICK_LEAVES_OUT` names that ``item`` gets from its folder, fixtures and module."""
+    found = [name for prefix, name in FOLDER_MARKERS.items() if item.nodeid.startswith(prefix)]
+    fixtures = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    if fixtures & POSTGRES_FIXTURES or (
+        callspec is not None and callspec.params.get("database_url") == "postgresql"
+    ):
+        found.append("postgres")
+    if item.nodeid.split("::")[0] in SLOW_MODULES:
+        found.append("slow")
+    return found
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="the core suite only: no browser, service, PostgreSQL or end-to-end process tests (under a "
+        "minute on 2 cores; docs/architecture.md)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``--quick`` does not collect the folders of :data:`FOLDER_MARKERS` (nor import their conftest)."""
+    if not config.getoption("quick"):
+        return None
+    relative = collection_path.resolve().as_posix().removeprefix(REPO.as_posix() + "/") + "/"
+    return True if any(relative.startswith(prefix) for prefix in FOLDER_MARKERS) else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -18,7 +18,7 @@ from template_engine.cli import COMMANDS, main
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The modules of this package a start that runs no command may import.
-STARTUP = {"template_engine", "template_engine.cli", "template_engine.__main__"}
+STARTUP = {"template_engine", "template_engine._version", "template_engine.cli", "template_engine.__main__"}
 
 _PROBE = """
 import json, sys
@@ -99,3 +99,26 @@ def test_every_public_name_resolves_on_first_use() -> None:
     assert set(template_engine.__all__) <= set(dir(template_engine))
     with pytest.raises(AttributeError, match="no attribute 'compse'"):
         template_engine.compse  # noqa: B018
+
+
+def test_version_is_the_one_the_build_reads_and_no_distribution_is_scanned() -> None:
+    """``--version`` prints ``template_engine/_version.py``'s VERSION, which pyproject.toml builds with, and
+    reads no installed distribution's metadata to find it (docs/performance.md, "Start-up (issue 20)")."""
+    import tomllib
+
+    from template_engine._version import VERSION
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "template_engine._version.VERSION"}
+    probe = _PROBE.replace("import json, sys", "import sys").split("loaded =")[0]
+    probe += "print('importlib.metadata' in sys.modules)"
+    run = subprocess.run(
+        [sys.executable, "-c", probe, "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert run.stdout.splitlines() == [f"template-engine, version {VERSION}", "False"]

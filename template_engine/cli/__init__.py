@@ -21,6 +21,8 @@ from typing import NamedTuple
 import click
 from click.shell_completion import CompletionItem
 
+from template_engine._version import VERSION
+
 __all__ = ["main"]
 
 
@@ -145,7 +147,7 @@ class Main(click.Group):
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="template-engine")
+@click.version_option(VERSION, prog_name="template-engine")  # no importlib.metadata (_version.py)
 def main() -> None:
     """Compose layered Run:ai-style defaults, assets and templates into effective specs."""
 

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -20,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 from sqlalchemy import Engine
 from starlette.routing import BaseRoute
 
+from template_engine._version import VERSION
 from template_engine.models.spec import INT64_MAX, INT64_MIN
 from template_engine.service import errors
 from template_engine.service.answers import AnswerCache, RevisionFeed
@@ -60,10 +60,9 @@ operation declares it here; docs/http-api.md lists them.
 
 
 def _version() -> str:
-    try:
-        return version("template-engine")
-    except PackageNotFoundError:  # pragma: no cover - only when run from an uninstalled tree
-        return "0"
+    """The package's version (``template_engine/_version.py``, what ``pyproject.toml`` builds with): the same
+    in an installed copy and in an uninstalled tree, read without scanning the installed distributions."""
+    return VERSION
 
 
 def authenticator_for(settings: Settings) -> Authenticator:

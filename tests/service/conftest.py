@@ -25,7 +25,6 @@ import socket
 import sqlite3
 import subprocess
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,6 +35,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
+from waiting import READY_WITHIN, wait_until
 
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
@@ -313,16 +313,16 @@ class LiveServer:
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the live server did not start")
-            time.sleep(0.02)
+        wait_until(self._started, "the live server did not start")
         return self
+
+    def _started(self) -> bool:
+        assert self.thread.is_alive(), "the live server's thread ended before it started"
+        return bool(self.server.started)
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=20)
+        self.thread.join(timeout=READY_WITHIN)
         self.sock.close()
 
 

@@ -37,7 +37,6 @@ import re
 import socket
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +51,7 @@ from fastapi import FastAPI
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 from starlette import testclient
+from waiting import READY_WITHIN, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
 SUBSET = FIXTURES / "runai-openapi-subset.json"
@@ -446,19 +446,21 @@ class LiveServer:
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
 
+def _started(live: LiveServer) -> bool:
+    assert live.thread.is_alive(), "the live server's thread ended before it started"
+    return bool(live.server.started)
+
+
 @contextmanager
 def serve(app: FastAPI) -> Iterator[LiveServer]:
     live = LiveServer(app)
     live.thread.start()
     try:
-        deadline = time.monotonic() + 20
-        while not live.server.started:
-            assert live.thread.is_alive() and time.monotonic() < deadline, "the live server did not start"
-            time.sleep(0.02)
+        wait_until(lambda: _started(live), "the live server did not start")
         yield live
     finally:
         live.server.should_exit = True
-        live.thread.join(timeout=20)
+        live.thread.join(timeout=READY_WITHIN)
         live.sock.close()
 
 

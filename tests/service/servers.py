@@ -7,13 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 from conftest import ADMIN, bearer
+from waiting import LIVE_TIMEOUT, READY_WITHIN, wait_until
 
 EXE = Path(sys.executable).with_name("template-engine")
 
@@ -32,7 +32,17 @@ class Server:
         self.output = ""
 
     def client(self, token: str = ADMIN) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers=bearer(token), timeout=30)
+        return httpx.Client(base_url=self.url, headers=bearer(token), timeout=LIVE_TIMEOUT)
+
+
+def _healthy(server: Server) -> bool:
+    """Whether the server answers ``/health`` (a refused or slow connection is "not yet"); fails when the
+    process has ended."""
+    assert server.process.poll() is None, server.process.communicate()[0]
+    try:
+        return httpx.get(f"{server.url}/health", timeout=LIVE_TIMEOUT).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 @contextmanager
@@ -44,22 +54,13 @@ def serve(database_url: str, auth_file: Path | None, *extra: str) -> Iterator[Se
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     server = Server(process, f"http://127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.communicate()[0]
-            try:
-                if httpx.get(f"{server.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not answer /health"
-            time.sleep(0.1)
+        wait_until(lambda: _healthy(server), "the server did not answer /health")
         yield server
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
         try:
-            server.output = process.communicate(timeout=30)[0]
+            server.output = process.communicate(timeout=READY_WITHIN)[0]
         except subprocess.TimeoutExpired:
             process.kill()
             server.output = process.communicate()[0]

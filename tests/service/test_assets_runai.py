@@ -20,6 +20,7 @@ from conftest import ADMIN, TEMPLATES, bearer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sdk_helpers import Lazy, LiveServer, RealSchemas, bearer_client, install, parsed, runapy, serve
+from waiting import LIVE_TIMEOUT
 
 from template_engine import load_org
 from template_engine.compose import compose
@@ -494,7 +495,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, auth_file: Path) -> Iterato
 
 @pytest.fixture(scope="module")
 def http(server: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, headers=bearer(ADMIN)) as client:
+    with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as client:
         yield client
 
 

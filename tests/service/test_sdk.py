@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from runai.api_client import ApiClient
     from runai.runai_client import RunaiClient
 
+from waiting import LIVE_TIMEOUT
+
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
 from template_engine.service.tokens import Signer
@@ -79,7 +81,9 @@ def sdk(server: LiveServer) -> RunaiClient:
 @pytest.fixture(scope="module")
 def org(server: LiveServer) -> dict[str, str]:
     """Project and department names to their ids."""
-    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=LIVE_TIMEOUT
+    ) as http:
         projects = http.get("/api/v1/org-unit/projects").json()["projects"]
         departments = http.get("/api/v1/org-unit/departments").json()["departments"]
     return {p["name"]: p["id"] for p in projects} | {d["name"]: d["id"] for d in departments}
@@ -162,7 +166,7 @@ def test_wrong_credentials_are_refused_with_run_ai_s_400(
         )
     assert "'code': 400" in str(refused.value)
     sent = {"grantType": "app_token", "AppId": client_id, "AppSecret": secret}
-    answer = httpx.post(f"{server.url}/api/v1/token", json=sent)
+    answer = httpx.post(f"{server.url}/api/v1/token", json=sent, timeout=LIVE_TIMEOUT)
     assert answer.status_code == 400 and "accessToken" not in answer.json()
     assert parsed("Error", answer.json()).code == 400
 

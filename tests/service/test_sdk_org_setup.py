@@ -45,6 +45,7 @@ from sdk_helpers import (
     whole_document,
     whole_schemas,
 )
+from waiting import LIVE_TIMEOUT
 
 from template_engine import Org, compose, load_org
 from template_engine.cli import main
@@ -90,7 +91,7 @@ def live(tmp_path: Path) -> Iterator[Live]:
     with whole_document(), serve(create_app(Settings(database_url=url, auth_file=auth))) as server:
         sdk = runai_client.RunaiClient(login_client(server.url, CLIENT_ID, SECRET))
         headers = {"Authorization": f"Bearer {ADMIN}"}
-        with httpx.Client(base_url=server.url, headers=headers) as http:
+        with httpx.Client(base_url=server.url, headers=headers, timeout=LIVE_TIMEOUT) as http:
             yield Live(server, url, sdk, http)
 
 

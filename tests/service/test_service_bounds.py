@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conftest import CLUSTER, VIEWER, Ids, MakeApp, bearer, open_client
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from waiting import LIVE_TIMEOUT
 
 from template_engine.cli import main
 from template_engine.errors import InputError
@@ -278,7 +279,7 @@ def test_head_is_answered_like_get_without_a_body(client: Any, ids: Ids) -> None
 def test_head_on_a_real_server(app: Any, live_server: Any) -> None:
     """Through uvicorn: the answer to HEAD has the GET's Content-Length and no body, and the connection
     is still usable for the next request."""
-    with live_server(app) as server, httpx.Client(base_url=server.url) as http:
+    with live_server(app) as server, httpx.Client(base_url=server.url, timeout=LIVE_TIMEOUT) as http:
         got = http.get("/health")
         head = http.head("/health")
         assert head.status_code == 200 and head.content == b""

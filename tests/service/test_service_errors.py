@@ -10,6 +10,7 @@ import httpx
 import pytest
 from conftest import ADMIN, CLUSTER, Ids, bearer, open_client
 from sqlalchemy.exc import OperationalError
+from waiting import LIVE_TIMEOUT
 
 from template_engine.service.storage.repository import Repository
 
@@ -146,7 +147,10 @@ def test_an_oversize_streamed_body_on_a_real_server(app: Any, live_server: Any) 
             yield b"a" * 16384
         yield b'"}}'
 
-    with live_server(app) as server, httpx.Client(base_url=server.url, headers=bearer(ADMIN)) as http:
+    with (
+        live_server(app) as server,
+        httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http,
+    ):
         response = http.post(T, content=chunks(), headers={"Content-Type": "application/json"})
         assert response.status_code == 413
         free = {"templateName": "streamed", "scopeType": "system"}

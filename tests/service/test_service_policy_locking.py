@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 from conftest import ADMIN, Ids, MakeApp, bearer
+from waiting import LIVE_TIMEOUT
 
 from template_engine.service.schemas import IF_MATCH_PATTERN
 
@@ -164,7 +165,7 @@ def test_read_modify_write_writers_on_two_servers_lose_nothing(
         def work(writer: int) -> list[str]:
             acknowledged = []
             url = (one, two)[writer % 2].url
-            with httpx.Client(base_url=url, headers=bearer(ADMIN), timeout=120) as http:
+            with httpx.Client(base_url=url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
                 for round_ in range(ROUNDS):
                     name = f"WRITER_{writer}_ROUND_{round_}"
                     first = True
@@ -188,7 +189,7 @@ def test_read_modify_write_writers_on_two_servers_lose_nothing(
 
         with ThreadPoolExecutor(max_workers=WRITERS) as pool:
             acknowledged = [name for names in pool.map(work, range(WRITERS)) for name in names]
-        with httpx.Client(base_url=two.url, headers=bearer(ADMIN)) as http:
+        with httpx.Client(base_url=two.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
             final, _ = _read(http)
     assert len(acknowledged) == statuses[200] == WRITERS * ROUNDS
     assert set(acknowledged) <= _names(final)  # 0 lost

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 from conftest import ADMIN, RESEARCH, TEMPLATES, VIEWER
 from servers import serve
+from waiting import LIVE_TIMEOUT
 
 T = "/api/v1/workload-templates/distributed"
 
@@ -26,7 +27,7 @@ def test_data_survives_a_restart_of_the_server(tmp_path: Path, auth_file: Path) 
         count = http.get("/api/v1/workload-templates/count").json()["count"]
         with first.client(RESEARCH) as bob:
             assert bob.get(T).status_code == 200
-        assert httpx.get(f"{first.url}{T}").status_code == 401
+        assert httpx.get(f"{first.url}{T}", timeout=LIVE_TIMEOUT).status_code == 401
     # A graceful stop: uvicorn finishes, then re-raises SIGTERM (so the status is -15, not 0).
     assert first.process.returncode in (0, -signal.SIGTERM)
     assert "Finished server process" in first.output, first.output
@@ -35,7 +36,7 @@ def test_data_survives_a_restart_of_the_server(tmp_path: Path, auth_file: Path) 
         assert after.headers["ETag"] == '"2"'
         assert after.json() == before
         assert http.get("/api/v1/workload-templates/count").json()["count"] == count  # not seeded twice
-        openapi = httpx.get(f"{second.url}/openapi.json").json()
+        openapi = httpx.get(f"{second.url}/openapi.json", timeout=LIVE_TIMEOUT).json()
         assert T in openapi["paths"]
     for output in (first.output, second.output):
         assert "Uvicorn running on http://127.0.0.1" in output

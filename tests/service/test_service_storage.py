@@ -14,6 +14,7 @@ import httpx
 import pytest
 from conftest import ADMIN, CLUSTER, TEMPLATES, MakeApp, bearer, open_client
 from sqlalchemy import MetaData, Table, insert, update
+from waiting import LIVE_TIMEOUT
 
 from template_engine import compose, load_org
 from template_engine.errors import InputError
@@ -100,13 +101,13 @@ def test_concurrent_read_modify_write_with_if_match_loses_nothing(
 ) -> None:
     """Writers on two replicas increment one field with GET + If-Match PATCH, retrying on 412/409."""
     with live_server(make_app(database_url)) as one, live_server(make_app(database_url, seed=False)) as two:
-        with httpx.Client(base_url=one.url, headers=bearer(ADMIN)) as http:
+        with httpx.Client(base_url=one.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
             template_id = _create(http, "counter", numWorkers=1)
         retries = []
 
         def work(index: int) -> None:
             server = (one, two)[index % 2]
-            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=60) as http:
+            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
                 for _ in range(ROUNDS):
                     while True:
                         current = http.get(f"{T}/{template_id}")
@@ -122,7 +123,7 @@ def test_concurrent_read_modify_write_with_if_match_loses_nothing(
                         retries.append(response.status_code)
 
         _in_threads(WRITERS, work)
-        with httpx.Client(base_url=two.url, headers=bearer(ADMIN)) as http:
+        with httpx.Client(base_url=two.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
             final = http.get(f"{T}/{template_id}")
         assert final.json()["spec"]["numWorkers"] == 1 + WRITERS * ROUNDS
         assert final.headers["ETag"] == f'"{1 + WRITERS * ROUNDS}"'
@@ -136,12 +137,12 @@ def test_concurrent_patches_without_if_match_all_land(
 ) -> None:
     """Each writer patches its own field: with the row serialised, no writer's field is lost."""
     with live_server(make_app(database_url)) as one, live_server(make_app(database_url, seed=False)) as two:
-        with httpx.Client(base_url=one.url, headers=bearer(ADMIN)) as http:
+        with httpx.Client(base_url=one.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
             template_id = _create(http, "many-writers")
 
         def work(index: int) -> list[int]:
             server = (one, two)[index % 2]
-            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=60) as http:
+            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
                 return [
                     http.patch(f"{T}/{template_id}", json={"spec": {FIELDS[index]: f"v{round_}"}}).status_code
                     for round_ in range(ROUNDS)
@@ -149,7 +150,7 @@ def test_concurrent_patches_without_if_match_all_land(
 
         statuses = _in_threads(len(FIELDS), work)
         assert statuses == [[200] * ROUNDS] * len(FIELDS)
-        with httpx.Client(base_url=two.url, headers=bearer(ADMIN)) as http:
+        with httpx.Client(base_url=two.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
             final = http.get(f"{T}/{template_id}")
         spec = final.json()["spec"]
         assert {name: spec[name] for name in FIELDS} == {name: f"v{ROUNDS - 1}" for name in FIELDS}
@@ -162,7 +163,7 @@ def test_concurrent_creates_of_one_name(make_app: MakeApp, database_url: str, li
 
         def work(index: int) -> int:
             server = (one, two)[index % 2]
-            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=60) as http:
+            with httpx.Client(base_url=server.url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
                 barrier.wait()
                 return http.post(T, json={"meta": {"name": "only-one", "scopeType": "system"}}).status_code
 
