@@ -34,12 +34,13 @@ import pytest
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import diff_outputs
 from template_engine.diffing.objects import diff_objects
-from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
+from template_engine.diffing.pairs import Outcome, Pair, _segment, compose_pair, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
-from template_engine.org import Org
+from template_engine.org import Org, TemplateRef
 from template_engine.render import RESERVED
 from template_engine.snapshots.document import (
+    MANIFESTS,
     SUFFIX,
     UPDATE_HINT,
     manifests_name,
@@ -101,17 +102,55 @@ class OrgSnapshots:
         except TemplateEngineError as exc:
             return [pytest.param(exc, id="org")]
 
-    def check_files(self) -> None:
-        """Fail when files of the templates folder are invalid: the pairs they would make are missing."""
+    def check_files(self, snapshot: SnapshotAssertion | None = None, test_name: str = TEST_NAME) -> None:
+        """Fail when files of the templates folder are invalid: the pairs they would make are missing.
+
+        Given syrupy's ``snapshot``, the snapshots of those pairs are kept (asserted as they are, under the
+        names the pair tests ``test_name[<pair id>]`` give them), so ``--snapshot-update`` does not delete
+        the last good snapshot of a pair whose file has a typo; the pair tests of ``--template-root`` do.
+        """
         broken = self.org.broken
-        if broken:
-            lines = [problem.one_line() for file in sorted(broken) for problem in broken[file]]
-            pytest.fail(
-                f"{len(broken)} invalid file(s) in {_shown(self.root)}: the pairs they would make "
-                "are missing from this run (and their snapshots look unused):\n"
-                + "\n".join(f"  {line}" for line in lines),
-                pytrace=False,
-            )
+        if not broken:
+            return
+        if snapshot is not None:
+            from template_engine.snapshots.extension import extension_for
+
+            assertion = snapshot.use_extension(extension_for(self.snapshots, test_name))
+            for path in self.kept():
+                name = path.relative_to(self.snapshots).as_posix()[: -len(SUFFIX)]
+                assertion(name=name).assert_match(path.read_text(encoding="utf-8"))
+        lines = [problem.one_line() for file in sorted(broken) for problem in broken[file]]
+        pytest.fail(
+            f"{len(broken)} invalid file(s) in {_shown(self.root)}: the pairs they would make "
+            "are missing from this run (their snapshots are kept until the files are fixed):\n"
+            + "\n".join(f"  {line}" for line in lines),
+            pytrace=False,
+        )
+
+    def broken_pairs(self) -> dict[str, str]:
+        """Pair id -> the invalid template file that would make that pair (its snapshots are kept).
+
+        A template file that does not validate gives no template, so its pairs vanish from ``pairs()``;
+        these are the ids they would have: the template seen from its own scope and from every project
+        below it (whether a project shadows it does not matter, a shadowed id is a pair of its own).
+        """
+        org, out = self.org, {}
+        for ref, file in org.broken_refs.items():
+            if not isinstance(ref, TemplateRef):
+                continue
+            name = _segment(ref.name)
+            if ref.scope_type == "project":
+                out[f"projects/{_segment(ref.scope_name)}/{name}"] = file
+                continue
+            if ref.scope_type == "system":
+                out[f"system/{name}"] = file
+                below = dict(org.departments)
+            else:
+                below = {ref.scope_name: org.departments.get(ref.scope_name, ())}
+            for department, projects in below.items():
+                out.setdefault(f"departments/{_segment(department)}/{name}", file)
+                out.update({f"projects/{_segment(p)}/{name}": file for p in projects})
+        return out
 
     def location(self, pair: Pair) -> Path:
         return self.snapshots / f"{pair.id}{SUFFIX}"
@@ -121,7 +160,23 @@ class OrgSnapshots:
         return self.snapshots / f"{manifests_name(pair)}{SUFFIX}"
 
     def orphans(self) -> list[Path]:
-        """Snapshot files (effective specs and objects) of pairs the org no longer has."""
+        """Snapshot files (effective specs and objects) of pairs the org no longer has, nor would have once
+        its invalid files are fixed: the files ``--snapshot-update`` removes."""
+        kept = set(self.kept())
+        return [path for path in self._unpaired() if path not in kept]
+
+    def kept(self) -> list[Path]:
+        """Snapshot files without a pair because the pair's template file is invalid (:meth:`broken_pairs`):
+        the files ``--snapshot-update`` keeps."""
+        broken = self.broken_pairs()
+        return [path for path in self._unpaired() if self.pair_of(path) in broken]
+
+    def pair_of(self, path: Path) -> str:
+        name = path.relative_to(self.snapshots).as_posix()[: -len(SUFFIX)]
+        prefix = f"{MANIFESTS}/"
+        return name[len(prefix) :] if name.startswith(prefix) else name
+
+    def _unpaired(self) -> list[Path]:
         if not self.snapshots.is_dir():
             return []
         known = {self.location(pair) for pair in self.pairs()}
@@ -168,6 +223,12 @@ class OrgSnapshots:
             failures.append(_objects_failure(pair, objects_location, recalled[1], objects_text, objects))
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
+
+    def files_test(self) -> Callable[..., None]:
+        def template_files_valid(snapshot: SnapshotAssertion) -> None:
+            self.check_files(snapshot)
+
+        return template_files_valid
 
     def test_for(self, pair: Pair) -> Callable[..., None]:
         def template_snapshot(snapshot: SnapshotAssertion) -> None:
@@ -273,7 +334,7 @@ class TemplatesFolder(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         self.suite.collected = True
         found = self.suite.pairs()
-        yield PairTest.from_parent(self, name=FILES_TEST_NAME, callobj=self.suite.check_files)
+        yield PairTest.from_parent(self, name=FILES_TEST_NAME, callobj=self.suite.files_test())
         for pair in found:
             yield PairTest.from_parent(
                 self,
@@ -428,16 +489,34 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, C
 
 
 def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
-    """Name the snapshot files left without a pair (syrupy counts them as unused)."""
+    """Name each snapshot file left without a pair and what ``--snapshot-update`` does with it: keeps it
+    when the pair's template file is invalid (the pair comes back once the file is fixed), removes it when
+    the pair is gone."""
     suite = config.stash.get(_SUITE, None)
     if suite is None or not suite.collected:
         return
     try:
-        orphans = suite.orphans()
+        lines = update_plan(suite)
     except TemplateEngineError:
         return
-    if orphans:
+    if lines:
         terminalreporter.write_sep("-", "template_engine snapshots")
-        for path in orphans:
-            terminalreporter.write_line(f"no pair any more: {_shown(path)}")
-        terminalreporter.write_line(f"{len(orphans)} unused snapshot(s); {UPDATE_HINT} removes them.")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def update_plan(suite: OrgSnapshots) -> list[str]:
+    """What ``--snapshot-update`` does with each snapshot file that has no pair in this run, one line a file,
+    then a count of each (empty when every snapshot has its pair)."""
+    broken, kept, gone = suite.broken_pairs(), suite.kept(), suite.orphans()
+    lines = [
+        f"kept: {_shown(path)} (its pair's file {broken[suite.pair_of(path)]} is invalid; "
+        f"{UPDATE_HINT} keeps it: fix the file, not the snapshot)"
+        for path in kept
+    ]
+    lines += [f"no pair any more: {_shown(path)} ({UPDATE_HINT} removes it)" for path in gone]
+    if gone:
+        lines.append(f"{len(gone)} unused snapshot(s); {UPDATE_HINT} removes them.")
+    if kept:
+        lines.append(f"{len(kept)} snapshot(s) of pairs whose files are invalid; {UPDATE_HINT} keeps them.")
+    return lines

@@ -385,10 +385,12 @@ def test_a_removed_project_reports_its_snapshots_as_unused_and_update_removes_th
     result.stdout.fnmatch_lines(["*4 snapshots unused.*"])
     result.stdout.fnmatch_lines(
         [
-            "no pair any more: snapshots/manifests/projects/vision/job.yaml",
-            "no pair any more: snapshots/manifests/projects/vision/sweep.yaml",
-            "no pair any more: snapshots/projects/vision/job.yaml",
-            "no pair any more: snapshots/projects/vision/sweep.yaml",
+            *(
+                f"no pair any more: snapshots/{name}.yaml (pytest --snapshot-update removes it)"
+                for name in ("manifests/projects/vision/job", "manifests/projects/vision/sweep")
+            ),
+            "no pair any more: snapshots/projects/vision/job.yaml (pytest --snapshot-update removes it)",
+            "no pair any more: snapshots/projects/vision/sweep.yaml (pytest --snapshot-update removes it)",
             "4 unused snapshot(s); pytest --snapshot-update removes them.",
         ]
     )
@@ -443,7 +445,52 @@ def test_an_invalid_file_fails_instead_of_its_pairs_vanishing(project: pytest.Py
             "  departments/research/templates/sweep.yaml:2: invalid YAML:*",
         ]
     )
-    result.stdout.fnmatch_lines(["no pair any more: snapshots/departments/research/sweep.yaml"])
+    kept = "kept: snapshots/{}.yaml (its pair's file departments/research/templates/sweep.yaml is invalid; "
+    result.stdout.fnmatch_lines([kept.format("departments/research/sweep") + "*keeps it*"])
+    assert "no pair any more" not in result.stdout.str()
+    assert "unused" not in result.stdout.str()
+
+
+def test_the_hint_says_pair_by_pair_what_snapshot_update_keeps_and_removes(project: pytest.Pytester) -> None:
+    """A typo in a template (issue 21: ``numWorker``) keeps its pairs' snapshots, even through
+    ``--snapshot-update``, while those of a project that is gone are removed, and the hint says which is
+    which before the update runs."""
+    updated(project)
+    sweep = project.path / "templates/departments/research/templates/sweep.yaml"
+    sweep.write_text(sweep.read_text(encoding="utf-8").replace("numWorkers", "numWorker"), encoding="utf-8")
+    org = project.path / "templates/org.yaml"
+    org.write_text(org.read_text(encoding="utf-8").replace("[vision, nlp]", "[vision]"), encoding="utf-8")
+    typo = "(its pair's file departments/research/templates/sweep.yaml is invalid; "
+    typo += "pytest --snapshot-update keeps it*"
+    kept = ["departments/research/sweep", "manifests/departments/research/sweep"]
+    kept += ["manifests/projects/vision/sweep", "projects/vision/sweep"]
+    gone = [
+        "manifests/projects/nlp/job",
+        "manifests/projects/nlp/sweep",
+        "projects/nlp/job",
+        "projects/nlp/sweep",
+    ]
+    plan = [f"kept: snapshots/{name}.yaml {typo}" for name in kept]
+    plan += [
+        f"no pair any more: snapshots/{name}.yaml (pytest --snapshot-update removes it)" for name in gone
+    ]
+    plan += [
+        "4 unused snapshot(s); pytest --snapshot-update removes them.",
+        "4 snapshot(s) of pairs whose files are invalid; pytest --snapshot-update keeps them.",
+    ]
+    result = run(project)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(plan)
+    result.stdout.fnmatch_lines(["*4 snapshots unused.*"])
+
+    update = run(project, "--snapshot-update")
+    update.stdout.fnmatch_lines(["*4 unused snapshots deleted.*"])
+    assert snapshot_files(project.path / "snapshots") == with_objects(
+        PAIRS - {"projects/nlp/job", "projects/nlp/sweep"}
+    )
+    after = run(project)
+    after.stdout.fnmatch_lines(plan[:4])
+    assert "no pair any more" not in after.stdout.str()
 
 
 def test_a_value_runai_refuses_fails_the_files_test_at_its_line(project: pytest.Pytester) -> None:

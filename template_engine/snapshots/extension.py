@@ -36,6 +36,9 @@ class PairSnapshotExtension(SingleFileSnapshotExtension):
     _write_mode = WriteMode.TEXT
     #: The snapshots folder (absolute); set on the subclass :func:`extension_for` makes.
     root: ClassVar[str] = ""
+    #: The test name the snapshots are named after, when not the asserting test's own (``None``): the test
+    #: of the files keeps the snapshots of pairs whose template file is invalid under the pair tests' names.
+    base: ClassVar[str | None] = None
 
     def serialize(
         self,
@@ -69,7 +72,7 @@ class PairSnapshotExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def get_snapshot_name(cls, *, test_location: PyTestLocation, index: SnapshotIndex = 0) -> str:
-        return f"{_base(test_location)}[{index}]"
+        return f"{cls.base or _base(test_location)}[{index}]"
 
     @classmethod
     def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
@@ -118,7 +121,8 @@ class PairSnapshotExtension(SingleFileSnapshotExtension):
 
 
 @functools.cache
-def extension_for(root: Path) -> type[PairSnapshotExtension]:
-    """The extension class bound to the snapshots folder ``root`` (one class per folder)."""
-    attrs: dict[str, Any] = {"root": str(root.resolve()), "__module__": __name__}
+def extension_for(root: Path, base: str | None = None) -> type[PairSnapshotExtension]:
+    """The extension class bound to the snapshots folder ``root`` (one class per folder), naming snapshots
+    after the test ``base`` when given (see :attr:`PairSnapshotExtension.base`)."""
+    attrs: dict[str, Any] = {"root": str(root.resolve()), "base": base, "__module__": __name__}
     return cast(type[PairSnapshotExtension], type("PairSnapshotExtension", (PairSnapshotExtension,), attrs))
