@@ -27,6 +27,7 @@ from template_engine.errors import Problem, TemplateEngineError
 
 if TYPE_CHECKING:  # the comparison, git and the loader are imported when a command runs, not at start
     from template_engine.diff import OrgDiff, PairDiff
+    from template_engine.diffing.answers import Recall
     from template_engine.loader.facts import FactCache
     from template_engine.loader.gitrev import Version
     from template_engine.loader.sources import Source
@@ -139,16 +140,53 @@ def _compare(compare: Callable[[FactCache | None], OrgDiff], facts: FactCache | 
         _fail(exc.error)
 
 
-def _load(source: Source | None, where: str | None = None, facts: FactCache | None = None) -> Org:
-    from template_engine.loader.tree import load_org
+def _load_side(
+    source: Source | None, where: str | None = None, facts: FactCache | None = None
+) -> tuple[Org, dict[str, str]]:
+    """The org at ``source`` and what the loader read each of its files as (``git:`` and its blob id, and
+    the BLAKE2b digest of its bytes when they were read: the loader's own record of this load,
+    ``tree._Reuse``), for the answers kept between runs (``diffing.answers``)."""
+    from template_engine.loader import tree
     from template_engine.org import Org
 
     if source is None:  # the revision has no such folder: every pair of the other side is new
-        return Org()
+        return Org(), {}
     try:
-        return load_org(source, facts)
+        org = tree.load_org(source, facts)
     except TemplateEngineError as exc:
         _fail(exc, where)
+    contents = {
+        rel: f"git:{blob}" + (f" {digest}" if digest else "")
+        for (_, rel, _, blob), (_, digest) in tree._Reuse.last.items()
+    }
+    return org, contents
+
+
+def _answers(
+    facts: FactCache | None, side: tuple[Org, dict[str, str]], variables: Mapping[str, str]
+) -> Recall | None:
+    """The answers of one side kept in the fact cache (none without it)."""
+    from template_engine.diffing.answers import Answers
+
+    return Answers.of(facts, side[0], side[1], variables) if facts is not None else None
+
+
+def _diff_sides(
+    old: tuple[Org, dict[str, str]],
+    new: tuple[Org, dict[str, str]],
+    variables: Mapping[str, str],
+    facts: FactCache | None,
+    file: str | None = None,
+) -> OrgDiff:
+    """``diff_orgs`` of the two sides, recalling the outcomes an earlier run kept for exactly the same
+    inputs, and keeping what it composed (written at once: the loads wrote theirs)."""
+    from template_engine.diff import diff_orgs
+
+    recall = (_answers(facts, old, variables), _answers(facts, new, variables))
+    result = diff_orgs(old[0], new[0], variables, file=file, recall=recall)
+    if facts is not None:
+        facts.flush()
+    return result
 
 
 def _describe(diff: PairDiff) -> list[str]:
@@ -247,7 +285,6 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
     values of the pair's cluster objects by object path, and the pairs that appeared or disappeared.  Exit
     status 0 when nothing differs, 1 when something does.
     """
-    from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource
     from template_engine.loader.tree import resolve_root
 
@@ -256,14 +293,14 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
     versions: list[Version] = []  # opened once, after the working tree is read (a missing --root first)
 
     def compare(facts: FactCache | None) -> OrgDiff:
-        new = _load(FolderSource(root), None, facts)
+        new = _load_side(FolderSource(root), None, facts)
         if not versions:
             versions.append(_version(root, against))
             if not versions[0].exists:
                 click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
         version = versions[0]
-        old = _load(version.source if version.exists else None, _version_name(version), facts)
-        return diff_orgs(old, new, values)
+        old = _load_side(version.source if version.exists else None, _version_name(version), facts)
+        return _diff_sides(old, new, values, facts)
 
     result = _compare(compare, _facts(cache))
     _report(result, output, {"root": str(root), "against": against})
@@ -299,7 +336,6 @@ def impact(
     including runnability turning false and pairs that no longer compose.  Exit status 1 when some pair
     changes.
     """
-    from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource, OverlaySource
     from template_engine.loader.tree import resolve_root
 
@@ -314,9 +350,9 @@ def impact(
     name = _version_name(version)
 
     def compare(facts: FactCache | None) -> OrgDiff:
-        old = _load(version.source if version.exists else None, name, facts)
-        new = _load(changed, f"{name} with the working tree's {rel}", facts)
-        return diff_orgs(old, new, values, file=rel)
+        old = _load_side(version.source if version.exists else None, name, facts)
+        new = _load_side(changed, f"{name} with the working tree's {rel}", facts)
+        return _diff_sides(old, new, values, facts, file=rel)
 
     result = _compare(compare, _facts(cache))
     users = len(result.users)
