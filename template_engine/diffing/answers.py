@@ -130,6 +130,7 @@ class Answers:
 
     def __init__(self, store: Store, org: Org, contents: Mapping[str, str], context: str) -> None:
         self.store = store
+        self.org = org
         self.contents = contents
         self._context = context
         self.recalled = 0
