@@ -25,8 +25,8 @@ rounds whose order rotates, so all see the same load:
   answers), and the run stops if it is not.
 
 Each round gives its own ratios (diff / check, impact / check); the figures are the median and the minimum
-over the rounds; the targets (issue 11: ``impact`` under 20 % and ``diff`` under 60 % of one ``check``; issue 20: warm
-``impact`` at most 20 %) are judged on the medians.  The last line printed is one JSON object.
+over the rounds; the targets (issue 11: ``impact`` under 20 % and ``diff`` under 60 % of one ``check``;
+issue 20: warm ``impact`` at most 20 %) are judged on the medians.  The last line printed is one JSON object.
 """
 
 from __future__ import annotations
