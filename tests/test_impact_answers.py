@@ -29,7 +29,14 @@ from template_engine.loader import tree
 from template_engine.loader.facts import FILE_NAME, KEY_NAME, FactCache
 from template_engine.loader.sources import MappingSource
 from template_engine.org import Org
-from tests.test_incremental import EXAMPLE_CHANGES, FINGERPRINT, add_label, edit, example_files, generated_files
+from tests.test_incremental import (
+    EXAMPLE_CHANGES,
+    FINGERPRINT,
+    add_label,
+    edit,
+    example_files,
+    generated_files,
+)
 
 Files = dict[str, bytes]
 
