@@ -18,6 +18,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_incremental import (
+    EXAMPLE_CHANGES,
+    FINGERPRINT,
+    add_label,
+    edit,
+    example_files,
+    generated_files,
+)
 
 from template_engine import diff as diff_module
 from template_engine.cli.diff_commands import _diff_sides, _load_side
@@ -29,14 +37,6 @@ from template_engine.loader import tree
 from template_engine.loader.facts import FILE_NAME, KEY_NAME, FactCache
 from template_engine.loader.sources import MappingSource
 from template_engine.org import Org
-from tests.test_incremental import (
-    EXAMPLE_CHANGES,
-    FINGERPRINT,
-    add_label,
-    edit,
-    example_files,
-    generated_files,
-)
 
 Files = dict[str, bytes]
 
