@@ -8,7 +8,9 @@ run parses only the files of the pairs it composes; ``--no-cache`` turns it off,
 ``$TEMPLATE_ENGINE_CACHE_DIR``, else ``$XDG_CACHE_HOME/template-engine``, else ``~/.cache/template-engine``.
 The answers are the same with or without it: a folder or file of it that another user owns or may write is
 not used (a warning says why), rows this code did not write are ignored, and when a row turns out wrong
-(:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.
+(:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.  The
+cache also keeps what each pair composed to (``diffing/answers.py``): a pair whose kept outcome, for exactly
+the same inputs, equals the other side's is not composed again.
 """
 
 from __future__ import annotations
@@ -85,8 +87,9 @@ def _options(func: F) -> F:
         "--cache/--no-cache",
         default=True,
         show_default=True,
-        help="Remember which files are valid between runs (content-addressed; the answers are the same) "
-        "and read only the files of the pairs that are compared. The folder: $TEMPLATE_ENGINE_CACHE_DIR, "
+        help="Remember which files are valid and what each pair composed to between runs (content-addressed; "
+        "the answers are the same), and read only the files of the pairs that are compared and compose only "
+        "those whose inputs are new. The folder: $TEMPLATE_ENGINE_CACHE_DIR, "
         "else $XDG_CACHE_HOME/template-engine, else ~/.cache/template-engine.",
     )(func)
     return click.option(

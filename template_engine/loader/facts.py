@@ -27,6 +27,12 @@ user owns, or that group or others may write, is not used (one line on stderr sa
 that still turns out wrong (a stand-in whose file has problems raises
 :class:`~template_engine.loader.deferred.StaleFacts`) makes ``diff`` and ``impact`` answer again with
 :meth:`FactCache.recheck`, which believes no row and drops the wrong ones.
+
+The same store keeps the answers of ``diff`` and ``impact`` (:meth:`FactCache.answer`, table ``answers``):
+what a pair composed to, keyed by every input of the composition (``diffing/answers.py`` spells them out; the
+key adds this code's fingerprint), with an HMAC under the same key; at most :data:`ANSWER_LIMIT` rows.  An
+answer only ever proves that a pair did not change, so a wrong one that the other side contradicts is
+recomputed (docs/decisions.md, "the kept answers' trust model").
 """
 
 from __future__ import annotations
