@@ -218,7 +218,8 @@ def diff_orgs(
         if any(side.summary is not None for side in sides):
             first, second = sorted(sides, key=lambda side: side.summary is None)  # a recalled one first
             assert first.summary is not None
-            if first.summary.same_as(second.known()):
+            other = second.known()
+            if other is not None and first.summary.same_as(other):
                 composed += sum(side.outcome is not None for side in sides)
                 recalled += sum(side.outcome is None for side in sides)
                 continue
@@ -249,15 +250,23 @@ class _Recalled:
         self._args = (org, pair, deps, recall, variables, cache)
         self.summary = recall.recall(pair, deps) if recall is not None else None
         self.outcome: Outcome | None = None
+        self.real: Summary | None = None  # the composed outcome's summary (with ``recall``)
 
     def composed(self) -> Outcome:
+        """The outcome, composed once; with ``recall``, its summary is kept unless the recalled one is it
+        already (a wrong one is replaced)."""
         if self.outcome is None:
             org, pair, deps, recall, variables, cache = self._args
             self.outcome = compose_pair(org, pair, variables, cache)
             if recall is not None:
-                recall.record(pair, deps, Summary.of(self.outcome))
+                real = self.real = Summary.of(self.outcome)
+                if real is not None and real != self.summary:
+                    recall.record(pair, deps, real)
         return self.outcome
 
-    def known(self) -> Summary:
-        """The kept summary, or the composed outcome's."""
-        return self.summary if self.summary is not None else Summary.of(self.composed())
+    def known(self) -> Summary | None:
+        """The kept summary, or the composed outcome's (``None`` when it has none: :meth:`Summary.of`)."""
+        if self.summary is not None:
+            return self.summary
+        outcome = self.composed()
+        return self.real if self._args[3] is not None else Summary.of(outcome)

@@ -13,57 +13,68 @@ was set (provenance), which a summary does not hold.  Pure: nothing here reads f
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from template_engine.diffing.fields import same
 from template_engine.diffing.pairs import Outcome, Pair
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Org
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON exactly: mappings of text keys (``dict``), lists, text, whole and finite
+    decimal numbers, booleans and null; so its canonical JSON text tells apart what
+    :func:`~template_engine.diffing.fields.same` tells apart (a tuple or a key that is not text would not
+    be)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind in (str, int, bool) or value is None
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """A pair's outcome as a comparison sees it: whether it composes, its problems' one-line texts, its
-    effective output and its cluster objects (``None`` when it does not compose)."""
+    """A pair's outcome as a comparison sees it: whether it composes, its problems' one-line texts, and a
+    BLAKE2b digest of the canonical JSON text (sorted keys) of its effective output and cluster objects
+    (empty when it does not compose)."""
 
     composes: bool
     problems: tuple[str, ...]
-    output: dict[str, Any] | None
-    objects: tuple[dict[str, Any], ...] | None
+    digest: str
 
     @classmethod
-    def of(cls, outcome: Outcome) -> Summary:
-        composes = outcome.composition is not None
+    def of(cls, outcome: Outcome) -> Summary | None:
+        """The summary of ``outcome``, or ``None`` when its values are not plain JSON (:func:`_plain`):
+        such an outcome is compared only for real."""
         problems = tuple(problem.one_line() for problem in outcome.problems)
-        return cls(composes, problems, outcome.output, outcome.objects)
+        if outcome.composition is None:
+            return cls(False, problems, "")
+        shown = [outcome.output, list(outcome.objects or ())]
+        if not _plain(shown):
+            return None
+        text = json.dumps(shown, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
+        return cls(True, problems, digest)
 
     def same_as(self, other: Summary) -> bool:
-        """Whether a comparison of the two outcomes finds no change (as ``diff._compare``, or stricter: two
-        object lists that differ only where ``diff_objects`` sees no change count as different, and the pair
-        is then composed and compared for real)."""
+        """Whether a comparison of the two outcomes finds no change (``diff._compare``).  Two plain values
+        with the same canonical JSON text are :func:`~template_engine.diffing.fields.same`; values that are
+        ``same`` but written differently (``0.0`` and ``-0.0``) count as different, and the pair is then
+        composed and compared for real: never the other way round."""
         if not (self.composes and other.composes):
             return self.composes == other.composes and self.problems == other.problems
-        return same(self.output, other.output) and same(list(self.objects or ()), list(other.objects or ()))
+        return self.digest == other.digest
 
-    def to_json(self) -> str | None:
-        """The summary as JSON text, or ``None`` when JSON cannot hold it exactly (a value that reads back
-        as another type or another value: a tuple, a key that is not a string, a date): then it is not
-        kept."""
-        data = {
-            "composes": self.composes,
-            "problems": list(self.problems),
-            "output": self.output,
-            "objects": None if self.objects is None else list(self.objects),
-        }
-        try:
-            text = json.dumps(data, sort_keys=True, allow_nan=False, ensure_ascii=False)
-        except (TypeError, ValueError):
-            return None
-        back = from_json(text)
-        return text if back is not None and back == self and back.same_as(self) else None
+    def to_json(self) -> str:
+        return json.dumps({"composes": self.composes, "problems": list(self.problems), "digest": self.digest})
 
 
 def from_json(text: str) -> Summary | None:
@@ -72,18 +83,14 @@ def from_json(text: str) -> Summary | None:
         data = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(data, dict) or set(data) != {"composes", "problems", "output", "objects"}:
+    if not isinstance(data, dict) or set(data) != {"composes", "problems", "digest"}:
         return None
-    composes, problems, output, objects = (data[k] for k in ("composes", "problems", "output", "objects"))
-    if not isinstance(composes, bool) or not isinstance(problems, list):
+    composes, problems, digest = data["composes"], data["problems"], data["digest"]
+    if not isinstance(composes, bool) or not isinstance(problems, list) or not isinstance(digest, str):
         return None
-    if not all(isinstance(p, str) for p in problems):
+    if not all(isinstance(p, str) for p in problems) or (len(digest) == 64) != composes:
         return None
-    if composes != isinstance(output, dict) or composes != isinstance(objects, list):
-        return None
-    if objects is not None and not all(isinstance(o, dict) for o in objects):
-        return None
-    return Summary(composes, tuple(problems), output, None if objects is None else tuple(objects))
+    return Summary(composes, tuple(problems), digest)
 
 
 class Recall(Protocol):
@@ -172,7 +179,6 @@ class Answers:
 
     def record(self, pair: Pair, deps: tuple[str, ...], summary: Summary) -> None:
         key = self._key(pair, deps)
-        text = summary.to_json() if key is not None else None
-        if key is not None and text is not None:
-            self.store.remember_answer(key, text)
+        if key is not None:
+            self.store.remember_answer(key, summary.to_json())
             self.recorded += 1
