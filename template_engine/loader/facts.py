@@ -61,9 +61,8 @@ FILE_NAME = "facts-v3.sqlite3"
 KEY_NAME = "facts-v3.key"
 #: The size of that key, in bytes.
 KEY_SIZE = 32
-#: The most answers kept (:meth:`FactCache.answer`; a row is a compressed summary of a pair's outcome, a
-#: few hundred bytes to a few KB: some tens of MB at most).
-ANSWER_LIMIT = 20_000
+#: The most answers kept (:meth:`FactCache.answer`; a row is a pair's summary, about 200 bytes: ~20 MB).
+ANSWER_LIMIT = 100_000
 
 Refs = tuple[tuple[str, str], ...]
 
