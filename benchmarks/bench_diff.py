@@ -17,13 +17,16 @@ rounds whose order rotates, so all see the same load:
   folder for every process: the run parses every file and also writes what it learnt), and **warm**, with the
   cache as the same command's earlier runs left it (one run before the rounds fills it): only the files of
   the pairs that are compared are parsed;
+* ``impact (warm, edited)``: the warm ``impact`` right after the changed file was edited again (its two
+  values made new for every process, then put back): the cache knows the unchanged side's answers and the
+  files, not the new side's outcomes, so the pairs the file affects are composed on the new side (issue 20);
 * with ``--baseline DIR`` (a checkout of another commit): the same four with that checkout first on
   ``PYTHONPATH``; their standard output must be byte for byte the same as this checkout's (the same
   answers), and the run stops if it is not.
 
 Each round gives its own ratios (diff / check, impact / check); the figures are the median and the minimum
-over the rounds; the targets (issue 11: ``impact`` under 20 % and ``diff`` under 60 % of one ``check``) are
-judged on the medians.  The last line printed is one JSON object.
+over the rounds; the targets (issue 11: ``impact`` under 20 % and ``diff`` under 60 % of one ``check``;
+issue 20: warm ``impact`` at most 20 %) are judged on the medians.  The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ import gen_org  # sibling scripts, not a package: found through the sys.path lin
 from procs import run_process
 
 TARGETS = {"impact": 0.20, "diff HEAD": 0.60}
+#: The value the pull request gives (``change_department``); ``impact (warm, edited)`` makes it new each run.
+EDITED = "changed-by-the-pull-request"
 #: The fact cache's states the commands run in (docs/performance.md): empty (one per process), or filled.
 CACHES = ("cold", "warm")
 
@@ -69,7 +74,7 @@ def change_department(root: Path, department: str) -> Path:
             section = line.strip()[:-1]  # environmentVariables, labels
         elif line.lstrip().startswith("value:") and section is not None and section not in done:
             indent = line[: len(line) - len(line.lstrip())]
-            lines[index] = f"{indent}value: changed-by-the-pull-request\n"
+            lines[index] = f"{indent}value: {EDITED}\n"
             done.add(section)
     if done != {"environmentVariables", "labels"}:
         raise SystemExit(
@@ -224,8 +229,13 @@ def main(argv: list[str] | None = None) -> None:
             if name != "check"
             for cache in CACHES
         ]
+        # impact right after the file was edited again: the cache holds the old side's answers, not the new
+        # side's (issue 20: the unchanged side's compositions cached, the changed side's composed).
+        processes.append(("impact (warm, edited)", commands["impact"], "edited"))
         if args.baseline is not None:
             processes += [(f"baseline {name}", cmd, "baseline") for name, cmd in commands.items()]
+        changed_text = changed.read_text(encoding="utf-8")
+        edits = iter(range(1_000_000))
         for _name, (cmd, expect), cache in processes:  # fill the warm cache: one run of each command
             if cache == "warm":
                 run_process(cmd, warm, expect, cwd=repo)
@@ -240,9 +250,15 @@ def main(argv: list[str] | None = None) -> None:
                     env["TEMPLATE_ENGINE_CACHE_DIR"] = str(caches / f"cold-{next(fresh)}")
                 elif cache == "baseline":
                     env["PYTHONPATH"] = str(args.baseline)
-                done = run_process(cmd, env, expect, cwd=repo)
-                previous = outputs.setdefault(name, done["stdout"])
-                if previous != done.pop("stdout"):
+                elif cache == "edited":  # new values, never seen before, in the changed file
+                    fresh_value = f"{EDITED}-{next(edits)}"
+                    changed.write_text(changed_text.replace(EDITED, fresh_value), encoding="utf-8")
+                try:
+                    done = run_process(cmd, env, expect, cwd=repo)
+                finally:
+                    changed.write_text(changed_text, encoding="utf-8")
+                stdout = done.pop("stdout")
+                if cache != "edited" and outputs.setdefault(name, stdout) != stdout:
                     raise SystemExit(f"{name} answered differently from one run to the next")
                 rounds[name].append(done)
         breakdown = (
@@ -288,13 +304,14 @@ def main(argv: list[str] | None = None) -> None:
         },
         "ratio_vs_check": ratios,
         "targets": {
-            f"{name} ({cache})": {
+            variant: {
                 "limit": limit,
-                "ratio_median": ratios[f"{name} ({cache})"]["median"],
-                "met": ratios[f"{name} ({cache})"]["median"] < limit,
+                "ratio_median": ratios[variant]["median"],
+                "met": ratios[variant]["median"] <= limit,
             }
             for name, limit in TARGETS.items()
-            for cache in CACHES
+            for variant in [f"{name} ({cache})" for cache in CACHES]
+            + (["impact (warm, edited)"] if name == "impact" else [])
         },
         "all_seconds": seconds,
         "phases_in_process": breakdown,
@@ -331,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     print("same answers cold and warm: yes (byte-for-byte JSON output)")
     for name, target in out["targets"].items():
         met = "met" if target["met"] else "MISSED"
-        print(f"target {name} < {target['limit']:.0%} of check: {met} ({target['ratio_median']:.0%})")
+        print(f"target {name} <= {target['limit']:.0%} of check: {met} ({target['ratio_median']:.0%})")
     print(json.dumps(out, sort_keys=True))
 
 

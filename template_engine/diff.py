@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from template_engine.compose import MergeCache
+from template_engine.diffing.answers import Recall, Summary
 from template_engine.diffing.fields import FieldChange, diff_outputs, same
 from template_engine.diffing.objects import ObjectChange, diff_objects
 from template_engine.diffing.pairs import (
@@ -81,6 +82,8 @@ class OrgDiff:
     #: Files (or folders) of the new side that are invalid, and were not, or not so, before: the pairs they
     #: would make are missing, so they count as a difference.
     broken: tuple[tuple[str, tuple[Problem, ...]], ...] = field(default_factory=tuple)
+    #: Outcomes not composed but recalled (``recall``: summaries an earlier process kept), on either side.
+    recalled: int = 0
 
     @property
     def differs(self) -> bool:
@@ -140,12 +143,18 @@ def diff_orgs(
     variables: Mapping[str, str] | None = None,
     file: str | None = None,
     admit: Callable[[Work], None] | None = None,
+    recall: tuple[Recall | None, Recall | None] = (None, None),
 ) -> OrgDiff:
     """Every pair whose effective output or cluster objects differ between ``old`` and ``new``.
 
     With ``file`` (a path relative to the templates folder), also list the pairs that depend on it.  With
     ``admit``, the compositions the diff needs are found first and handed to it before any is made: it may
-    raise to refuse the work (a service prices them, :mod:`.pricing`).
+    raise to refuse the work (a service prices them, :mod:`.pricing`).  With ``recall`` (the old and the new
+    side's, :class:`~template_engine.diffing.answers.Recall`), a pair present on both sides whose outcome an
+    earlier process kept for exactly its dependencies is not composed on that side when it proves the pair
+    unchanged (:meth:`~template_engine.diffing.answers.Summary.same_as`); a pair that differs is composed on
+    both sides, as without it, and every outcome composed is kept for a later process.  The answer is the
+    same with or without it.
     """
     before, after = _Side(old), _Side(new)
     unchanged_files: dict[str, bool] = {}
@@ -187,7 +196,7 @@ def diff_orgs(
         ]
         admit(work)
     diffs: list[PairDiff] = []
-    composed = 0
+    composed = recalled = 0
     for old_pair, new_pair in planned:
         if old_pair is None or new_pair is None:
             present = new_pair or old_pair
@@ -202,10 +211,19 @@ def diff_orgs(
                 PairDiff(present, status, None if new_pair else outcome, outcome if new_pair else None)
             )
             continue
-        old_outcome, new_outcome = (
-            compose_pair(old, old_pair, variables, old_cache),
-            compose_pair(new, new_pair, variables, new_cache),
+        sides = (
+            _Recalled(old, old_pair, before.deps(old_pair), recall[0], variables, old_cache),
+            _Recalled(new, new_pair, after.deps(new_pair), recall[1], variables, new_cache),
         )
+        if any(side.summary is not None for side in sides):
+            first, second = sorted(sides, key=lambda side: side.summary is None)  # a recalled one first
+            assert first.summary is not None
+            other = second.known()
+            if other is not None and first.summary.same_as(other):
+                composed += sum(side.outcome is not None for side in sides)
+                recalled += sum(side.outcome is None for side in sides)
+                continue
+        old_outcome, new_outcome = sides[0].composed(), sides[1].composed()
         composed += 2
         compared = _compare(old_outcome, new_outcome)
         if compared is not None:
@@ -213,4 +231,42 @@ def diff_orgs(
     broken = tuple(
         (name, problems) for name, problems in sorted(new.broken.items()) if old.broken.get(name) != problems
     )
-    return OrgDiff(tuple(diffs), len(ids), composed, tuple(users), broken)
+    return OrgDiff(tuple(diffs), len(ids), composed, tuple(users), broken, recalled)
+
+
+class _Recalled:
+    """One side of a pair present on both: its kept summary, if ``recall`` has one, and its outcome,
+    composed when first needed (and then kept through ``recall``)."""
+
+    def __init__(
+        self,
+        org: Org,
+        pair: Pair,
+        deps: tuple[str, ...],
+        recall: Recall | None,
+        variables: Mapping[str, str] | None,
+        cache: MergeCache,
+    ) -> None:
+        self._args = (org, pair, deps, recall, variables, cache)
+        self.summary = recall.recall(pair, deps) if recall is not None else None
+        self.outcome: Outcome | None = None
+        self.real: Summary | None = None  # the composed outcome's summary (with ``recall``)
+
+    def composed(self) -> Outcome:
+        """The outcome, composed once; with ``recall``, its summary is kept unless the recalled one is it
+        already (a wrong one is replaced)."""
+        if self.outcome is None:
+            org, pair, deps, recall, variables, cache = self._args
+            self.outcome = compose_pair(org, pair, variables, cache)
+            if recall is not None:
+                real = self.real = Summary.of(self.outcome)
+                if real is not None and real != self.summary:
+                    recall.record(pair, deps, real)
+        return self.outcome
+
+    def known(self) -> Summary | None:
+        """The kept summary, or the composed outcome's (``None`` when it has none: :meth:`Summary.of`)."""
+        if self.summary is not None:
+            return self.summary
+        outcome = self.composed()
+        return self.real if self._args[3] is not None else Summary.of(outcome)

@@ -8,7 +8,9 @@ run parses only the files of the pairs it composes; ``--no-cache`` turns it off,
 ``$TEMPLATE_ENGINE_CACHE_DIR``, else ``$XDG_CACHE_HOME/template-engine``, else ``~/.cache/template-engine``.
 The answers are the same with or without it: a folder or file of it that another user owns or may write is
 not used (a warning says why), rows this code did not write are ignored, and when a row turns out wrong
-(:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.
+(:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.  The
+cache also keeps what each pair composed to (``diffing/answers.py``): a pair whose kept outcome, for exactly
+the same inputs, equals the other side's is not composed again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from template_engine.errors import Problem, TemplateEngineError
 
 if TYPE_CHECKING:  # the comparison, git and the loader are imported when a command runs, not at start
     from template_engine.diff import OrgDiff, PairDiff
+    from template_engine.diffing.answers import Recall
     from template_engine.loader.facts import FactCache
     from template_engine.loader.gitrev import Version
     from template_engine.loader.sources import Source
@@ -85,8 +88,9 @@ def _options(func: F, markdown: bool = False) -> F:
         "--cache/--no-cache",
         default=True,
         show_default=True,
-        help="Remember which files are valid between runs (content-addressed; the answers are the same) "
-        "and read only the files of the pairs that are compared. The folder: $TEMPLATE_ENGINE_CACHE_DIR, "
+        help="Remember which files are valid and what each pair composed to between runs (content-addressed; "
+        "the answers are the same), and read only the files of the pairs that are compared and compose only "
+        "those whose inputs are new. The folder: $TEMPLATE_ENGINE_CACHE_DIR, "
         "else $XDG_CACHE_HOME/template-engine, else ~/.cache/template-engine.",
     )(func)
     return click.option(
@@ -140,16 +144,53 @@ def _compare(compare: Callable[[FactCache | None], OrgDiff], facts: FactCache | 
         _fail(exc.error)
 
 
-def _load(source: Source | None, where: str | None = None, facts: FactCache | None = None) -> Org:
-    from template_engine.loader.tree import load_org
+def _load_side(
+    source: Source | None, where: str | None = None, facts: FactCache | None = None
+) -> tuple[Org, dict[str, str]]:
+    """The org at ``source`` and what the loader read each of its files as (``git:`` and its blob id, and
+    the BLAKE2b digest of its bytes when they were read: the loader's own record of this load,
+    ``tree._Reuse``), for the answers kept between runs (``diffing.answers``)."""
+    from template_engine.loader import tree
     from template_engine.org import Org
 
     if source is None:  # the revision has no such folder: every pair of the other side is new
-        return Org()
+        return Org(), {}
     try:
-        return load_org(source, facts)
+        org = tree.load_org(source, facts)
     except TemplateEngineError as exc:
         _fail(exc, where)
+    contents = {
+        rel: f"git:{blob}" + (f" {digest}" if digest else "")
+        for (_, rel, _, blob), (_, digest) in tree._Reuse.last.items()
+    }
+    return org, contents
+
+
+def _answers(
+    facts: FactCache | None, side: tuple[Org, dict[str, str]], variables: Mapping[str, str]
+) -> Recall | None:
+    """The answers of one side kept in the fact cache (none without it)."""
+    from template_engine.diffing.answers import Answers
+
+    return Answers.of(facts, side[0], side[1], variables) if facts is not None else None
+
+
+def _diff_sides(
+    old: tuple[Org, dict[str, str]],
+    new: tuple[Org, dict[str, str]],
+    variables: Mapping[str, str],
+    facts: FactCache | None,
+    file: str | None = None,
+) -> OrgDiff:
+    """``diff_orgs`` of the two sides, recalling the outcomes an earlier run kept for exactly the same
+    inputs, and keeping what it composed (written at once: the loads wrote theirs)."""
+    from template_engine.diff import diff_orgs
+
+    recall = (_answers(facts, old, variables), _answers(facts, new, variables))
+    result = diff_orgs(old[0], new[0], variables, file=file, recall=recall)
+    if facts is not None:
+        facts.flush()
+    return result
 
 
 def _describe(diff: PairDiff) -> list[str]:
@@ -252,7 +293,6 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
     values of the pair's cluster objects by object path, and the pairs that appeared or disappeared.  Exit
     status 0 when nothing differs, 1 when something does.
     """
-    from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource
     from template_engine.loader.tree import resolve_root
 
@@ -261,14 +301,14 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
     versions: list[Version] = []  # opened once, after the working tree is read (a missing --root first)
 
     def compare(facts: FactCache | None) -> OrgDiff:
-        new = _load(FolderSource(root), None, facts)
+        new = _load_side(FolderSource(root), None, facts)
         if not versions:
             versions.append(_version(root, against))
             if not versions[0].exists:
                 click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
         version = versions[0]
-        old = _load(version.source if version.exists else None, _version_name(version), facts)
-        return diff_orgs(old, new, values)
+        old = _load_side(version.source if version.exists else None, _version_name(version), facts)
+        return _diff_sides(old, new, values, facts)
 
     result = _compare(compare, _facts(cache))
     _report(result, output, {"root": str(root), "against": against})
@@ -304,7 +344,6 @@ def impact(
     including runnability turning false and pairs that no longer compose.  Exit status 1 when some pair
     changes.
     """
-    from template_engine.diff import diff_orgs
     from template_engine.loader.sources import FolderSource, OverlaySource
     from template_engine.loader.tree import resolve_root
 
@@ -319,9 +358,9 @@ def impact(
     name = _version_name(version)
 
     def compare(facts: FactCache | None) -> OrgDiff:
-        old = _load(version.source if version.exists else None, name, facts)
-        new = _load(changed, f"{name} with the working tree's {rel}", facts)
-        return diff_orgs(old, new, values, file=rel)
+        old = _load_side(version.source if version.exists else None, name, facts)
+        new = _load_side(changed, f"{name} with the working tree's {rel}", facts)
+        return _diff_sides(old, new, values, facts, file=rel)
 
     result = _compare(compare, _facts(cache))
     users = len(result.users)

@@ -27,6 +27,12 @@ user owns, or that group or others may write, is not used (one line on stderr sa
 that still turns out wrong (a stand-in whose file has problems raises
 :class:`~template_engine.loader.deferred.StaleFacts`) makes ``diff`` and ``impact`` answer again with
 :meth:`FactCache.recheck`, which believes no row and drops the wrong ones.
+
+The same store keeps the answers of ``diff`` and ``impact`` (:meth:`FactCache.answer`, table ``answers``):
+what a pair composed to, keyed by every input of the composition (``diffing/answers.py`` spells them out; the
+key adds this code's fingerprint), with an HMAC under the same key; at most :data:`ANSWER_LIMIT` rows.  An
+answer only ever proves that a pair did not change, so a wrong one that the other side contradicts is
+recomputed (docs/decisions.md, "the kept answers' trust model").
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import secrets
 import sqlite3
 import stat
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,6 +61,8 @@ FILE_NAME = "facts-v3.sqlite3"
 KEY_NAME = "facts-v3.key"
 #: The size of that key, in bytes.
 KEY_SIZE = 32
+#: The most answers kept (:meth:`FactCache.answer`; a row is a pair's summary, about 200 bytes: ~20 MB).
+ANSWER_LIMIT = 100_000
 
 Refs = tuple[tuple[str, str], ...]
 
@@ -143,10 +152,17 @@ class FactCache:
         self._believe = True
         self._pending: dict[bytes, str] = {}
         self._doubted: set[bytes] = set()  # keys of rows not believed: dropped unless rewritten
+        self._answers: dict[bytes, bytes] = {}
+        self._doubted_answers: set[bytes] = set()
+        self.answer_limit = ANSWER_LIMIT
         self.refused: str | None = None
         self.reads = 0
         self.hits = 0
         self.ignored = 0
+        #: The answers looked up, believed, and found but not believed (as ``reads``, ``hits``, ``ignored``).
+        self.answer_reads = 0
+        self.answer_hits = 0
+        self.answers_ignored = 0
 
     def key(self, loader: str, rel: str, arg: Any, content: str) -> bytes:
         """The key of what ``loader`` makes of the file at ``rel`` (``arg``: a scope or an asset kind) whose
@@ -196,7 +212,12 @@ class FactCache:
                 "CREATE TABLE IF NOT EXISTS facts "
                 "(id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, refs TEXT NOT NULL, mac BLOB NOT NULL)"
             )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS answers "
+                "(id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, mac BLOB NOT NULL)"
+            )
             db.execute("SELECT key, refs, mac FROM facts LIMIT 0")  # another layout: off
+            db.execute("SELECT key, body, mac FROM answers LIMIT 0")
         except BaseException:
             db.close()
             raise
@@ -257,27 +278,85 @@ class FactCache:
         self.hits += 1
         return refs
 
+    def answer_key(self, what: str) -> bytes:
+        """The key of an answer (``diffing.answers``): a digest of ``what`` (every input of the answer,
+        spelt out by the caller) under this code's fingerprint, apart from every key of :meth:`key`."""
+        digest = hashlib.blake2b(self._salt, digest_size=32, person=b"answer")
+        digest.update(what.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+
+    def _answer_mac(self, key: bytes, body: bytes) -> bytes:
+        return hmac.digest(self._secret, b"answer\0" + key + b"\0" + body, "sha256")
+
+    def answer(self, key: bytes) -> str | None:
+        """The text :meth:`remember_answer` kept under ``key``, or ``None`` when there is none that this code
+        wrote with this cache's key (a row with a wrong HMAC, or one that does not decompress, is ignored,
+        counted in ``answers_ignored``, and dropped at :meth:`flush`)."""
+        db = self._connect()
+        if db is None:
+            return None
+        self.answer_reads += 1
+        try:
+            row = db.execute("SELECT body, mac FROM answers WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            self._off = True
+            return None
+        if row is None:
+            return None
+        body, mac = row
+        text: str | None = None
+        if (
+            self._believe
+            and isinstance(body, bytes)
+            and isinstance(mac, bytes)
+            and hmac.compare_digest(mac, self._answer_mac(key, body))
+        ):
+            with contextlib.suppress(zlib.error, UnicodeDecodeError):
+                text = zlib.decompress(body).decode("utf-8", "surrogatepass")
+        if text is None:
+            self.answers_ignored += 1
+            self._doubted_answers.add(key)
+            return None
+        self.answer_hits += 1
+        return text
+
+    def remember_answer(self, key: bytes, text: str) -> None:
+        """Keep ``text`` under ``key`` (written by :meth:`flush`, compressed, with its HMAC)."""
+        self._answers[key] = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
     def remember(self, key: bytes, refs: Refs) -> None:
         """Record that ``key`` stands for a valid document naming ``refs`` (written by :meth:`flush`)."""
         self._pending[key] = json.dumps([list(ref) for ref in refs])
 
     def flush(self) -> int:
         """Write what was learnt in one transaction (and drop the rows not believed that were not written
-        again), dropping the oldest rows beyond the limit; the number of rows written (0 when the store is
-        off)."""
+        again), and the answers kept, dropping the oldest rows of each table beyond its limit; the number of
+        facts written (0 when the store is off)."""
         pending, self._pending = self._pending, {}
         doubted = [(key,) for key in self._doubted if key not in pending]
         self._doubted = set()
-        db = self._connect() if pending or doubted else None
+        answers, self._answers = self._answers, {}
+        doubted_answers = [(key,) for key in self._doubted_answers if key not in answers]
+        self._doubted_answers = set()
+        work = pending or doubted or answers or doubted_answers
+        db = self._connect() if work else None
         if db is None:
             return 0
         rows = [(key, refs, self._mac(key, refs)) for key, refs in pending.items()]
+        answer_rows = [(key, body, self._answer_mac(key, body)) for key, body in answers.items()]
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("DELETE FROM facts WHERE key = ?", doubted)
                 db.executemany("INSERT OR REPLACE INTO facts (key, refs, mac) VALUES (?, ?, ?)", rows)
                 db.execute("DELETE FROM facts WHERE id <= (SELECT MAX(id) FROM facts) - ?", (self.limit,))
+                db.executemany("DELETE FROM answers WHERE key = ?", doubted_answers)
+                db.executemany(
+                    "INSERT OR REPLACE INTO answers (key, body, mac) VALUES (?, ?, ?)", answer_rows
+                )
+                db.execute(
+                    "DELETE FROM answers WHERE id <= (SELECT MAX(id) FROM answers) - ?", (self.answer_limit,)
+                )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
