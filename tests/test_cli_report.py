@@ -255,3 +255,12 @@ def test_a_missing_templates_folder_is_an_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "does not exist" in done.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_a_report_of_the_current_folder_is_titled_by_the_folder_s_name(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    done = run("report", "--root", ".", "--out", str(out), cwd=EXAMPLE)
+    assert done.returncode == 0, done.stderr
+    index = (out / "index.html").read_text()
+    assert "Templates report <small>templates</small>" in index
+    assert "<small>.</small>" not in index

@@ -72,7 +72,9 @@ def report(root: FsPath, out: FsPath, against: str | None, variables: tuple[str,
     except TemplateEngineError as exc:
         fail(exc)
     diff = _against(root, against, org, values) if against is not None else None
-    site = build_site(org, str(root), values, diff, against)
+    # The folder as given, but by its name when that says nothing (``--root .`` or ``..``).
+    shown = str(root) if root.name not in ("", ".", "..") else root.resolve().name or str(root.resolve())
+    site = build_site(org, shown, values, diff, against)
     try:
         write_site(site.files, out)
     except TemplateEngineError as exc:

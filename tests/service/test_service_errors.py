@@ -257,3 +257,16 @@ def test_a_400_digit_integer_is_refused_with_its_field(client: Any, url: str, bo
     assert problem["field"] == field
     # The asset's spec is checked by the folder's model after its translation: the bound is in "expected".
     assert "less than or equal to 2147483647" in problem["message"] + problem.get("expected", "")
+
+
+def test_an_unknown_asset_is_named_with_its_article(client: Any) -> None:
+    body = {
+        "meta": {"name": "no-such-asset", "scopeType": "system"},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 1},
+        "assets": {"environment": "nope", "compute": "nope-either"},
+    }
+    problems = {p["field"]: p["expected"] for p in client.post(T, json=body).json()["problems"]}
+    assert problems == {
+        "assets.environment": "the name of an environment asset",
+        "assets.compute": "the name of a compute asset",
+    }

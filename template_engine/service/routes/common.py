@@ -292,7 +292,12 @@ def asset_problems(
     refs = asset_refs(doc)
     found = ctx.repo.assets_named((kind, name) for kind, name, _ in refs)
     problems = [
-        Problem(f"unknown {kind} asset {name!r}", path, None, f"the name of a {kind} asset")
+        Problem(
+            f"unknown {kind} asset {name!r}",
+            path,
+            None,
+            f"the name of an {kind} asset" if kind[0] in "aeiou" else f"the name of a {kind} asset",
+        )
         for kind, name, path in refs
         if (kind, name) not in found
     ]
