@@ -293,6 +293,20 @@ def _no_pairs(template: str, project: str | None) -> Problem:
     return Problem(f"no template {template!r} is visible{where}")
 
 
+def _closest(composition: Composition, field: str) -> str:
+    """`` (did you mean 'labels'?)``: the path of the composition, or the spec's field, closest to ``field``;
+    empty when none is close (the did-you-mean a file's unknown field gets)."""
+    import difflib
+
+    from template_engine.models.spec import WorkerSpec
+
+    paths = {format_path(entry.path) for entry in explain(composition, ())}
+    paths |= {name for name in WorkerSpec.model_fields}
+    paths.discard(field)  # a field of the spec that no layer sets is spelt right: nothing to suggest
+    close = difflib.get_close_matches(field, sorted(paths), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _describe(note: Note) -> str:
     """``file:line: field: message`` (the parts that are known)."""
     if isinstance(note, CompositionWarning):
@@ -372,7 +386,9 @@ def explain_command(
     composition = _compose_one(org, template, project, department, parse_vars(variables))
     entries = explain(composition, path)
     if field and not entries:
-        click.echo(f"error: {field} is neither set nor excluded by any layer", err=True)
+        click.echo(
+            f"error: {field} is neither set nor excluded by any layer{_closest(composition, field)}", err=True
+        )
         sys.exit(EXIT_FINDINGS)
     warnings = composition.runnable.warnings
     if output == "text":
