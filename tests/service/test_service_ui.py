@@ -1016,6 +1016,31 @@ def test_the_org_tree_s_counts_are_priced_before_they_compose(
     )
 
 
+def test_a_scope_page_composes_what_fits_a_page_s_budget_and_says_how_many_are_left(
+    browser_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from template_engine.service.ui import pages
+
+    composed: list[str] = []
+    real = pages.compose_template
+
+    def counted(stored: Any, template: Any, view: Any) -> Any:
+        composed.append(template.name)
+        return real(stored, template, view)
+
+    monkeypatch.setattr(pages, "compose_template", counted)
+    browser = browser_for(ADMIN)
+    whole = browser.get("/ui/scope/system")
+    assert whole.status_code == 200 and "data-templates-left" not in whole.text
+    everything = len(composed)
+    assert everything >= 2  # the system's templates
+    composed.clear()
+    monkeypatch.setattr(pages, "TREE_BUDGET", 1)  # below one composition: only the first is composed
+    bounded = browser.get("/ui/scope/system")
+    assert bounded.status_code == 200 and len(composed) == 1
+    assert f'data-templates-left="{everything - 1}"' in bounded.text
+
+
 def test_the_org_tree_counts_follow_a_saved_change(tmp_path: Path, browser_for: Any, org: Org) -> None:
     """A research rule that templates seen from research break (``backoffLimit`` at most 0), saved
     through the policy form: the tree counts what the engine counts on the folder with that policy."""

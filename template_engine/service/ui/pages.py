@@ -214,12 +214,37 @@ def compose_template(stored: StoredOrg, template: Template, view: View) -> Compo
         return list(exc.problems)
 
 
-def scope_templates(stored: StoredOrg, place: Placement) -> list[TemplateState]:
+def bounded_scope_templates(
+    stored: StoredOrg, place: Placement, budget: int | None = None
+) -> tuple[list[TemplateState], int]:
+    """The scope page's rows: :func:`scope_templates` for the templates (in name order) whose compositions
+    fit ``budget`` (:data:`TREE_BUDGET` when not given; at least one), priced before any composes, and how
+    many are left out."""
+    budget = TREE_BUDGET if budget is None else budget
+    view = place.view()
+    pricer = Pricer()
+    names: list[str] = []
+    spent = 0
+    visible = sorted(stored.org.visible(view).items())
+    for name, template in visible:
+        spent += pricer.composition(stored.org, Pair(place.key, view, template))
+        if spent > budget and names:
+            break
+        names.append(name)
+    return scope_templates(stored, place, frozenset(names)), len(visible) - len(names)
+
+
+def scope_templates(
+    stored: StoredOrg, place: Placement, only: frozenset[str] | None = None
+) -> list[TemplateState]:
     """Every template visible from the scope (its own and those of the scopes above it; a nearer scope's
-    template shadows a farther one of the same name, as for the pairs of ``impact``), composed from it."""
+    template shadows a farther one of the same name, as for the pairs of ``impact``), composed from it;
+    with ``only``, those of these names."""
     view = place.view()
     out = []
     for name, template in sorted(stored.org.visible(view).items()):
+        if only is not None and name not in only:
+            continue
         row = stored.rows.get((template.scope, name))
         if row is None:  # pragma: no cover - every template of a stored org has its row
             continue

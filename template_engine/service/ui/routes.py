@@ -362,7 +362,7 @@ def scope_page(request: Request, key: str) -> Response:
             place = pages.placement_of(ctx, key)
             ctx.access.require_read(place.ref)
             stored = stored_org(ctx)
-            rows = pages.scope_templates(stored, place)
+            rows, left = pages.bounded_scope_templates(stored, place)
             writable = ctx.access.can_write(place.ref)
         return _render(
             request,
@@ -372,6 +372,7 @@ def scope_page(request: Request, key: str) -> Response:
             scope=pages.scope_label(place),
             scope_type=place.type,
             rows=rows,
+            left=left,
             writable=writable,
         )
 
