@@ -102,6 +102,20 @@ class OrgDiff:
             "unchanged": self.total - len(self.pairs),
         }
 
+    def summary_line(self) -> str:
+        """``3 of 18 pairs differ: 2 changed, 1 appeared; 1 invalid file``: ``diff``'s last line, and the
+        first of its pull-request comment."""
+        counts = self.summary()
+        parts = [f"{counts[s]} {s}" for s in ("changed", "appeared", "disappeared") if counts[s]]
+        text = (
+            f"{len(self.pairs)} of {self.total} pairs differ: {', '.join(parts)}"
+            if self.pairs
+            else f"no pair differs ({self.total} pairs)"
+        )
+        if self.broken:
+            text += f"; {len(self.broken)} invalid file{'s' * (len(self.broken) != 1)}"
+        return text
+
 
 class _Side:
     """One org with its pairs by id and, lazily, each pair's dependencies."""

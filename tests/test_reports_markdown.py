@@ -12,7 +12,7 @@ from template_engine import load_org
 from template_engine.diff import diff_orgs
 from template_engine.loader.sources import FolderSource
 from template_engine.reports import markdown
-from template_engine.reports.markdown import diff_markdown, summary_line
+from template_engine.reports.markdown import diff_markdown
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_cells_cannot_break_the_table(changed: Path) -> None:
     )
     result = diff_orgs(load_org(FolderSource(EXAMPLE)), load_org(FolderSource(changed)))
     text = diff_markdown(result, "main")
-    assert summary_line(result) in text
+    assert result.summary_line() in text
     rows = [line for line in text.splitlines() if "cc&#124;1000" in line]
     fields = [row for row in rows if row.startswith("| <code>combinedSpec")]
     objects = [row for row in rows if not row.startswith("| <code>combinedSpec")]

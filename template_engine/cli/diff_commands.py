@@ -219,19 +219,6 @@ def _describe(diff: PairDiff) -> list[str]:
     return lines
 
 
-def _summary(result: OrgDiff) -> str:
-    counts = result.summary()
-    parts = [f"{counts[s]} {s}" for s in ("changed", "appeared", "disappeared") if counts[s]]
-    text = (
-        f"{len(result.pairs)} of {result.total} pairs differ: {', '.join(parts)}"
-        if result.pairs
-        else f"no pair differs ({result.total} pairs)"
-    )
-    if result.broken:
-        text += f"; {len(result.broken)} invalid file{'s' * (len(result.broken) != 1)}"
-    return text
-
-
 def _broken(result: OrgDiff) -> list[str]:
     lines = []
     for file, problems in result.broken:
@@ -253,7 +240,7 @@ def _report(result: OrgDiff, output: str, head: dict[str, Any], title: str | Non
         for diff in result.pairs:
             for line in _describe(diff):
                 click.echo(line)
-        click.echo(_summary(result))
+        click.echo(result.summary_line())
     else:
         broken = [
             {"file": file, "errors": [p.to_dict() for p in problems]} for file, problems in result.broken

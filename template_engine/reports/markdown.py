@@ -90,23 +90,9 @@ def _pair_section(diff: PairDiff) -> list[str]:
     return lines
 
 
-def summary_line(result: OrgDiff) -> str:
-    """``3 of 18 pairs differ: 2 changed, 1 appeared; 1 invalid file`` (``diff``'s last line)."""
-    counts = result.summary()
-    parts = [f"{counts[s]} {s}" for s in ("changed", "appeared", "disappeared") if counts[s]]
-    text = (
-        f"{len(result.pairs)} of {result.total} pairs differ: {', '.join(parts)}"
-        if result.pairs
-        else f"no pair differs ({result.total} pairs)"
-    )
-    if result.broken:
-        text += f"; {len(result.broken)} invalid file{'s' * (len(result.broken) != 1)}"
-    return text
-
-
 def diff_markdown(result: OrgDiff, against: str) -> str:
     """The comment: summary, the invalid files, the table of pairs, each pair's changes."""
-    lines = [f"### template-engine diff against {_code(against)}", "", f"{summary_line(result)}", ""]
+    lines = [f"### template-engine diff against {_code(against)}", "", f"{result.summary_line()}", ""]
     if result.broken:
         rows = [
             [_code(file), _cell(problem.one_line())]
@@ -138,4 +124,4 @@ def diff_markdown(result: OrgDiff, against: str) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-__all__ = ["FOLD", "diff_markdown", "summary_line"]
+__all__ = ["FOLD", "diff_markdown"]
