@@ -188,6 +188,7 @@ SLOW_MODULES = frozenset(
         "tests/test_pytest_plugin.py",
         "tests/test_precommit.py",  # pip builds the hooks' environment: minutes
         "tests/test_docs_examples.py",  # every example of the docs, each a bash process
+        "tests/test_deploy_build.py",  # pip builds the image's wheel from the files the Containerfile copies
     }
 )
 

@@ -21,7 +21,6 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import click
@@ -29,26 +28,26 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
+from deploy_helpers import CONTAINERFILE, DEPLOY, REPO, containerfile_instructions
 
 from template_engine._version import VERSION
 from template_engine.cli import main
 from template_engine.cluster.schemas import KUBERNETES_VERSION
 
-REPO = Path(__file__).resolve().parents[1]
-DEPLOY = REPO / "deploy"
 KUBE = DEPLOY / "kubernetes"
-CONTAINERFILE = DEPLOY / "Containerfile"
 
 #: Commands and settings the manifests use that other parts of issue 22 add (``db upgrade``, the settings by
 #: environment variable). Each must be absent from the CLI today, so that the test fails, and says to remove
 #: it from here, as soon as it exists: from then on it is checked like the rest.
 NOT_YET_IN_CLI_COMMANDS = frozenset({("db", "upgrade")})
-NOT_YET_IN_CLI_ENV = frozenset({"TEMPLATE_ENGINE_DATABASE_URL", "TEMPLATE_ENGINE_WORKERS", "TEMPLATE_ENGINE_LOG_FORMAT"})
+NOT_YET_IN_CLI_ENV = frozenset(
+    {"TEMPLATE_ENGINE_DATABASE_URL", "TEMPLATE_ENGINE_WORKERS", "TEMPLATE_ENGINE_LOG_FORMAT"}
+)
 
 Obj = dict[str, Any]
 
 
-# -- reading the folder ---------------------------------------------------------------------------------------
+# -- reading the folder --------------------------------------------------------------------------------------
 
 
 @cache
@@ -83,6 +82,7 @@ def _pod_spec(obj: Obj) -> Obj:
 
 
 def _container(obj: Obj) -> Obj:
+    container: Obj
     (container,) = _pod_spec(obj)["containers"]
     return container
 
@@ -101,10 +101,12 @@ def kubernetes_error(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-# -- every manifest is valid, and the check can fail ----------------------------------------------------------
+# -- every manifest is valid, and the check can fail ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "index", "obj"), _documents(), ids=[f"{n}[{i}]" for n, i, _ in _documents()])
+@pytest.mark.parametrize(
+    ("name", "index", "obj"), _documents(), ids=[f"{n}[{i}]" for n, i, _ in _documents()]
+)
 def test_every_manifest_is_valid_by_kubernetes_schemas(name: str, index: int, obj: Obj) -> None:
     assert kubernetes_error(obj) is None
 
@@ -186,7 +188,7 @@ def test_the_probes_are_ready_and_health_on_the_served_port() -> None:
 
 
 def test_the_container_image_serves_the_port_the_manifests_use() -> None:
-    instructions = _containerfile()
+    instructions = containerfile_instructions()
     (expose,) = [rest for keyword, rest in instructions if keyword == "EXPOSE"]
     (port,) = [p["containerPort"] for p in _container(_one("Deployment"))["ports"]]
     assert int(expose) == port
@@ -195,7 +197,10 @@ def test_the_container_image_serves_the_port_the_manifests_use() -> None:
 
 
 def _secret_keys() -> dict[str, set[str]]:
-    return {s["metadata"]["name"]: set(s.get("stringData", {})) | set(s.get("data", {})) for s in _objects("Secret")}
+    return {
+        s["metadata"]["name"]: set(s.get("stringData", {})) | set(s.get("data", {}))
+        for s in _objects("Secret")
+    }
 
 
 def _secret_references(obj: Obj) -> Iterator[tuple[str, str]]:
@@ -266,7 +271,7 @@ def test_the_disruption_budget_and_the_service_select_the_server_pods_and_only_t
 
 
 def test_the_pods_run_as_the_images_user_on_a_read_only_root_with_a_writable_tmp() -> None:
-    (user,) = [rest for keyword, rest in _containerfile() if keyword == "USER"]
+    (user,) = [rest for keyword, rest in containerfile_instructions() if keyword == "USER"]
     uid = int(user.split(":")[0])
     for obj in _workloads():
         pod = _pod_spec(obj)
@@ -301,7 +306,9 @@ def test_every_image_is_set_by_the_kustomization_to_this_release() -> None:
     (image,) = _kustomization()["images"]
     assert image["newTag"] == VERSION
     for obj in _workloads():
-        assert _container(obj)["image"] == image["name"], f"{obj['kind']}'s image is not rewritten by kustomize"
+        assert _container(obj)["image"] == image["name"], (
+            f"{obj['kind']}'s image is not rewritten by kustomize"
+        )
 
 
 def test_the_upgrade_job_runs_once_with_the_database_url_expanded_from_its_env() -> None:
@@ -317,30 +324,12 @@ def test_the_upgrade_job_runs_once_with_the_database_url_expanded_from_its_env()
 # -- the Containerfile ---------------------------------------------------------------------------------------
 
 
-def _containerfile() -> list[tuple[str, str]]:
-    """``(KEYWORD, rest)`` of each instruction, continuation lines joined and comments left out."""
-    instructions: list[tuple[str, str]] = []
-    pending = ""
-    for line in CONTAINERFILE.read_text(encoding="utf-8").splitlines():
-        if not pending and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        pending += line.rstrip()
-        if pending.endswith("\\"):
-            pending = pending[:-1] + " "
-            continue
-        keyword, _, rest = pending.strip().partition(" ")
-        instructions.append((keyword.upper(), " ".join(rest.split())))
-        pending = ""
-    assert not pending, "the Containerfile ends in a continuation line"
-    return instructions
-
-
-def test_deploy_dockerfile_is_the_containerfile() -> None:
+def test_deploy_dockerfile_is_thecontainerfile_instructions() -> None:
     assert (DEPLOY / "Dockerfile").resolve() == CONTAINERFILE.resolve()
 
 
 def test_every_file_the_containerfile_copies_from_the_checkout_exists() -> None:
-    instructions = _containerfile()
+    instructions = containerfile_instructions()
     stages = {rest.split()[-1] for keyword, rest in instructions if keyword == "FROM" and " AS " in rest}
     copies = [shlex.split(rest) for keyword, rest in instructions if keyword == "COPY"]
     assert copies
@@ -356,7 +345,7 @@ def test_every_file_the_containerfile_copies_from_the_checkout_exists() -> None:
 
 
 def test_the_image_is_multi_stage_slim_and_runs_as_a_user_that_is_not_root() -> None:
-    instructions = _containerfile()
+    instructions = containerfile_instructions()
     (arg,) = [rest for keyword, rest in instructions if keyword == "ARG"]
     name, _, image = arg.partition("=")
     assert re.fullmatch(r"python:3\.(1[1-9])-slim(-\w+)?", image), image
@@ -378,7 +367,7 @@ def _exec_form(rest: str) -> list[str]:
 
 
 def test_the_image_runs_template_engine_serve_on_every_address() -> None:
-    instructions = _containerfile()
+    instructions = containerfile_instructions()
     (entrypoint,) = [_exec_form(rest) for keyword, rest in instructions if keyword == "ENTRYPOINT"]
     (command,) = [_exec_form(rest) for keyword, rest in instructions if keyword == "CMD"]
     assert [*entrypoint, *command] == ["template-engine", "serve", "--host", "0.0.0.0", "--port", "8080"]
@@ -386,12 +375,12 @@ def test_the_image_runs_template_engine_serve_on_every_address() -> None:
     assert _container(_one("Deployment"))["args"] == command
 
 
-# -- the commands are the CLI's -----------------------------------------------------------------------------
+# -- the commands are the CLI's ------------------------------------------------------------------------------
 
 
 def _command_lines() -> list[list[str]]:
     """Every ``template-engine`` argument list that the image and the manifests run."""
-    instructions = _containerfile()
+    instructions = containerfile_instructions()
     (command,) = [_exec_form(rest) for keyword, rest in instructions if keyword == "CMD"]
     return [command, *(_container(obj)["args"] for obj in _workloads())]
 
@@ -416,7 +405,9 @@ def test_the_commands_not_yet_in_the_cli_are_used_and_still_absent() -> None:
     for path in NOT_YET_IN_CLI_COMMANDS:
         assert path in used
         _, command, _ = _resolve(path)
-        assert command is None, f"`{' '.join(path)}` is in the CLI now: remove it from NOT_YET_IN_CLI_COMMANDS"
+        assert command is None, (
+            f"`{' '.join(path)}` is in the CLI now: remove it from NOT_YET_IN_CLI_COMMANDS"
+        )
 
 
 @pytest.mark.parametrize("args", _command_lines(), ids=lambda args: " ".join(args[:2]))
