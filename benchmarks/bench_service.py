@@ -25,6 +25,14 @@ clients' limit; the server's own CPU time per request (user + system of the serv
 ``/proc``; PostgreSQL's processes not included) is reported beside it, with ``floor cpu/this``: the floor's
 CPU per request divided by the scenario's, the ratio a client that cost nothing would see.
 
+With ``--replicas 1,2,3`` (issue 22) the same scenarios run through Debian's HAProxy (``apt-get install
+haproxy``) in front of 1, 2 and 3 replicas (``template-engine serve`` processes, one worker each) on one
+PostgreSQL database (``--database-url``, an empty one; default: a throwaway server started with
+``.ci/postgres.sh``): one HAProxy process with one frontend per replica count (round robin over the first N
+replicas, health-checked on ``/health``), so each ratio is to ``/health`` through the same balancer at the
+same replica count, and ``vs 1`` divides a scenario's req/s by its own at one replica.  Each round runs every
+replica count; the server CPU columns are left out there.
+
 Every non-2xx answer is counted and makes the run fail; the share of answers the cache served
 (``X-Template-Engine-Cache: hit``) is reported.  Run ``python benchmarks/bench_service.py`` (``--quick`` for a
 smoke run); the last line is one JSON object.
@@ -233,6 +241,207 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values)}
 
 
+# -- replicas behind HAProxy (--replicas) -------------------------------------------------------------------
+
+HAPROXY_CONFIG = """\
+global
+    maxconn 1024
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    option redispatch
+    retry-on conn-failure empty-response response-timeout
+"""
+
+HAPROXY_PAIR = """
+frontend front{count}
+    bind 127.0.0.1:{port}
+    default_backend back{count}
+
+backend back{count}
+    balance roundrobin
+    option httpchk GET /health
+    http-check expect status 200
+    http-request disable-l7-retry unless METH_GET || METH_HEAD
+    default-server check inter 1s fall 2 rise 2
+{servers}
+"""
+
+
+def _throwaway_postgres() -> tuple[str, str]:
+    """A PostgreSQL server started with ``.ci/postgres.sh``: its URL and data folder."""
+    run = subprocess.run(
+        ["bash", str(REPO / ".ci" / "postgres.sh")], capture_output=True, text=True, check=False
+    )
+    exports = dict(
+        line.removeprefix("export ").split("=", 1) for line in run.stdout.splitlines() if "=" in line
+    )
+    if run.returncode != 0 or "TEST_DATABASE_URL" not in exports:
+        raise SystemExit(f"cannot start PostgreSQL: {run.stderr[-2000:]}")
+    return exports["TEST_DATABASE_URL"].strip("'\""), exports["TEST_PGDATA"].strip("'\"")
+
+
+def start_haproxy(
+    folder: Path, ports: list[int], counts: list[int]
+) -> tuple[subprocess.Popen[bytes], dict[int, str]]:
+    """HAProxy with one frontend per replica count (round robin over the first ``count`` of ``ports``), until
+    every frontend answers ``/health``."""
+    executable = shutil.which("haproxy") or shutil.which("/usr/sbin/haproxy")
+    if executable is None:
+        raise SystemExit("--replicas needs HAProxy: apt-get install haproxy")
+    fronts = {count: _free_port() for count in counts}
+    config = HAPROXY_CONFIG + "".join(
+        HAPROXY_PAIR.format(
+            count=count,
+            port=port,
+            servers="\n".join(f"    server r{i} 127.0.0.1:{p}" for i, p in enumerate(ports[:count])),
+        )
+        for count, port in fronts.items()
+    )
+    (folder / "haproxy.cfg").write_text(config)
+    process = subprocess.Popen(
+        [executable, "-db", "-f", str(folder / "haproxy.cfg")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    urls = {count: f"http://127.0.0.1:{port}" for count, port in fronts.items()}
+    deadline = time.monotonic() + 60
+    for url in urls.values():
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(
+                    f"HAProxy stopped: {process.stderr.read().decode() if process.stderr else ''}"
+                )
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                process.kill()
+                raise SystemExit("HAProxy did not answer /health within 60 s")
+            time.sleep(0.1)
+    return process, urls
+
+
+def run_replicas(args: argparse.Namespace, client_counts: list[int]) -> int:
+    """The scenarios through HAProxy at each count of ``--replicas``, interleaved (see the docstring)."""
+    counts = [int(c) for c in args.replicas.split(",")]
+    folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
+    data = ""
+    if args.database_url:
+        database_url = args.database_url
+    else:
+        database_url, data = _throwaway_postgres()
+    servers: list[subprocess.Popen[bytes]] = []
+    haproxy: subprocess.Popen[bytes] | None = None
+    rounds: list[dict[str, dict[str, Any]]] = []
+    try:
+        first, first_url = start_server(database_url, 1, args.cache_bytes)  # seeds the database, once
+        servers.append(first)
+        with httpx.Client(
+            base_url=first_url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+        ) as http:
+            count = add_templates(http, args.templates)
+            template_id, vision = _ids(http)
+        ports = [int(first_url.rsplit(":", 1)[1])]
+        for _ in range(1, max(counts)):
+            process, url = start_server(database_url, 1, args.cache_bytes)
+            servers.append(process)
+            ports.append(int(url.rsplit(":", 1)[1]))
+        haproxy, urls = start_haproxy(folder, ports, counts)
+        scenarios: dict[str, Request] = {
+            "floor": lambda http: http.get("/health"),
+            "get": lambda http: http.get(f"{T}/{template_id}", params={"projectId": vision}),
+            "list": lambda http: http.get(T, params={"limit": args.templates}),
+        }
+        names = list(scenarios)
+        for index in range(args.runs):
+            measured: dict[str, dict[str, Any]] = {}
+            order = names[index % len(names) :] + names[: index % len(names)]
+            replica_order = counts[index % len(counts) :] + counts[: index % len(counts)]
+            for replicas in replica_order:
+                for clients in client_counts:
+                    for name in order:
+                        print(
+                            f"round {index + 1}: {name} at {clients} clients, {replicas} replica(s)",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        result = run_scenario(
+                            urls[replicas], scenarios[name], clients, args.seconds, args.warmup
+                        )
+                        measured[f"{name}@{clients}x{replicas}"] = result
+            rounds.append(measured)
+    finally:
+        if haproxy is not None:
+            haproxy.terminate()
+            haproxy.wait(timeout=30)
+        for process in servers:
+            stop_server(process)
+        if data:
+            subprocess.run(
+                ["bash", str(REPO / ".ci" / "postgres.sh"), "stop", data], capture_output=True, check=False
+            )
+        shutil.rmtree(folder, ignore_errors=True)
+
+    results: dict[str, Any] = {}
+    for key in rounds[0]:
+        name, rest = key.split("@")
+        clients_text = rest.split("x")[0]
+        per_round = [r[key] for r in rounds]
+        results[key] = {
+            "rps": _summary([r["rps"] for r in per_round]),
+            "p50_ms": _summary([r["p50_ms"] for r in per_round]),
+            "rps_vs_floor": _summary([r[key]["rps"] / r[f"floor@{rest}"]["rps"] for r in rounds]),
+            "rps_vs_1_replica": _summary(
+                [r[key]["rps"] / r[f"{name}@{clients_text}x{counts[0]}"]["rps"] for r in rounds]
+            ),
+            "hit_share": statistics.median(r["hit_share"] for r in per_round),
+            "failures": sum(r["failures"] for r in per_round),
+            "target": TARGETS.get(name),
+        }
+    print(
+        f"{args.runs} interleaved rounds x {args.seconds:g} s per scenario, replicas {args.replicas} behind "
+        f"HAProxy (one worker each), postgresql, {count} templates, {os.cpu_count()} cpus"
+    )
+    print(
+        f"{'scenario':20} {'req/s':>8} {'p50 ms':>8} {'rps/floor med':>14} {'min':>6} "
+        f"{'vs ' + str(counts[0]):>6} {'hits':>6} target"
+    )
+    met = True
+    for key, r in results.items():
+        target = r["target"]
+        verdict = ""
+        if target is not None:
+            ok = r["rps_vs_floor"]["median"] >= target
+            met = met and ok
+            verdict = f">= {target:g} {'met' if ok else 'MISSED'}"
+        print(
+            f"{key:20} {r['rps']['median']:8.0f} {r['p50_ms']['median']:8.2f} "
+            f"{r['rps_vs_floor']['median']:14.3f} {r['rps_vs_floor']['min']:6.3f} "
+            f"{r['rps_vs_1_replica']['median']:6.2f} {r['hit_share']:6.2f} {verdict}"
+        )
+    failed = sum(r["failures"] for r in results.values())
+    summary = {
+        "benchmark": "service-replicas",
+        "clients": client_counts,
+        "replicas": counts,
+        "seconds": args.seconds,
+        "runs": args.runs,
+        "templates": count,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "targets_met": met,
+        "results": results,
+    }
+    print(json.dumps(summary, sort_keys=True))
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -251,11 +460,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cache-bytes", type=int, help="the server's TEMPLATE_ENGINE_CACHE_BYTES (0: no response cache)"
     )
+    parser.add_argument(
+        "--replicas", help="replica counts behind HAProxy on one PostgreSQL, such as 1,2,3 (issue 22)"
+    )
     parser.add_argument("--quick", action="store_true", help="2 clients, 1 round of 1 s: a smoke run")
     args = parser.parse_args(argv)
     if args.quick:
         args.clients, args.seconds, args.warmup, args.runs = "2", 1.0, 0.2, 1
     client_counts = [int(c) for c in args.clients.split(",")]
+    if args.replicas:
+        return run_replicas(args, client_counts)
 
     folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
     database_url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
