@@ -301,18 +301,6 @@ PENDING: dict[tuple[str, str], str] = {
         "template-engine validate",
     ): "state or output not yet set up for the test (issue 21 item 3)",
     (
-        "docs/snapshot-testing.md",
-        "template-engine diff --root templates --against origin/main",
-    ): "a branch that adds project ads, removes nlp and deletes the pytorch image line",
-    (
-        "docs/snapshot-testing.md",
-        "template-engine diff --root templates --against origin/nope",
-    ): "the path of the repository, which differs per machine",
-    (
-        "docs/snapshot-testing.md",
-        "template-engine impact templates/departments/applied/defaults.yaml",
-    ): "the edit of section 3 (the applied defaults drop the org proxy)",
-    (
         "docs/tutorial.md",
         "template-engine check --root /tmp/acme -p speech -t asr-sweep-draft",
     ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
@@ -328,14 +316,6 @@ PENDING: dict[tuple[str, str], str] = {
         "docs/tutorial.md",
         "template-engine validate --root /tmp/acme",
     ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
-    (
-        "docs/views.md",
-        "template-engine init /tmp/starter",
-    ): "state or output not yet set up for the test (issue 21 item 3)",
-    (
-        "docs/views.md",
-        "template-engine schema",
-    ): "state or output not yet set up for the test (issue 21 item 3)",
 }
 
 
