@@ -300,22 +300,6 @@ PENDING: dict[tuple[str, str], str] = {
         "docs/concepts.md",
         "template-engine validate",
     ): "state or output not yet set up for the test (issue 21 item 3)",
-    (
-        "docs/tutorial.md",
-        "template-engine check --root /tmp/acme -p speech -t asr-sweep-draft",
-    ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
-    (
-        "docs/tutorial.md",
-        "template-engine check --root /tmp/acme",
-    ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
-    (
-        "docs/tutorial.md",
-        "template-engine impact /tmp/acme/system/policy.yaml --root /tmp/acme --against templates",
-    ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
-    (
-        "docs/tutorial.md",
-        "template-engine validate --root /tmp/acme",
-    ): "the tutorial's scratch copy /tmp/acme with the edits of its earlier steps",
 }
 
 
