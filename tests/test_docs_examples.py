@@ -254,52 +254,6 @@ PENDING: dict[tuple[str, str], str] = {
         "template-engine serve --dev --seed templates --database-url sqlite:////tmp/te.db",
     ): "a server that runs until Ctrl-C, and a request from another terminal",
     ("docs/cli.md", "template-engine validate --root DIR"): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine check",
-    ): "state or output not yet set up for the test (issue 21 item 3)",
-    (
-        "docs/concepts.md",
-        "template-engine explain --root DIR -p vision -t job labels",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine explain --root DIR -p vision -t train",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t bad --var user=alice",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t ign -o yaml",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t job --var user=TZ",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t job --var user=alice --var run_id=7 -o yaml",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t refused --var user=alice.b -o yaml",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -p vision -t refused --var user=alice.b",
-    ): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine preview --root DIR -t sys --var user=bob -o yaml",
-    ): "the scratch folder DIR its prose describes",
-    ("docs/concepts.md", "template-engine preview -t train"): "the scratch folder its prose describes",
-    ("docs/concepts.md", "template-engine validate --root DIR"): "the scratch folder DIR its prose describes",
-    (
-        "docs/concepts.md",
-        "template-engine validate",
-    ): "state or output not yet set up for the test (issue 21 item 3)",
 }
 
 
