@@ -3,9 +3,11 @@
 The examples are read from the pages when the suite is collected, so an example added to a page is a test
 without a line here.  The convention (docs/architecture.md, "Examples that test themselves"):
 
-- A fenced block with a line ``$ template-engine ...`` is an example; each ``$ COMMAND`` line (continued
-  by a trailing ``\\``) is run, in order, in one bash session, and the lines up to the next ``$`` line are
-  what it prints (stdout and stderr together).  ``$ echo $?`` is the previous command's exit status.
+- A fenced block with a ``$`` line that runs ``template-engine`` (``$ template-engine ...``, or in a pipe
+  or a process substitution: ``$ diff <(template-engine ...)``) is an example; each ``$ COMMAND`` line
+  (continued by a trailing ``\\``) is run, in order, in one bash session, and the lines up to the next
+  ``$`` line are what it prints (stdout and stderr together).  ``$ echo $?`` is the previous command's
+  exit status.
 - A line that is only ``...`` stands for any number of lines (none included); every other line must be
   printed as shown (trailing spaces and trailing empty lines aside).
 - The session runs in a scratch folder holding a copy of the example org (``templates/``, committed in a
@@ -41,6 +43,9 @@ ANY = "..."
 _FENCE = re.compile(r"^(\s*)(```+|~~~+)")
 _MARKER = re.compile(r"<!--\s*doc-test:\s*(?P<body>.*?)\s*-->", re.DOTALL)
 _STEP = "@@doc-test-step@@"
+#: A ``$`` line that runs ``template-engine``: not ``pip install 'template-engine[...]'``, nor
+#: ``pytest --template-engine-var ...``.
+_RUNS_ENGINE = re.compile(r"^\$ (?:.*[\s(|;&`])?template-engine(?:\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +118,7 @@ def examples(page: str, text: str) -> Iterator[Example]:
         while end < len(lines) and not lines[end].strip().startswith(fence):
             end += 1
         block = [line.removeprefix(indent) for line in lines[index + 1 : end]]
-        if any(line.startswith("$ template-engine") for line in block):
+        if any(_RUNS_ENGINE.match(line) for line in block):
             body = _marker(lines, index) or ""
             setup = body.removeprefix("setup").strip("\n") if body.startswith("setup") else ""
             not_run = body.removeprefix("not run:").strip() if body.startswith("not run:") else None
@@ -211,8 +216,8 @@ def run_example(example: Example, tmp_path: Path) -> list[list[str]]:
 
 EXAMPLES = all_examples()
 
-#: Examples that wait for work under way elsewhere, by page and first command, with that work: an example whose
-#: state a test can build gets a ``doc-test: setup`` comment on its page instead, and leaves this list.
+#: Examples that wait for work under way elsewhere, by page and first command, with that work: an example
+#: whose state a test can build gets a ``doc-test: setup`` comment on its page instead, and leaves this list.
 PENDING: dict[tuple[str, str], str] = {
     ("docs/cli.md", "template-engine --help"): (
         "issue 21 item 5, CLI conventions (under way): full help summaries and the new -q, -v and --color"
@@ -297,13 +302,22 @@ def test_the_parser_reads_commands_outputs_continuations_and_markers() -> None:
         ```
 
         ```sh
-        $ pip install x
+        $ pip install 'template-engine[snapshots]'
+        $ pytest --template-engine-var user=alice
+        ```
+
+        ```
+        $ diff <(template-engine preview -t a) \\
+               <(template-engine preview -t b)
         ```
         """
     )
-    first, second = examples("p.md", page)
+    first, second, third = examples("p.md", page)
     assert first.setup == "touch x"
     assert [s.command for s in first.steps] == ["template-engine check \\\n    --root templates", "echo $?"]
     assert first.steps[0].expected == ("one", "...")
     assert first.steps[1].line == 11
     assert second.not_run == "needs a server"
+    assert [s.command for s in third.steps] == [
+        "diff <(template-engine preview -t a) \\\n       <(template-engine preview -t b)"
+    ]
