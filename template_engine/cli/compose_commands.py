@@ -398,7 +398,8 @@ def explain_command(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="FIELD") from None
     org = _load(root)
-    composition = _compose_one(org, template, project, department, parse_vars(variables))
+    with phase("composed"):
+        composition = _compose_one(org, template, project, department, parse_vars(variables))
     entries = explain(composition, path)
     if field and not entries:
         near = _closest(composition, field)

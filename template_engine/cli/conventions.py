@@ -101,7 +101,7 @@ def status_word(word: str, width: int = 0) -> str:
     columns line up whether or not the colour is kept)."""
     color = _STATUS_COLORS.get(word)
     padding = " " * max(0, width - len(word))
-    return (click.style(word, fg=color, bold=word == "error") if color else word) + padding
+    return (click.style(word, fg=color, bold=True if word == "error" else None) if color else word) + padding
 
 
 def info(message: str) -> None:

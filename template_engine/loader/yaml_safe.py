@@ -148,7 +148,8 @@ class _Builder:
     def too_many(self) -> str:
         """The message of a document over :data:`MAX_NODES`: what was counted (the file is its location)."""
         aliases = ", each alias as often as it is used" if self.anchors else " (it has no aliases)"
-        return f"the document holds more than {MAX_NODES} values, counting every mapping, list and scalar{aliases}"
+        counted = "counting every mapping, list and scalar"
+        return f"the document holds more than {MAX_NODES} values, {counted}{aliases}"
 
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
