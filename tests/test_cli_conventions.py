@@ -115,6 +115,11 @@ def test_quiet_diff_prints_nothing_and_exits_1_on_a_difference(tmp_path: Path) -
     assert quiet.output == ""
     same = run("-q", "diff", "--root", str(EXAMPLE), "--against", str(EXAMPLE), "--no-cache")
     assert (same.exit_code, same.output) == (0, "")
+    impact = ("impact", str(root / VIT), "--root", str(root), "--against", str(EXAMPLE), "--no-cache")
+    loud_impact = run(*impact)
+    quiet_impact = run("-q", *impact)
+    assert loud_impact.exit_code == quiet_impact.exit_code == 1, loud_impact.output
+    assert "vit-finetune" in loud_impact.stdout and quiet_impact.output == ""
 
 
 def test_quiet_explain_prints_nothing_but_an_unknown_field_is_an_error() -> None:
