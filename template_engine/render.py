@@ -8,6 +8,7 @@ wrote the string; the value is left as written, never half-rendered.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,19 +83,62 @@ def render_string(text: str, context: Mapping[str, Any], budget: Budget | None =
 
 
 def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str, str]:
+    """What went wrong in rendering ``text``, and what was expected, in words: never a Python exception's
+    class name (issue 21).  An unknown name is expected among the names the context defines; every other
+    failure gets the expectation of its own kind (:func:`_operation_problem`)."""
     from jinja2 import TemplateError, UndefinedError
 
-    names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
     if isinstance(exc, _expressions().ExpressionRefused):
         return (
             f"expression refused by the sandbox: {exc}",
             "output, {% if %} and bounded expressions (see docs/decisions.md, 'Expressions')",
         )
     if isinstance(exc, UndefinedError):
-        return f"cannot render {text!r}: {exc.message or exc}", names
+        message = exc.message or str(exc)
+        if _UNDEFINED_NAME.fullmatch(message):  # a top-level name: say the ones there are
+            names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
+            return f"cannot render {text!r}: {message}", names
+        return f"cannot render {text!r}: {message}", "an index or key that the value has"
     if isinstance(exc, TemplateError):
         return f"cannot render {text!r}: {exc.message or exc}", "a well-formed expression ({{ name }})"
-    return f"cannot render {text!r}: {type(exc).__name__}: {exc}", names
+    why, expected = _operation_problem(exc)
+    return f"cannot render {text!r}: {why}", expected
+
+
+#: Jinja's message for a top-level name that is not defined (``'user' is undefined``).
+_UNDEFINED_NAME = re.compile(r"'[A-Za-z_][A-Za-z0-9_]*' is undefined")
+
+
+def _operation_problem(exc: Exception) -> tuple[str, str]:
+    """An operation of an expression that Python refused (the errors :func:`_render_errors` catches besides
+    Jinja's own), as a sentence and what was expected."""
+    detail = str(exc).replace("<lambda>()", "the filter")
+    if isinstance(exc, ZeroDivisionError):
+        return "the expression divides by zero", "a divisor other than zero (guard it with {% if %})"
+    if isinstance(exc, OverflowError):
+        return (
+            f"the expression computes a number too large to represent ({detail})",
+            "numbers within the range of a float (about 1.8e308)",
+        )
+    if isinstance(exc, TypeError) and "argument" in detail:
+        return (
+            f"the expression calls a filter or method with arguments it does not take ({detail})",
+            "the arguments the filter or method takes (docs/decisions.md, 'Expressions')",
+        )
+    if isinstance(exc, TypeError):
+        return (
+            f"the expression applies an operation to a value of a type it does not take ({detail})",
+            "operands of the types the operation takes (text with text, numbers with numbers; "
+            "| int, | float and | string convert)",
+        )
+    if isinstance(exc, LookupError):
+        return f"the expression looks up a key or index that is not there ({detail})", (
+            "an index or key that the value has"
+        )
+    return (
+        f"the expression is given a value it cannot use ({detail})",
+        "a value that the operation takes",
+    )
 
 
 def document_expression_problems(

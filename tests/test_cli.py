@@ -393,7 +393,7 @@ def test_validate_lists_every_problem(runs: Runs) -> None:
         ("bad-broken-yaml", "invalid YAML", VISION_DEFAULTS),
         ("bad-typo-field", "did you mean 'nodePools'", VISION_DEFAULTS),
         ("bad-duplicate-key", "duplicate key 'numWorkers'", VIT),
-        ("bad-alias-bomb", "alias expansion is bounded", VISION_DEFAULTS),
+        ("bad-alias-bomb", "each alias as often as it is used", VISION_DEFAULTS),
         ("bad-unknown-asset", "'a100-x9'", VIT),
         ("bad-jinja-class", "sandbox", VIT),
         ("bad-jinja-runtime-error", "workingDir", VIT),

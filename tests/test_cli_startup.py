@@ -17,8 +17,15 @@ from template_engine.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The modules of this package a start that runs no command may import.
-STARTUP = {"template_engine", "template_engine._version", "template_engine.cli", "template_engine.__main__"}
+#: The modules of this package a start that runs no command may import (``cli.conventions``: the group's
+#: -q, -v and --color, which imports only click and the standard library).
+STARTUP = {
+    "template_engine",
+    "template_engine._version",
+    "template_engine.cli",
+    "template_engine.cli.conventions",
+    "template_engine.__main__",
+}
 
 _PROBE = """
 import json, sys

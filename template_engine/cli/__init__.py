@@ -3,6 +3,7 @@
 One module per command group; only this module puts them together, so none imports another's::
 
     __init__.py             the group: every command by name and summary, imported only when it runs
+    conventions.py          -q/--quiet, -v/--verbose and --color, which the group takes for every command
     options.py              what the commands share: options, --var, output formats, exit statuses
     compose_commands.py     preview, check, explain, validate
     diff_commands.py        diff, impact
@@ -15,6 +16,7 @@ One module per command group; only this module puts them together, so none impor
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator, MutableMapping
 from typing import NamedTuple
 
@@ -22,6 +24,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from template_engine._version import VERSION
+from template_engine.cli import conventions
 
 __all__ = ["main"]
 
@@ -148,8 +151,30 @@ class Main(click.Group):
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(VERSION, prog_name="template-engine")  # no importlib.metadata (_version.py)
-def main() -> None:
-    """Compose layered Run:ai-style defaults, assets and templates into effective specs."""
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Print only errors; the exit status says the rest (docs/cli.md)."
+)
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also say on stderr what was read and how long each phase took."
+)
+@click.option(
+    "--color",
+    type=click.Choice(conventions.COLOR_MODES),
+    default="auto",
+    show_default=True,
+    help="Colour text output; auto: on a terminal, unless NO_COLOR is set.",
+)
+@click.pass_context
+def main(ctx: click.Context, quiet: bool, verbose: bool, color: str) -> None:
+    """Compose layered Run:ai-style defaults, assets and templates into effective specs.
+
+    -q, -v and --color go before the command: template-engine -q check.
+    """
+    if quiet and verbose:
+        raise click.UsageError("-q/--quiet and -v/--verbose cannot be given together")
+    conventions.install(
+        ctx, conventions.Conventions(quiet, verbose), conventions.resolve_color(color, os.environ)
+    )
 
 
 main.commands = Commands(dict(COMMANDS))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from template_engine.cli.conventions import current, error_prefix, phase, say, status_word, warn
 from template_engine.cli.options import (
     CHECK_REPORTS,
     EXIT_FINDINGS,
@@ -20,6 +21,7 @@ from template_engine.cli.options import (
     dump_yaml,
     emit,
     fail,
+    org_counts,
     output_option,
     parse_vars,
     root_option,
@@ -40,10 +42,14 @@ __all__ = ["check", "explain_command", "preview", "validate"]
 
 
 def _load(root: FsPath) -> Org:
-    try:
-        return load_org(resolve_root(root))
-    except TemplateEngineError as exc:
-        fail(exc)
+    """The org in ``root``; with ``-v``, what was read and how long it took."""
+    with phase(f"loaded {root}") as said:
+        try:
+            org = load_org(resolve_root(root))
+        except TemplateEngineError as exc:
+            fail(exc)
+        said.append(org_counts(org))
+    return org
 
 
 def org_problems(org: Org) -> list[Problem]:
@@ -86,9 +92,10 @@ def preview(
 ) -> None:
     """Print the composed template: meta, spec, master, runnable, combinedSpec, combinedMasterSpec."""
     org = _load(root)
-    composition = _compose_one(org, template, project, department, parse_vars(variables))
+    with phase("composed"):
+        composition = _compose_one(org, template, project, department, parse_vars(variables))
     for warning in composition.runnable.warnings:
-        click.echo(f"warning: {warning.one_line()}", err=True)
+        warn(warning.one_line())
     emit(composition.to_response(), output)
 
 
@@ -162,24 +169,26 @@ def check(
     cache: MergeCache = {}
     #: An unused --var is said once for the whole run (below), not for every pair that ignores it.
     unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
-    for view, found in org.views():
-        if project is not None and view.project != project:
-            continue
-        if template is not None and found.name != template:
-            continue
-        pair = (view.project, view.department, found.name, str(found.scope))
-        try:
-            result = compose(org, found, view, values, cache=cache)
-        except TemplateEngineError as exc:
-            rows.append(_Row(*pair, "error", exc.problems))
-            continue
-        runnable = result.runnable
-        per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
-        unused = {name: per_var[name] for name in unused if name in per_var}
-        status = "runnable" if runnable.is_runnable else "not runnable"
-        others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
-        facts = _facts(result) if output in CHECK_REPORTS else None
-        rows.append(_Row(*pair, status, runnable.issues, others, facts))
+    with phase("composed") as said:
+        for view, found in org.views():
+            if project is not None and view.project != project:
+                continue
+            if template is not None and found.name != template:
+                continue
+            pair = (view.project, view.department, found.name, str(found.scope))
+            try:
+                result = compose(org, found, view, values, cache=cache)
+            except TemplateEngineError as exc:
+                rows.append(_Row(*pair, "error", exc.problems))
+                continue
+            runnable = result.runnable
+            per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
+            unused = {name: per_var[name] for name in unused if name in per_var}
+            status = "runnable" if runnable.is_runnable else "not runnable"
+            others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
+            facts = _facts(result) if output in CHECK_REPORTS else None
+            rows.append(_Row(*pair, status, runnable.issues, others, facts))
+        said.append(f"{len(rows)} pairs")
     for ref, file in sorted(org.broken_refs.items()):
         if not isinstance(ref, TemplateRef) or (template is not None and ref.name != template):
             continue
@@ -202,9 +211,10 @@ def check(
         problems.append(Problem(f"no (project, template) pair in {where}: nothing to check", (), None))
     for name, warning in sorted(unused.items()):
         # No pair composed when there is no warning to show: then every variable went unused.
-        click.echo(f"warning: {(warning or unused_variable(name)).one_line()}", err=True)
+        warn((warning or unused_variable(name)).one_line())
     if output == "text":
-        _print_table(rows, problems)
+        if not current().quiet:  # the exit status says it all
+            _print_table(rows, problems)
     elif output in CHECK_REPORTS:
         click.echo(_ci_report(output, _check_report(org, root, rows, problems), docs_url), nl=False)
     else:
@@ -335,8 +345,13 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
         for r in rows
     ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *table, strict=False)]
-    for line in (head, *table):
-        click.echo("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip())
+    click.echo("  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=True)).rstrip())
+    for line in table:
+        cells = [
+            status_word(x, w) if i == 3 else x.ljust(w)
+            for i, (x, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        click.echo("  ".join(cells).rstrip())
     bad = sum(not r.is_runnable for r in rows)
     summary = f"{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all"
     if problems:
@@ -345,7 +360,7 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
     if problems:
         click.echo("\nproblems:")
         for problem in problems:
-            click.echo(f"  error: {problem.render()}")
+            click.echo(f"  {error_prefix()} {problem.render()}")
     for r in rows:
         notes: list[tuple[str, Note]] = [("issue", i) for i in r.issues[1:]]
         notes += [("warning", w) for w in r.warnings or ()]
@@ -383,19 +398,19 @@ def explain_command(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="FIELD") from None
     org = _load(root)
-    composition = _compose_one(org, template, project, department, parse_vars(variables))
+    with phase("composed"):
+        composition = _compose_one(org, template, project, department, parse_vars(variables))
     entries = explain(composition, path)
     if field and not entries:
-        click.echo(
-            f"error: {field} is neither set nor excluded by any layer{_closest(composition, field)}", err=True
-        )
+        near = _closest(composition, field)
+        click.echo(f"{error_prefix()} {field} is neither set nor excluded by any layer{near}", err=True)
         sys.exit(EXIT_FINDINGS)
     warnings = composition.runnable.warnings
     if output == "text":
         for entry in entries:
-            click.echo(entry.render())
+            say(entry.render())
         for warning in warnings:
-            click.echo(f"warning: {warning.one_line()}")
+            say(f"warning: {warning.one_line()}")
     else:
         emit({"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}, output)
 
@@ -408,13 +423,13 @@ def validate(root: FsPath, output: str) -> None:
     org = _load(root)
     problems = org_problems(org)
     if output == "text":
-        for problem in problems:
-            click.echo(f"error: {problem.render()}")
+        for problem in problems:  # errors: printed even when quiet
+            click.echo(f"{error_prefix()} {problem.render()}")
         for warning in org.warnings:
-            click.echo(f"warning: {warning.render()}")
+            say(f"warning: {warning.render()}")
         files = len({p.location.file for p in problems if p.location})
         summary = f"{len(problems)} problem(s) in {files} file(s)" if problems else "all files are valid"
-        click.echo(summary + (f"; {len(org.warnings)} warning(s)" if org.warnings else ""))
+        say(summary + (f"; {len(org.warnings)} warning(s)" if org.warnings else ""))
     else:
         emit(
             {

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
+from template_engine.cli.conventions import current, error_prefix, phase, say, warn
 from template_engine.cli.options import EXIT_ERROR, EXIT_FINDINGS, F, emit, parse_vars, vars_option
 from template_engine.errors import Problem, TemplateEngineError
 
@@ -40,12 +41,12 @@ __all__ = ["diff", "impact"]
 
 def _fail(error: TemplateEngineError, where: str | None = None) -> NoReturn:
     prefix = f"in {where}: " if where else ""
-    click.echo(f"error: {prefix}{error.render()}", err=True)
+    click.echo(f"{error_prefix()} {prefix}{error.render()}", err=True)
     sys.exit(EXIT_ERROR)
 
 
 def _warning(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    warn(message)
 
 
 def _guarded(func: F) -> F:
@@ -64,7 +65,8 @@ def _guarded(func: F) -> F:
         except Exception as exc:  # whatever it is: exit 2
             detail = " ".join(str(exc).split())[:500]
             click.echo(
-                f"error: internal error of template-engine {func.__name__}: {type(exc).__name__}: {detail} "
+                f"{error_prefix()} internal error of template-engine {func.__name__}: "
+                f"{type(exc).__name__}: {detail} "
                 "(a bug: please report it; --no-cache may avoid it)",
                 err=True,
             )
@@ -155,10 +157,14 @@ def _load_side(
 
     if source is None:  # the revision has no such folder: every pair of the other side is new
         return Org(), {}
-    try:
-        org = tree.load_org(source, facts)
-    except TemplateEngineError as exc:
-        _fail(exc, where)
+    from template_engine.cli.options import org_counts
+
+    with phase(f"loaded {where or 'the working tree'}") as said:
+        try:
+            org = tree.load_org(source, facts)
+        except TemplateEngineError as exc:
+            _fail(exc, where)
+        said.append(org_counts(org))
     contents = {
         rel: f"git:{blob}" + (f" {digest}" if digest else "")
         for (_, rel, _, blob), (_, digest) in tree._Reuse.last.items()
@@ -219,6 +225,17 @@ def _describe(diff: PairDiff) -> list[str]:
     return lines
 
 
+#: The colour of a pair's marker line in ``diff``'s text: appeared, disappeared, changed.
+_MARKS = {"+": "green", "-": "red", "~": "yellow"}
+
+
+def _marked(line: str) -> str:
+    """A line of a pair's description, its ``+``/``-``/``~`` marker line coloured (kept only on a terminal
+    or with ``--color always``)."""
+    color = _MARKS.get(line[:1]) if line[1:2] == " " else None
+    return click.style(line, fg=color) if color else line
+
+
 def _broken(result: OrgDiff) -> list[str]:
     lines = []
     for file, problems in result.broken:
@@ -234,13 +251,13 @@ def _report(result: OrgDiff, output: str, head: dict[str, Any], title: str | Non
         click.echo(diff_markdown(result, str(head.get("against", ""))), nl=False)
     elif output == "text":
         if title:
-            click.echo(title)
+            say(title)
         for line in _broken(result):
-            click.echo(line)
+            say(line)
         for diff in result.pairs:
             for line in _describe(diff):
-                click.echo(line)
-        click.echo(result.summary_line())
+                say(_marked(line))
+        say(result.summary_line())
     else:
         broken = [
             {"file": file, "errors": [p.to_dict() for p in problems]} for file, problems in result.broken
@@ -291,7 +308,7 @@ def diff(root: Path, against: str, variables: tuple[str, ...], output: str, cach
         new = _load_side(FolderSource(root), None, facts)
         if not versions:
             versions.append(_version(root, against))
-            if not versions[0].exists:
+            if not versions[0].exists and not current().quiet:
                 click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
         version = versions[0]
         old = _load_side(version.source if version.exists else None, _version_name(version), facts)

@@ -18,6 +18,7 @@ from pathlib import Path as FsPath
 
 import click
 
+from template_engine.cli.conventions import error_prefix, say, warn
 from template_engine.cli.options import EXIT_ERROR, EXIT_FINDINGS, fail, parse_vars, root_option, vars_option
 from template_engine.cluster.mapping import Manifests
 from template_engine.cluster.yamlout import dump_documents
@@ -80,11 +81,11 @@ def _warnings(composition: Composition) -> list[CompositionWarning]:
 def _report(composition: Composition, prefix: str) -> bool:
     """Warnings and runnable issues on stderr, one line each; whether the composition is runnable."""
     for warning in _warnings(composition):
-        click.echo(f"warning: {prefix}{warning.replica} {warning.one_line()}", err=True)
+        warn(f"{prefix}{warning.replica} {warning.one_line()}")
     for issue in composition.runnable.issues:
         parts = [format_path(issue.field), issue.message + (f" ({issue.check})" if issue.check else "")]
         text = ": ".join(part for part in parts if part)
-        click.echo(f"error: {prefix}not runnable: {issue.replica} {text}", err=True)
+        click.echo(f"{error_prefix()} {prefix}not runnable: {issue.replica} {text}", err=True)
     return composition.runnable.is_runnable
 
 
@@ -128,7 +129,7 @@ def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -
             failed += 1
             shown.update(exc.problems)
             for problem in exc.problems:
-                click.echo(f"error: {label}cannot be composed: {problem.render()}", err=True)
+                click.echo(f"{error_prefix()} {label}cannot be composed: {problem.render()}", err=True)
             continue
         files[file_name(view, found.name, output)] = render(org, composition, output, annotate)
         if _report(composition, label):
@@ -142,7 +143,9 @@ def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -
             scope: Scope = ref.scope
             who = scope.name if scope.type == "project" else f"({scope.name or 'system'})"
             for problem in org.broken[file]:
-                click.echo(f"error: {who} / {ref.name}: cannot be composed: {problem.render()}", err=True)
+                click.echo(
+                    f"{error_prefix()} {who} / {ref.name}: cannot be composed: {problem.render()}", err=True
+                )
     return _Written(files, runnable, not_runnable, failed, frozenset(shown))
 
 
@@ -268,12 +271,12 @@ def manifests_command(
             Problem(f"no (project, template) pair in the org in {root}: nothing to write", (), None)
         )
     for problem in problems:
-        click.echo(f"error: {problem.render()}", err=True)
+        click.echo(f"{error_prefix()} {problem.render()}", err=True)
     try:
         write_folder(written.files, out)
     except TemplateEngineError as exc:
         for problem in exc.problems:
-            click.echo(f"error: {problem.render()}", err=True)
+            click.echo(f"{error_prefix()} {problem.render()}", err=True)
         sys.exit(EXIT_ERROR)
     summary = (
         f"wrote {len(written.files)} file(s) to {out}: {total} pair(s), {written.runnable} runnable, "
@@ -283,6 +286,6 @@ def manifests_command(
         summary += f", {written.failed} cannot be composed"
     if problems:
         summary += f"; {len(problems)} problem(s) in the org (as `validate` reports them)"
-    click.echo(summary)
+    say(summary)
     bad = written.not_runnable or written.failed or problems
     sys.exit(EXIT_FINDINGS if bad else 0)

@@ -10,12 +10,16 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path as FsPath
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import yaml
 
+from template_engine.cli.conventions import error_prefix
 from template_engine.errors import TemplateEngineError
+
+if TYPE_CHECKING:
+    from template_engine.org import Org
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,8 +43,19 @@ def emit(value: Any, output: str) -> None:
 def fail(error: TemplateEngineError) -> NoReturn:
     """Each problem on standard error as ``error: ...``, then exit 2."""
     for problem in error.problems:
-        click.echo(f"error: {problem.render()}", err=True)
+        click.echo(f"{error_prefix()} {problem.render()}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def org_counts(org: Org) -> str:
+    """What a load read, for ``-v``: ``3 departments, 6 projects, 18 templates, 9 assets, 0 broken files``."""
+    projects = sum(len(names) for names in org.departments.values())
+    templates = sum(len(by_name) for by_name in org.templates.values())
+    assets = sum(len(by_name) for by_name in org.assets.values())
+    return (
+        f"{len(org.departments)} departments, {projects} projects, {templates} templates, {assets} assets, "
+        f"{len(org.broken)} broken files"
+    )
 
 
 def root_option(func: F) -> F:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from template_engine.cli.conventions import current, say
 from template_engine.cli.options import dump_json, fail, parse_vars, root_option, vars_option
 from template_engine.errors import InputError, Problem, TemplateEngineError
 from template_engine.loader.tree import load_org, resolve_root
@@ -34,7 +35,8 @@ def _against(root: FsPath, against: str, new: Org, variables: dict[str, str]) ->
     try:
         version = open_version(root, against)
         if not version.exists:
-            click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
+            if not current().quiet:
+                click.echo(f"note: {root} does not exist at {against}; every pair is new", err=True)
             old = Org()
         else:
             old = load_org(version.source)
@@ -84,7 +86,7 @@ def report(root: FsPath, out: FsPath, against: str | None, variables: tuple[str,
     summary = f"wrote {len(site.files)} page(s) to {out}: {total} pair(s), {index.runnable} runnable"
     if against is not None:
         summary += f", {index.changed} changed against {against}"
-    click.echo(summary)
+    say(summary)
 
 
 @click.command()
@@ -119,8 +121,6 @@ def init(directory: FsPath) -> None:
         problem = Problem(f"cannot write {str(directory)!r}: {exc.strerror or exc}")
         fail(InputError([problem]))
     yaml_files = sum(rel.endswith(".yaml") for rel in files)
-    click.echo(f"wrote {yaml_files} file(s) and the JSON Schemas of every kind to {directory}")
-    click.echo(
-        f"next: template-engine validate --root {directory} && template-engine check --root {directory}"
-    )
+    say(f"wrote {yaml_files} file(s) and the JSON Schemas of every kind to {directory}")
+    say(f"next: template-engine validate --root {directory} && template-engine check --root {directory}")
     sys.exit(0)

@@ -1,7 +1,8 @@
 """A hardened YAML reader that keeps line numbers.
 
-Only the safe scalar types are constructed; duplicate keys are errors naming both lines; alias expansion is
-bounded (a "billion laughs" document is refused) and recursive aliases are refused; a file holds at most one
+Only the safe scalar types are constructed; duplicate keys are errors naming both lines; the values of a
+document are bounded, each alias counted every time it is used (a "billion laughs" document is refused), and
+recursive aliases are refused; a file holds at most one
 document.  Numbers are finite (``.inf``, ``.nan`` and a number too large for a float, such as ``1.0e+400`` or
 the plain ``1e400`` that YAML 1.1 reads as text, are refused) and integers have at most :data:`MAX_INT_DIGITS`
 digits.  Text (keys included) holds no NUL character and no lone surrogate (``"\\udfff"``): no database
@@ -75,7 +76,7 @@ class _FastLoader(_Loader):  # type: ignore[misc]
         resolve = _resolve  # without wildcard resolvers, only the first character's are tried
 
 
-#: The most nodes a document may expand to, aliases included.
+#: The most nodes (mappings, lists and scalars) a document may hold, each alias counted every time it is used.
 MAX_NODES = 200_000
 #: The deepest nesting accepted.
 MAX_DEPTH = 64
@@ -122,8 +123,10 @@ class _Builder:
     generated documents.
     """
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, anchors: bool = True) -> None:
         self.file = file
+        #: Whether the document may hold anchors (and so aliases): only then does the count include them.
+        self.anchors = anchors
         self.count = 0
         self.lines: dict[Path, tuple[int, int]] = {}
         self.active: set[int] = set()
@@ -142,15 +145,16 @@ class _Builder:
         """The error that stops the reading, after the problems noted so far."""
         return InputError([*self.problems, self.problem(message, node, path, expected)])
 
+    def too_many(self) -> str:
+        """The message of a document over :data:`MAX_NODES`: what was counted (the file is its location)."""
+        aliases = ", each alias as often as it is used" if self.anchors else " (it has no aliases)"
+        counted = "counting every mapping, list and scalar"
+        return f"the document holds more than {MAX_NODES} values, {counted}{aliases}"
+
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
-            raise self.fail(
-                f"document expands to more than {MAX_NODES} values (alias expansion is bounded)",
-                node,
-                path,
-                f"at most {MAX_NODES} values, aliases expanded",
-            )
+            raise self.fail(self.too_many(), node, path, f"at most {MAX_NODES} values in one file")
         if len(path) > MAX_DEPTH:
             raise self.fail(
                 f"document is nested deeper than {MAX_DEPTH} levels",
@@ -345,7 +349,7 @@ def load_yaml(text: str, file: str) -> Loaded:
             pass
         else:
             return Loaded(data, LazyLines(text))
-    builder = _Builder(file)
+    builder = _Builder(file, refused is not None or "&" in text)
     data = builder.build(node, ())
     if builder.problems:
         raise InputError(builder.problems)

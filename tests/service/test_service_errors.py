@@ -270,3 +270,38 @@ def test_an_unknown_asset_is_named_with_its_article(client: Any) -> None:
         "assets.environment": "the name of an environment asset",
         "assets.compute": "the name of a compute asset",
     }
+
+
+@pytest.mark.parametrize(
+    ("expression", "why"),
+    [
+        ("{{ 1 / 0 }}", "the expression divides by zero"),
+        ("{{ 'a' + 1 }}", "the expression applies an operation to a value of a type it does not take"),
+    ],
+)
+def test_an_expression_python_refuses_is_said_alike_by_the_api_and_the_cli(
+    client: Any, ids: Ids, tmp_path: Any, expression: str, why: str
+) -> None:
+    """The API's preview and save say what ``template-engine preview`` says, at the same field, with no
+    Python exception class name (issue 21)."""
+    from click.testing import CliRunner
+
+    from template_engine.cli import main
+
+    project = ids.projects["vision"]
+    spec = {"image": "python:3.11", "distributedFramework": "PyTorch", "workingDir": expression}
+    template = {"meta": {"name": "expr", "scopeType": "project", "scopeId": str(project)}, "spec": spec}
+    preview = client.post(f"{T}/preview", json=template)
+    assert preview.status_code == 200, preview.text
+    issues = preview.json()["runnable"]["issues"]
+    message = f"combinedSpec cannot render {expression!r}: {why}"
+    assert [(i["field"], i["message"].split(" (")[0]) for i in issues] == [("workingDir", message)]
+    assert "Error" not in preview.text
+    root = tmp_path / "org"
+    (root / "projects/vision/templates").mkdir(parents=True)
+    (root / "org.yaml").write_text("departments:\n- name: research\n  projects: [vision]\n")
+    body = {"meta": {"name": "expr"}, "spec": spec}
+    (root / "projects/vision/templates/expr.yaml").write_text(json.dumps(body))
+    cli = CliRunner().invoke(main, ["preview", "--root", str(root), "-p", "vision", "-t", "expr"])
+    assert cli.exit_code == 2
+    assert cli.stderr.splitlines()[0].split(" (")[0] == f"error: {message}"
