@@ -218,12 +218,7 @@ EXAMPLES = all_examples()
 
 #: Examples that wait for work under way elsewhere, by page and first command, with that work: an example
 #: whose state a test can build gets a ``doc-test: setup`` comment on its page instead, and leaves this list.
-PENDING: dict[tuple[str, str], str] = {
-    ("docs/cli.md", "template-engine --help"): (
-        "issue 21 item 5, CLI conventions (under way): full help summaries and the new -q, -v and --color"
-        " options rewrite this output"
-    ),
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def pending(example: Example) -> str | None:
