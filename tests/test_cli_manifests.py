@@ -100,7 +100,7 @@ def test_a_pair_that_is_not_runnable_prints_its_objects_and_exits_1(org: Org) ->
     assert list(yaml.safe_load_all(done.stdout)) == objects_of(org, "speech", "asr-sweep-draft")
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert "error: not runnable: worker image: mandatory image is not provided" in errors
-    assert "error: not runnable: worker minReplicas: minReplicas 4 is above maxReplicas 2" in errors
+    assert "error: not runnable: worker: minReplicas 4 is above maxReplicas 2" in errors
 
 
 def test_two_runs_are_byte_identical() -> None:

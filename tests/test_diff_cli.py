@@ -181,7 +181,7 @@ def test_a_changed_default_shows_the_changed_objects(repo: Repo) -> None:
     replicas = "PyTorchJob.spec.pytorchReplicaSpecs"
     limits = "template.spec.containers[0].resources.limits.cpu"
     assert lines[at + 1 :] == [
-        '    runnable.issues: removed (was "worker compute.cpuCoreRequest: compute.cpuCoreRequest 16 is '
+        '    runnable.issues: removed (was "worker: compute.cpuCoreRequest 16 is '
         'above compute.cpuCoreLimit 8")',
         "    combinedSpec.compute.cpuCoreLimit: 8 -> 16 (set by system/defaults.yaml:56, system defaults); "
         "the same in combinedMasterSpec",
@@ -371,8 +371,8 @@ def test_impact_of_an_asset_turning_pairs_unrunnable(repo: Repo) -> None:
         "    runnable.isRunnable: true -> false",
         '    runnable.issues: added "worker image: mandatory image is not provided"',
         # the system policy requires an image, on the worker and the master (each a compliance issue)
-        '    runnable.issues: added "worker image: image is required by the system policy"',
-        '    runnable.issues: added "master image: image is required by the system policy"',
+        '    runnable.issues: added "worker: image is required by the system policy"',
+        '    runnable.issues: added "master: image is required by the system policy"',
         '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
         "assets/environments/pytorch.yaml:6, environment asset pytorch); the same in combinedMasterSpec",
     ]

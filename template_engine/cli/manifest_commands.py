@@ -83,9 +83,12 @@ def _report(composition: Composition, prefix: str) -> bool:
     for warning in _warnings(composition):
         warn(f"{prefix}{warning.replica} {warning.one_line()}")
     for issue in composition.runnable.issues:
-        parts = [format_path(issue.field), issue.message + (f" ({issue.check})" if issue.check else "")]
-        text = ": ".join(part for part in parts if part)
-        click.echo(f"{error_prefix()} {prefix}not runnable: {issue.replica} {text}", err=True)
+        field = format_path(issue.field)
+        if field and issue.message.startswith(field):  # the sentence names its field already
+            field = ""
+        text = issue.message + (f" ({issue.check})" if issue.check else "")
+        where = f"{issue.replica} {field}" if field else str(issue.replica)
+        click.echo(f"{error_prefix()} {prefix}not runnable: {where}: {text}", err=True)
     return composition.runnable.is_runnable
 
 

@@ -165,10 +165,17 @@ def _walk(old: Any, new: Any, path: Path, node: PlanNode) -> Iterator[tuple[Kind
 
 
 def _issue_text(issue: Any) -> str:
+    """``replica field: message``; the field is left out when the message's sentence starts with it, as
+    ``check``'s table does (``worker: numWorkers is 6, ...``, not ``worker numWorkers: numWorkers is 6``)."""
     if not isinstance(issue, Mapping):
         return str(issue)
-    where = " ".join(str(issue[k]) for k in ("replica", "field") if issue.get(k))
-    return f"{where}: {issue.get('message')}" if where else str(issue.get("message"))
+    message = str(issue.get("message"))
+    field = issue.get("field")
+    named = bool(field) and message.startswith(str(field))
+    where = " ".join(
+        str(issue[k]) for k in ("replica", "field") if issue.get(k) and not (k == "field" and named)
+    )
+    return f"{where}: {message}" if where else message
 
 
 def _runnable(old: Any, new: Any) -> Iterator[FieldChange]:
