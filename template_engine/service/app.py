@@ -21,7 +21,8 @@ from starlette.routing import BaseRoute
 
 from template_engine._version import VERSION
 from template_engine.models.spec import INT64_MAX, INT64_MIN
-from template_engine.service import errors
+from template_engine.service import errors, metrics
+from template_engine.service.access_log import INTERNAL, AccessLog, RouteTemplates
 from template_engine.service.answers import AnswerCache, RevisionFeed
 from template_engine.service.auth import DEV_APPLICATION, DEV_TOKENS, Authenticator
 from template_engine.service.bodies import BODY_MODELS
@@ -132,6 +133,7 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     _migrate_and_seed(engine, settings)
     revisions = Revisions(engine)
     feed = RevisionFeed(revisions.read)
+    unwatch_pool = metrics.watch_pool(engine)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -139,6 +141,7 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
         await _warm_up(app)
         yield
         feed.close()
+        unwatch_pool()
         revisions.dispose()
         engine.dispose()
 
@@ -168,7 +171,12 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
         app.add_middleware(AnswerCache, answers=app.state.answers, feed=feed, authenticator=authenticator)
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
     app.add_middleware(Guarded)  # the UI's security headers on every answer under /ui, errors included
-    app.add_middleware(errors.Head, methods=app.state.methods)  # outermost: no answer to HEAD has a body
+    app.add_middleware(errors.Head, methods=app.state.methods)  # no answer to HEAD has a body
+    app.add_middleware(  # outermost: the request id, the access log and the metrics see every answer
+        AccessLog,
+        routes=RouteTemplates(app.router.routes),
+        observers=[metrics.observe_request],
+    )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -237,6 +245,7 @@ async def _warm_up(app: FastAPI) -> None:
         "headers": [],
         "client": ("127.0.0.1", 0),
         "server": ("127.0.0.1", 0),
+        INTERNAL: True,  # not a client's: neither logged nor counted
     }
 
     async def receive() -> dict[str, Any]:
