@@ -76,15 +76,18 @@ class Finished:
 
 
 class RouteTemplates:
-    """The path template of the route a request reaches (what FastAPI's router matched: ``scope["route"]``),
+    """The path template of the route a request reaches, as the OpenAPI document writes it (Starlette's
+    ``path_format``: ``{templateId}``, not ``{templateId:uuid}``): the route FastAPI's router matched
+    (``scope["route"]``),
     or, for an answer given before routing (the answer cache's, a ``HEAD`` answered as ``GET``, a 413), the
     first route whose pattern matches path and method, then path alone, as Starlette's router chooses."""
 
     def __init__(self, routes: Iterable[Any]) -> None:
         self._routes: list[tuple[re.Pattern[str], frozenset[str], str]] = [
-            (route.path_regex, frozenset(getattr(route, "methods", None) or ()), route.path)
+            (route.path_regex, frozenset(getattr(route, "methods", None) or ()), route.path_format)
             for route in routes
-            if isinstance(getattr(route, "path_regex", None), re.Pattern) and isinstance(route.path, str)
+            if isinstance(getattr(route, "path_regex", None), re.Pattern)
+            and isinstance(getattr(route, "path_format", None), str)
         ]
         self.find = functools.lru_cache(maxsize=4096)(self._find)
 
@@ -99,7 +102,7 @@ class RouteTemplates:
 
     def of(self, scope: Scope) -> str:
         route = scope.get("route")
-        template = getattr(route, "path", None)
+        template = getattr(route, "path_format", None)  # the path without its convertors (":uuid")
         if isinstance(template, str):
             return template
         path: str = scope.get("path", "")

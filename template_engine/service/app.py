@@ -133,11 +133,11 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     _migrate_and_seed(engine, settings)
     revisions = Revisions(engine)
     feed = RevisionFeed(revisions.read)
-    unwatch_pool = metrics.watch_pool(engine)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         feed.open()
+        unwatch_pool = metrics.watch_pool(engine)  # while serving: each lifespan counts its pool once
         await _warm_up(app)
         yield
         feed.close()
@@ -163,9 +163,8 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     errors.install(app)
     app.router.routes.extend(_shared_routes())
     app.dependency_overrides = _NoOverrides()
-    app.state.methods = errors.Methods(
-        [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
-    )
+    routes = [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
+    app.state.methods = errors.Methods(routes)
     if settings.cache_bytes > 0:  # innermost of the three: Guard answers its failures, Head strips its bodies
         app.state.answers = Answers(max_bytes=settings.cache_bytes)
         app.add_middleware(AnswerCache, answers=app.state.answers, feed=feed, authenticator=authenticator)
@@ -174,7 +173,7 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     app.add_middleware(errors.Head, methods=app.state.methods)  # no answer to HEAD has a body
     app.add_middleware(  # outermost: the request id, the access log and the metrics see every answer
         AccessLog,
-        routes=RouteTemplates(app.router.routes),
+        routes=RouteTemplates(routes),
         observers=[metrics.observe_request],
     )
 

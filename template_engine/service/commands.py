@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from template_engine.service.importer import Folder
-    from template_engine.service.settings import Settings
+    from template_engine.service.settings import Listening, Settings
 
 EXIT_ERROR = 2
 _EXTRA = "install the service extra: pip install '.[service]' from a checkout (or template-engine[service])"
@@ -29,6 +29,9 @@ _EXTRA = "install the service extra: pip install '.[service]' from a checkout (o
 
 #: How long a SIGTERM waits for requests in flight (each is bounded; see docs/decisions.md).
 GRACEFUL_SHUTDOWN_SECONDS = 5
+#: Where prometheus-client's multiprocess mode keeps each process's values (read when it is imported, so it
+#: is set before :mod:`.metrics` is imported: :data:`.metrics.MULTIPROC_DIR`).
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 #: How long ``serve --workers N`` waits for a worker to answer its supervisor before restarting it.
 WORKER_HEALTHCHECK_SECONDS = 60
 
@@ -226,6 +229,7 @@ def serve(
     Each option may be given by its TEMPLATE_ENGINE_* variable instead; an option given wins over its
     variable, and a variable over the default (docs/operations.md, "Settings").
     """
+    _require_service()
     from template_engine.service.settings import Listening, Settings
 
     settings = _settings_or_exit(
@@ -264,26 +268,45 @@ def serve(
     who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
     if listening.workers == 1:
         app = _started(settings, seed, lambda: _app(settings))
-        click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
+        banner = _logging(options["log_config"])
+        banner("template-engine: database %s; %s", _shown(settings.database_url), who)
         uvicorn.run(app, **options)
         return
+    with _metrics_directory():  # before prometheus-client is imported here: the parent's values go there too
+        _supervise(settings, seed, listening, options)
+
+
+def _supervise(settings: Settings, seed: Path | None, listening: Listening, options: dict[str, Any]) -> None:
+    """``serve --workers N``: the database prepared once, then the workers started and supervised."""
     import os
     import secrets
 
     from template_engine.service.app import prepare
     from template_engine.service.settings import WORKER_SETTINGS
 
+    who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
     _started(settings, seed, lambda: prepare(settings))  # migrated and seeded once, before any worker
     if settings.dev_tokens:  # one key for all workers: a token one of them issued is valid at the others
         settings = dataclasses.replace(settings, dev_signing_key=secrets.token_bytes(32))
     os.environ[WORKER_SETTINGS] = settings.for_workers()
-    click.echo(
-        f"template-engine: database {_shown(settings.database_url)}; {who}; "
-        f"{listening.workers} worker processes",
-        err=True,
+    banner = _logging(options["log_config"])
+    banner(
+        "template-engine: database %s; %s; %d worker processes",
+        _shown(settings.database_url),
+        who,
+        listening.workers,
     )
-    with _metrics_directory():
-        _run_workers(listening.workers, options)
+    _run_workers(listening.workers, options)
+
+
+def _logging(config: dict[str, Any]) -> Callable[..., None]:
+    """Logging as the server will log (uvicorn applies ``config`` again, in each worker too), configured
+    once the server is about to run; the function that logs the start-up line so."""
+    import logging
+    import logging.config
+
+    logging.config.dictConfig(config)
+    return logging.getLogger("template_engine.service").info
 
 
 @contextlib.contextmanager
@@ -295,8 +318,6 @@ def _metrics_directory() -> Iterator[Path]:
     import os
     import shutil
     import tempfile
-
-    from template_engine.service.metrics import MULTIPROC_DIR
 
     given = os.environ.get(MULTIPROC_DIR)
     directory = Path(tempfile.mkdtemp(prefix="template-engine-metrics-", dir=given or None))

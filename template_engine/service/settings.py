@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from template_engine.service.storage.database import DEFAULT_DATABASE_URL
+#: The database when none is given: :data:`.storage.database.DEFAULT_DATABASE_URL`, written here too so that
+#: this table (and the help of ``serve``, built from it) needs only the standard library: the core CLI runs
+#: without the service extra.  ``tests/service/test_settings_env.py`` holds the two equal.
+DEFAULT_DATABASE_URL = "sqlite:///template-engine.db"
 
 #: Request bodies above this are refused with 413 before they are read.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
