@@ -177,7 +177,7 @@ def test_the_default_lifetime_is_eight_hours(app: FastAPI) -> None:
     assert app.state.settings.session_seconds == 8 * 3600
     assert Settings.from_env({}).session_seconds == 8 * 3600
     assert Settings.from_env({"TEMPLATE_ENGINE_SESSION_SECONDS": "900"}).session_seconds == 900
-    with pytest.raises(SettingError, match="TEMPLATE_ENGINE_SESSION_SECONDS='5'.*from 60 to 604800"):
+    with pytest.raises(SettingError, match=r"TEMPLATE_ENGINE_SESSION_SECONDS='5'.*from 60 to 604800"):
         Settings.from_env({"TEMPLATE_ENGINE_SESSION_SECONDS": "5"})  # refused, naming the bounds
     settings = Settings(session_seconds=1200)
     assert Settings.from_workers(settings.for_workers()).session_seconds == 1200
