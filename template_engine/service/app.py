@@ -21,7 +21,8 @@ from starlette.routing import BaseRoute
 
 from template_engine._version import VERSION
 from template_engine.models.spec import INT64_MAX, INT64_MIN
-from template_engine.service import errors
+from template_engine.service import errors, metrics
+from template_engine.service.access_log import INTERNAL, AccessLog, RouteTemplates
 from template_engine.service.answers import AnswerCache, RevisionFeed
 from template_engine.service.auth import DEV_APPLICATION, DEV_TOKENS, Authenticator
 from template_engine.service.bodies import BODY_MODELS
@@ -136,9 +137,11 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         feed.open()
+        unwatch_pool = metrics.watch_pool(engine)  # while serving: each lifespan counts its pool once
         await _warm_up(app)
         yield
         feed.close()
+        unwatch_pool()
         revisions.dispose()
         engine.dispose()
 
@@ -160,15 +163,19 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     errors.install(app)
     app.router.routes.extend(_shared_routes())
     app.dependency_overrides = _NoOverrides()
-    app.state.methods = errors.Methods(
-        [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
-    )
+    routes = [*app.router.routes, *(r for router in ROUTERS for r in router.routes)]
+    app.state.methods = errors.Methods(routes)
     if settings.cache_bytes > 0:  # innermost of the three: Guard answers its failures, Head strips its bodies
         app.state.answers = Answers(max_bytes=settings.cache_bytes)
         app.add_middleware(AnswerCache, answers=app.state.answers, feed=feed, authenticator=authenticator)
     app.add_middleware(errors.Guard, limit=settings.max_body_bytes)
     app.add_middleware(Guarded)  # the UI's security headers on every answer under /ui, errors included
-    app.add_middleware(errors.Head, methods=app.state.methods)  # outermost: no answer to HEAD has a body
+    app.add_middleware(errors.Head, methods=app.state.methods)  # no answer to HEAD has a body
+    app.add_middleware(  # outermost: the request id, the access log and the metrics see every answer
+        AccessLog,
+        routes=RouteTemplates(routes),
+        observers=[metrics.observe_request],
+    )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -237,6 +244,7 @@ async def _warm_up(app: FastAPI) -> None:
         "headers": [],
         "client": ("127.0.0.1", 0),
         "server": ("127.0.0.1", 0),
+        INTERNAL: True,  # not a client's: neither logged nor counted
     }
 
     async def receive() -> dict[str, Any]:

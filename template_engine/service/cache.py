@@ -130,10 +130,17 @@ class Stats:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[str, int], None]] = []
+
+    def listen(self, listener: Callable[[str, int], None]) -> None:
+        """Call ``listener(name, count)`` on every :meth:`add` (the metrics count hits and misses so)."""
+        self._listeners.append(listener)
 
     def add(self, name: str, count: int = 1) -> None:
         with self._lock:
             setattr(self, name, getattr(self, name) + count)
+        for listener in self._listeners:
+            listener(name, count)
 
 
 #: The counters of this process (tests read them; the benchmark reads the answers' header instead).

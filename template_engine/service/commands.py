@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from template_engine.service.importer import Folder
-    from template_engine.service.settings import Settings
+    from template_engine.service.settings import Listening, Settings
 
 EXIT_ERROR = 2
 _EXTRA = "install the service extra: pip install '.[service]' from a checkout (or template-engine[service])"
@@ -29,6 +29,9 @@ _EXTRA = "install the service extra: pip install '.[service]' from a checkout (o
 
 #: How long a SIGTERM waits for requests in flight (each is bounded; see docs/decisions.md).
 GRACEFUL_SHUTDOWN_SECONDS = 5
+#: Where prometheus-client's multiprocess mode keeps each process's values (read when it is imported, so it
+#: is set before :mod:`.metrics` is imported: :data:`.metrics.MULTIPROC_DIR`).
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 #: How long ``serve --workers N`` waits for a worker to answer its supervisor before restarting it.
 WORKER_HEALTHCHECK_SECONDS = 60
 
@@ -107,7 +110,7 @@ def _open(url: str | None, existing: bool = False) -> Engine:
     from template_engine.service.settings import Settings
     from template_engine.service.storage.database import SchemaError, create_db_engine, migrate
 
-    settings = Settings.from_env(database_url=url)
+    settings = _settings_or_exit(lambda: Settings.from_env(database_url=url))
     try:
         parsed = make_url(settings.database_url)
     except ArgumentError:
@@ -133,84 +136,200 @@ def _open(url: str | None, existing: bool = False) -> Engine:
 _URL_HELP = "SQLAlchemy URL: sqlite:///FILE (default sqlite:///template-engine.db) or postgresql://..."
 
 
+def _env_help(name: str, text: str) -> str:
+    """An option's help with its variable and default, from the one table (:data:`.settings.KNOBS`)."""
+    from template_engine.service.settings import KNOB
+
+    knob = KNOB[name]
+    default = "" if knob.default in (None, False) else f"; default: {knob.default}"
+    fallback = f", then {knob.fallback}" if knob.fallback else ""
+    return f"{text} [env: {knob.variable}{fallback}{default}]"
+
+
+def _settings_or_exit(read: Callable[[], T]) -> T:
+    """``read()``, or exit with the setting it could not read (the variable and what it expects)."""
+    from template_engine.service.settings import SettingError
+
+    try:
+        return read()
+    except SettingError as exc:
+        _fail(str(exc))
+
+
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
-@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="The port.")
-@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option("--host", help=_env_help("host", "The address to listen on."))
+@click.option("--port", type=click.IntRange(0, 65535), help=_env_help("port", "The port."))
 @click.option(
-    "--auth-file",
-    envvar="TEMPLATE_ENGINE_AUTH_FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML file of tokens and role bindings. [env: TEMPLATE_ENGINE_AUTH_FILE]",
+    "--database-url", help=_env_help("database_url", "SQLAlchemy URL: sqlite:///FILE or postgresql://...")
 )
 @click.option(
-    "--dev", is_flag=True, help="Accept the development tokens (dev-admin...); never in production."
+    "--auth-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=_env_help("auth_file", "YAML file of tokens and role bindings."),
+)
+@click.option(
+    "--dev",
+    is_flag=True,
+    default=None,
+    help=_env_help("dev", "Accept the development tokens (dev-admin...); never in production."),
 )
 @click.option(
     "--seed",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Import this templates folder at start-up when the database is empty.",
+    help=_env_help("seed", "Import this templates folder at start-up when the database is empty."),
 )
 @click.option(
     "--log-level",
-    default="info",
-    show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help=_env_help("log_level", "The least severe record logged (access records are info)."),
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["json", "text"]),
+    help=_env_help("log_format", "Log lines on stderr: one JSON object each, or text."),
 )
 @click.option(
     "--workers",
-    default=1,
-    show_default=True,
     type=click.IntRange(1, 64),
-    help="Worker processes sharing the port (each with its own cache; see docs/http-api.md).",
+    help=_env_help(
+        "workers", "Worker processes sharing the port (each with its own cache; see docs/http-api.md)."
+    ),
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1),
+    help=_env_help("max_body_bytes", "Request bodies above this are refused with 413."),
+)
+@click.option(
+    "--cache-bytes",
+    type=click.IntRange(0),
+    help=_env_help("cache_bytes", "The bytes of answers each process keeps (0: none)."),
+)
+@click.option(
+    "--session-seconds",
+    type=click.IntRange(60, 7 * 24 * 3600),
+    help=_env_help("session_seconds", "How long a UI session lasts after sign-in."),
 )
 def serve(
-    host: str,
-    port: int,
+    host: str | None,
+    port: int | None,
     database_url: str | None,
     auth_file: Path | None,
-    dev: bool,
+    dev: bool | None,
     seed: Path | None,
-    log_level: str,
-    workers: int,
+    log_level: str | None,
+    log_format: str | None,
+    workers: int | None,
+    max_body_bytes: int | None,
+    cache_bytes: int | None,
+    session_seconds: int | None,
 ) -> None:
-    """Run the template service (HTTP API shaped like Run:ai's) until interrupted."""
-    _require_service(*_driver_for(database_url))
+    """Run the template service (HTTP API shaped like Run:ai's) until interrupted.
+
+    Each option may be given by its TEMPLATE_ENGINE_* variable instead; an option given wins over its
+    variable, and a variable over the default (docs/operations.md, "Settings").
+    """
+    _require_service()
+    from template_engine.service.settings import Listening, Settings
+
+    settings = _settings_or_exit(
+        lambda: Settings.from_env(
+            database_url=database_url,
+            auth_file=auth_file,
+            dev_tokens=dev,
+            seed=seed,
+            max_body_bytes=max_body_bytes,
+            cache_bytes=cache_bytes,
+            session_seconds=session_seconds,
+        )
+    )
+    listening = _settings_or_exit(
+        lambda: Listening.from_env(
+            host=host, port=port, workers=workers, log_level=log_level, log_format=log_format
+        )
+    )
+    _require_service(*_driver_for(settings.database_url))
     import uvicorn
 
-    from template_engine.service.settings import Settings
+    from template_engine.service.access_log import log_config
 
-    settings = Settings.from_env(database_url=database_url, auth_file=auth_file, dev_tokens=dev, seed=seed)
+    seed = settings.seed
     if seed is not None:  # a broken seed is refused before a database is created or its schema changed
         _read_folder(seed, f"cannot seed from {str(seed)!r}")
     options: dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "log_level": log_level,
+        "host": listening.host,
+        "port": listening.port,
+        "log_level": listening.log_level,
+        "log_config": log_config(listening.log_format, listening.log_level),
+        "access_log": False,  # the service's own access log (access_log.AccessLog) replaces uvicorn's
         "server_header": False,
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
     }
     who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
-    if workers == 1:
+    if listening.workers == 1:
         app = _started(settings, seed, lambda: _app(settings))
-        click.echo(f"template-engine: database {_shown(settings.database_url)}; {who}", err=True)
+        banner = _logging(options["log_config"])
+        banner("template-engine: database %s; %s", _shown(settings.database_url), who)
         uvicorn.run(app, **options)
         return
+    with _metrics_directory():  # before prometheus-client is imported here: the parent's values go there too
+        _supervise(settings, seed, listening, options)
+
+
+def _supervise(settings: Settings, seed: Path | None, listening: Listening, options: dict[str, Any]) -> None:
+    """``serve --workers N``: the database prepared once, then the workers started and supervised."""
     import os
     import secrets
 
     from template_engine.service.app import prepare
     from template_engine.service.settings import WORKER_SETTINGS
 
+    who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
     _started(settings, seed, lambda: prepare(settings))  # migrated and seeded once, before any worker
     if settings.dev_tokens:  # one key for all workers: a token one of them issued is valid at the others
         settings = dataclasses.replace(settings, dev_signing_key=secrets.token_bytes(32))
     os.environ[WORKER_SETTINGS] = settings.for_workers()
-    click.echo(
-        f"template-engine: database {_shown(settings.database_url)}; {who}; {workers} worker processes",
-        err=True,
+    banner = _logging(options["log_config"])
+    banner(
+        "template-engine: database %s; %s; %d worker processes",
+        _shown(settings.database_url),
+        who,
+        listening.workers,
     )
-    _run_workers(workers, options)
+    _run_workers(listening.workers, options)
+
+
+def _logging(config: dict[str, Any]) -> Callable[..., None]:
+    """Logging as the server will log (uvicorn applies ``config`` again, in each worker too), configured
+    once the server is about to run; the function that logs the start-up line so."""
+    import logging
+    import logging.config
+
+    logging.config.dictConfig(config)
+    return logging.getLogger("template_engine.service").info
+
+
+@contextlib.contextmanager
+def _metrics_directory() -> Iterator[Path]:
+    """A fresh directory for the workers' metrics (prometheus-client's multiprocess mode: each worker writes
+    its values there and a scrape of any worker sums them), in ``PROMETHEUS_MULTIPROC_DIR`` when that is
+    set, else in the temporary directory; the workers inherit it, and it is removed when they have stopped.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    given = os.environ.get(MULTIPROC_DIR)
+    directory = Path(tempfile.mkdtemp(prefix="template-engine-metrics-", dir=given or None))
+    os.environ[MULTIPROC_DIR] = str(directory)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        if given is None:
+            del os.environ[MULTIPROC_DIR]
+        else:
+            os.environ[MULTIPROC_DIR] = given
 
 
 def _run_workers(workers: int, options: dict[str, Any]) -> None:
@@ -288,7 +407,7 @@ def db() -> None:
     show_default=True,
     help="The templates folder (with org.yaml).",
 )
-@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option("--database-url", help=_URL_HELP + " [env: TEMPLATE_ENGINE_DATABASE_URL, then DATABASE_URL]")
 def import_command(root: Path, database_url: str | None) -> None:
     """Load a templates folder (one transaction; nothing is removed).
 
@@ -303,7 +422,8 @@ def import_command(root: Path, database_url: str | None) -> None:
     from template_engine.service.settings import Settings
 
     folder = _read_folder(root, "nothing imported")
-    with _removed_on_failure(Settings.from_env(database_url=database_url).database_url):
+    settings = _settings_or_exit(lambda: Settings.from_env(database_url=database_url))
+    with _removed_on_failure(settings.database_url):
         engine = _open(database_url)
         try:
             report = import_folder(engine, folder)
@@ -320,7 +440,7 @@ def import_command(root: Path, database_url: str | None) -> None:
 @click.option(
     "--root", type=click.Path(file_okay=False, path_type=Path), required=True, help="The folder to write."
 )
-@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option("--database-url", help=_URL_HELP + " [env: TEMPLATE_ENGINE_DATABASE_URL, then DATABASE_URL]")
 @click.option(
     "--overwrite",
     is_flag=True,

@@ -21,6 +21,8 @@ from template_engine.loader.rules import asset_refs
 from template_engine.org import Asset, Org, Template, out_of_scope, policy_user, template_user
 from template_engine.paths import Path, format_path
 from template_engine.policy.document import ImposedAsset
+from template_engine.pricing import Pricer
+from template_engine.service.budget import rows_price
 from template_engine.service.cache import (
     CURRENT_READING,
     MODEL_BYTES_PER_JSON_BYTE,
@@ -28,6 +30,7 @@ from template_engine.service.cache import (
     json_size,
 )
 from template_engine.service.context import Ctx, Placement
+from template_engine.service.metrics import composing
 from template_engine.service.policy_store import stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import AssetRow, Audit, TemplateRow
@@ -115,10 +118,21 @@ def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> 
     if template is None:
         return problems
     STATS.add("compositions")
-    try:
-        return compose(org_for(ctx, view, template), template, view.view())
-    except TemplateEngineError as exc:
-        return list(exc.problems)
+    org = org_for(ctx, view, template)
+    with composing(lambda: composition_units(org)):
+        try:
+            return compose(org, template, view.view())
+        except TemplateEngineError as exc:
+            return list(exc.problems)
+
+
+def composition_units(org: Org) -> int:
+    """The price of a composition of stored rows (:func:`.budget.rows_price`): the documents it read, the
+    template, the defaults and the policies of its scopes (``org`` is :func:`org_for`'s)."""
+    documents: list[Any] = [found.source.data for found in org.defaults.values()]
+    documents += [t.source.data for by_name in org.templates.values() for t in by_name.values()]
+    documents += [p.data for p in org.policies.values()]
+    return rows_price(Pricer(), documents)
 
 
 Composed = tuple[Composition | list[Problem], dict[str, Any]]

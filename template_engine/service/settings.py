@@ -1,15 +1,25 @@
-"""The service's settings: command-line options first, then the environment, then the defaults."""
+"""The service's settings: each ``serve`` option, then its ``TEMPLATE_ENGINE_*`` environment variable, then
+its default (the table :data:`KNOBS`; docs/operations.md, "Settings").
+
+Precedence is data, as in pydantic-settings: :func:`resolve` takes the value of the first source that has
+one, in the order flag, environment, default; ``TEMPLATE_ENGINE_DATABASE_URL`` has the older ``DATABASE_URL``
+as a fallback after it.  A value the environment gives is parsed by its knob, and one it cannot be read as is
+a :class:`SettingError` naming the variable and what was expected: never a silent default.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from template_engine.service.storage.database import DEFAULT_DATABASE_URL
+#: The database when none is given: :data:`.storage.database.DEFAULT_DATABASE_URL`, written here too so that
+#: this table (and the help of ``serve``, built from it) needs only the standard library: the core CLI runs
+#: without the service extra.  ``tests/service/test_settings_env.py`` holds the two equal.
+DEFAULT_DATABASE_URL = "sqlite:///template-engine.db"
 
 #: Request bodies above this are refused with 413 before they are read.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -19,20 +29,152 @@ DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 #: How long a UI session lasts after sign-in, in seconds (``TEMPLATE_ENGINE_SESSION_SECONDS``): 8 hours, a
 #: working day; an application token's session ends when the token does, if that is sooner.
 DEFAULT_SESSION_SECONDS = 8 * 3600
-#: The bounds of that setting (a value outside them, or not a number, gives the default).
+#: The bounds of that setting (a value outside them is refused, naming them).
 MIN_SESSION_SECONDS, MAX_SESSION_SECONDS = 60, 7 * 24 * 3600
 
 #: How ``serve --workers N`` hands its settings to the worker processes it starts (JSON; not a user knob).
 WORKER_SETTINGS = "TEMPLATE_ENGINE_WORKER_SETTINGS"
 
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+LOG_FORMATS = ("json", "text")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
-def _number(text: str | None, default: int) -> int:
-    return int(text) if text and text.isdigit() else default
+
+class SettingError(ValueError):
+    """A setting's value cannot be read: ``variable`` (or flag) gave ``value``, ``expected`` says what may."""
+
+    def __init__(self, variable: str, value: str, expected: str) -> None:
+        self.variable, self.value, self.expected = variable, value, expected
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        super().__init__(f"{variable}={shown!r} cannot be read: expected {expected}")
 
 
-def _session_seconds(text: str | None) -> int:
-    seconds = _number(text, DEFAULT_SESSION_SECONDS)
-    return seconds if MIN_SESSION_SECONDS <= seconds <= MAX_SESSION_SECONDS else DEFAULT_SESSION_SECONDS
+def _number(text: str, low: int = 0, high: int | None = None) -> int:
+    """A whole number from ``low`` to ``high`` (decimal digits only); ``ValueError`` otherwise."""
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise ValueError(text)
+    number = int(text)
+    if number < low or (high is not None and number > high):
+        raise ValueError(text)
+    return number
+
+
+def _flag(text: str) -> bool:
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise ValueError(text)
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise ValueError(text)
+        return text.lower()
+
+    return parse
+
+
+def _text(text: str) -> str:
+    if not text.strip():
+        raise ValueError(text)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One setting: the ``serve`` option ``name`` (``--max-body-bytes`` is ``max_body_bytes``), its
+    environment ``variable`` (and an older ``fallback`` read after it), how a text is read (``parse``, which
+    raises ``ValueError``), what that accepts in words (``expected``), and the ``default``."""
+
+    name: str
+    variable: str
+    parse: Callable[[str], Any]
+    expected: str
+    default: Any
+    fallback: str | None = None
+
+
+def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
+    return lambda text: _number(text, low, high)
+
+
+#: Every setting of ``serve``, in the order of docs/operations.md's table.
+KNOBS: tuple[Knob, ...] = (
+    Knob(
+        "database_url",
+        "TEMPLATE_ENGINE_DATABASE_URL",
+        _text,
+        "an SQLAlchemy URL (sqlite:///FILE or postgresql://...)",
+        DEFAULT_DATABASE_URL,
+        fallback="DATABASE_URL",
+    ),
+    Knob("host", "TEMPLATE_ENGINE_HOST", _text, "an address to listen on", "127.0.0.1"),
+    Knob("port", "TEMPLATE_ENGINE_PORT", _bounded(0, 65535), "a whole number from 0 to 65535", 8080),
+    Knob("workers", "TEMPLATE_ENGINE_WORKERS", _bounded(1, 64), "a whole number from 1 to 64", 1),
+    Knob("auth_file", "TEMPLATE_ENGINE_AUTH_FILE", lambda t: Path(_text(t)), "a file path", None),
+    Knob("dev", "TEMPLATE_ENGINE_DEV", _flag, "1, true, yes, on, or 0, false, no, off", False),
+    Knob("seed", "TEMPLATE_ENGINE_SEED", lambda t: Path(_text(t)), "a folder path", None),
+    Knob(
+        "max_body_bytes",
+        "TEMPLATE_ENGINE_MAX_BODY_BYTES",
+        _bounded(1),
+        "a whole number of bytes, at least 1",
+        DEFAULT_MAX_BODY_BYTES,
+    ),
+    Knob(
+        "cache_bytes",
+        "TEMPLATE_ENGINE_CACHE_BYTES",
+        _bounded(0),
+        "a whole number of bytes (0 turns the cache off)",
+        DEFAULT_CACHE_BYTES,
+    ),
+    Knob(
+        "session_seconds",
+        "TEMPLATE_ENGINE_SESSION_SECONDS",
+        _bounded(MIN_SESSION_SECONDS, MAX_SESSION_SECONDS),
+        f"a whole number of seconds from {MIN_SESSION_SECONDS} to {MAX_SESSION_SECONDS}",
+        DEFAULT_SESSION_SECONDS,
+    ),
+    Knob("log_format", "TEMPLATE_ENGINE_LOG_FORMAT", _choice(*LOG_FORMATS), "json or text", "json"),
+    Knob("log_level", "TEMPLATE_ENGINE_LOG_LEVEL", _choice(*LOG_LEVELS), ", ".join(LOG_LEVELS), "info"),
+)
+KNOB = {knob.name: knob for knob in KNOBS}
+
+
+def resolve(name: str, given: Any = None, env: Mapping[str, str] | None = None) -> Any:
+    """The value of the setting ``name``: ``given`` (a flag) when not ``None``, else its variable's (or its
+    fallback's) value parsed, else its default.  A variable that is set but cannot be read raises
+    :class:`SettingError` naming it."""
+    knob = KNOB[name]
+    if given is not None:
+        return given
+    env = os.environ if env is None else env
+    for variable in (knob.variable, knob.fallback):
+        if variable is None or variable not in env:
+            continue
+        try:
+            return knob.parse(env[variable])
+        except ValueError:
+            raise SettingError(variable, env[variable], knob.expected) from None
+    return knob.default
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """What ``serve`` needs beyond :class:`Settings`: where it listens, how many processes, how it logs."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 1
+    log_format: str = "json"
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **given: Any) -> Listening:
+        """Each field from ``given`` (flags; ``None``: not given), the environment or the default."""
+        return cls(**{name: resolve(name, given.get(name), env) for name in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +203,24 @@ class Settings:
         *,
         database_url: str | None = None,
         auth_file: Path | None = None,
-        dev_tokens: bool = False,
+        dev_tokens: bool | None = None,
         seed: Path | None = None,
+        max_body_bytes: int | None = None,
+        cache_bytes: int | None = None,
+        session_seconds: int | None = None,
     ) -> Settings:
-        """Explicit values win over ``DATABASE_URL`` and ``TEMPLATE_ENGINE_AUTH_FILE``."""
+        """Each setting from its argument (a flag; ``None``: not given), else its ``TEMPLATE_ENGINE_*``
+        variable (``DATABASE_URL`` after ``TEMPLATE_ENGINE_DATABASE_URL``), else its default
+        (:func:`resolve`); a variable that cannot be read raises :class:`SettingError`."""
         env = os.environ if env is None else env
-        url = database_url or env.get("DATABASE_URL") or DEFAULT_DATABASE_URL
-        auth = auth_file or (
-            Path(env["TEMPLATE_ENGINE_AUTH_FILE"]) if env.get("TEMPLATE_ENGINE_AUTH_FILE") else None
-        )
         return cls(
-            database_url=url,
-            auth_file=auth,
-            dev_tokens=dev_tokens,
-            max_body_bytes=_number(env.get("TEMPLATE_ENGINE_MAX_BODY_BYTES"), DEFAULT_MAX_BODY_BYTES),
-            seed=seed,
-            cache_bytes=_number(env.get("TEMPLATE_ENGINE_CACHE_BYTES"), DEFAULT_CACHE_BYTES),
-            session_seconds=_session_seconds(env.get("TEMPLATE_ENGINE_SESSION_SECONDS")),
+            database_url=resolve("database_url", database_url or None, env),
+            auth_file=resolve("auth_file", auth_file, env),
+            dev_tokens=resolve("dev", dev_tokens, env),
+            max_body_bytes=resolve("max_body_bytes", max_body_bytes, env),
+            seed=resolve("seed", seed, env),
+            cache_bytes=resolve("cache_bytes", cache_bytes, env),
+            session_seconds=resolve("session_seconds", session_seconds, env),
         )
 
     def for_workers(self) -> str:

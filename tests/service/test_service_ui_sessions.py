@@ -25,7 +25,7 @@ from test_service_ui import BASE, Browser, _field
 
 from template_engine.service.app import create_app
 from template_engine.service.auth import DEV_APPLICATION
-from template_engine.service.settings import Settings
+from template_engine.service.settings import SettingError, Settings
 from template_engine.service.storage import tables
 from template_engine.service.storage.database import read_revision, transaction
 from template_engine.service.ui.session import SESSION_COOKIE
@@ -177,7 +177,8 @@ def test_the_default_lifetime_is_eight_hours(app: FastAPI) -> None:
     assert app.state.settings.session_seconds == 8 * 3600
     assert Settings.from_env({}).session_seconds == 8 * 3600
     assert Settings.from_env({"TEMPLATE_ENGINE_SESSION_SECONDS": "900"}).session_seconds == 900
-    assert Settings.from_env({"TEMPLATE_ENGINE_SESSION_SECONDS": "5"}).session_seconds == 8 * 3600
+    with pytest.raises(SettingError, match=r"TEMPLATE_ENGINE_SESSION_SECONDS='5'.*from 60 to 604800"):
+        Settings.from_env({"TEMPLATE_ENGINE_SESSION_SECONDS": "5"})  # refused, naming the bounds
     settings = Settings(session_seconds=1200)
     assert Settings.from_workers(settings.for_workers()).session_seconds == 1200
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from template_engine.service.metrics import router as metrics_router
 from template_engine.service.routes import (
     assets,
     cluster,
@@ -20,6 +21,7 @@ from template_engine.service.ui import router as ui_router
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
+    metrics_router,
     tokens.router,
     templates.router,
     defaults.router,

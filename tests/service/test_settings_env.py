@@ -1,0 +1,148 @@
+"""Settings by flag and by environment variable (docs/operations.md, "Settings"): a flag wins over its
+``TEMPLATE_ENGINE_*`` variable, the variable over the default, and a variable that cannot be read stops the
+command with a message naming it and what it expects, never a silent default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import ADMIN, bearer
+from servers import serve
+
+from template_engine.service.commands import db
+from template_engine.service.commands import serve as serve_command
+from template_engine.service.settings import (
+    DEFAULT_CACHE_BYTES,
+    KNOB,
+    KNOBS,
+    Listening,
+    SettingError,
+    Settings,
+    resolve,
+)
+from template_engine.service.storage import database
+
+#: (setting, a text of its variable, the value it reads as, a value a flag gives).
+READABLE: list[tuple[str, str, Any, Any]] = [
+    ("database_url", "sqlite:///env.db", "sqlite:///env.db", "sqlite:///flag.db"),
+    ("host", "0.0.0.0", "0.0.0.0", "::1"),
+    ("port", "9000", 9000, 9001),
+    ("workers", "4", 4, 2),
+    ("auth_file", "/etc/te/auth.yaml", Path("/etc/te/auth.yaml"), Path("flag.yaml")),
+    ("dev", "true", True, True),
+    ("seed", "templates", Path("templates"), Path("other")),
+    ("max_body_bytes", "2048", 2048, 4096),
+    ("cache_bytes", "0", 0, 5),
+    ("session_seconds", "900", 900, 1200),
+    ("log_format", "TEXT", "text", "json"),
+    ("log_level", "debug", "debug", "warning"),
+]
+
+
+def test_every_option_of_serve_has_one_row_in_the_table() -> None:
+    options = {param.name for param in serve_command.params if param.name != "help"}
+    assert options == set(KNOB)
+    assert {name for name, *_ in READABLE} == set(KNOB)
+    assert all(knob.variable.startswith("TEMPLATE_ENGINE_") for knob in KNOBS)
+
+
+@pytest.mark.parametrize(("name", "text", "value", "flag"), READABLE, ids=[r[0] for r in READABLE])
+def test_a_flag_wins_over_its_variable_which_wins_over_the_default(
+    name: str, text: str, value: Any, flag: Any
+) -> None:
+    variable = KNOB[name].variable
+    assert resolve(name, None, {}) == KNOB[name].default
+    assert resolve(name, None, {variable: text}) == value
+    assert resolve(name, flag, {variable: text}) == flag
+
+
+def test_the_database_url_falls_back_to_database_url() -> None:
+    new, old = "TEMPLATE_ENGINE_DATABASE_URL", "DATABASE_URL"
+    assert Settings.from_env({}).database_url == database.DEFAULT_DATABASE_URL
+    assert Settings.from_env({old: "sqlite:///old.db"}).database_url == "sqlite:///old.db"
+    both = {old: "sqlite:///old.db", new: "sqlite:///new.db"}
+    assert Settings.from_env(both).database_url == "sqlite:///new.db"
+    assert Settings.from_env(both, database_url="sqlite:///flag.db").database_url == "sqlite:///flag.db"
+
+
+def test_settings_and_listening_read_the_environment_given() -> None:
+    env = {
+        "TEMPLATE_ENGINE_CACHE_BYTES": "1000",
+        "TEMPLATE_ENGINE_DEV": "1",
+        "TEMPLATE_ENGINE_PORT": "9100",
+        "TEMPLATE_ENGINE_LOG_FORMAT": "text",
+    }
+    settings = Settings.from_env(env, cache_bytes=None)
+    assert (settings.cache_bytes, settings.dev_tokens, settings.max_body_bytes) == (1000, True, 1024 * 1024)
+    assert Settings.from_env(env, cache_bytes=7).cache_bytes == 7
+    listening = Listening.from_env(env, host=None, port=None, workers=3)
+    assert listening == Listening(port=9100, workers=3, log_format="text")
+    assert Settings.from_env({}).cache_bytes == DEFAULT_CACHE_BYTES
+
+
+UNREADABLE = [
+    ("TEMPLATE_ENGINE_PORT", "80x", "a whole number from 0 to 65535"),
+    ("TEMPLATE_ENGINE_PORT", "70000", "a whole number from 0 to 65535"),
+    ("TEMPLATE_ENGINE_WORKERS", "0", "a whole number from 1 to 64"),
+    ("TEMPLATE_ENGINE_MAX_BODY_BYTES", "-1", "a whole number of bytes, at least 1"),
+    ("TEMPLATE_ENGINE_CACHE_BYTES", "64MB", "a whole number of bytes (0 turns the cache off)"),
+    ("TEMPLATE_ENGINE_CACHE_BYTES", "", "a whole number of bytes"),
+    ("TEMPLATE_ENGINE_SESSION_SECONDS", "5", "from 60 to 604800"),
+    ("TEMPLATE_ENGINE_SESSION_SECONDS", "٣٠٠", "a whole number of seconds"),  # digits, but not ASCII
+    ("TEMPLATE_ENGINE_LOG_FORMAT", "xml", "json or text"),
+    ("TEMPLATE_ENGINE_LOG_LEVEL", "loud", "critical, error, warning, info, debug"),
+    ("TEMPLATE_ENGINE_DEV", "maybe", "1, true, yes, on, or 0, false, no, off"),
+    ("TEMPLATE_ENGINE_DATABASE_URL", " ", "an SQLAlchemy URL"),
+]
+
+
+@pytest.mark.parametrize(("variable", "text", "expected"), UNREADABLE)
+def test_a_variable_that_cannot_be_read_is_refused_naming_it(variable: str, text: str, expected: str) -> None:
+    env = {variable: text}
+    with pytest.raises(SettingError) as caught:
+        Settings.from_env(env)
+        Listening.from_env(env)
+    assert caught.value.variable == variable
+    assert str(caught.value).startswith(f"{variable}={text!r} cannot be read: expected ")
+    assert expected in str(caught.value)
+
+
+def test_serve_exits_with_the_variable_it_cannot_read() -> None:
+    result = CliRunner().invoke(serve_command, ["--dev"], env={"TEMPLATE_ENGINE_CACHE_BYTES": "lots"})
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: TEMPLATE_ENGINE_CACHE_BYTES='lots' cannot be read: "
+        "expected a whole number of bytes (0 turns the cache off)\n"
+    )
+    result = CliRunner().invoke(serve_command, ["--dev"], env={"TEMPLATE_ENGINE_WORKERS": "many"})
+    assert result.exit_code == 2 and "TEMPLATE_ENGINE_WORKERS='many'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_db_commands_read_the_same_database_variable(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    env = {"TEMPLATE_ENGINE_DATABASE_URL": f"sqlite:///{missing}", "DATABASE_URL": "sqlite:///other.db"}
+    result = CliRunner().invoke(db, ["export", "--root", str(tmp_path / "out")], env=env)
+    assert result.exit_code == 2
+    assert f"no database at sqlite:///{missing}" in result.output
+
+
+def test_a_real_server_takes_its_settings_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``--cache-bytes`` or ``--log-format``: the variables turn the answer cache off and log text."""
+    monkeypatch.setenv("TEMPLATE_ENGINE_CACHE_BYTES", "0")
+    monkeypatch.setenv("TEMPLATE_ENGINE_LOG_FORMAT", "text")
+    with serve(f"sqlite:///{tmp_path / 'db.sqlite'}", None) as server, server.client() as http:
+        answer = http.get("/api/v1/workload-templates/count", headers={"X-Request-Id": "env-1"})
+        assert answer.status_code == 200
+        assert "x-template-engine-cache" not in answer.headers  # TEMPLATE_ENGINE_CACHE_BYTES=0
+    lines = [line for line in server.output.splitlines() if "request_id=env-1" in line]
+    assert len(lines) == 1, server.output
+    assert '"GET /api/v1/workload-templates/count" 200' in lines[0]
+    assert "route=/api/v1/workload-templates/count" in lines[0]
+    assert not any(line.startswith("{") for line in server.output.splitlines())
+    assert bearer(ADMIN)["Authorization"] not in server.output
