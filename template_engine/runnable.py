@@ -19,6 +19,14 @@ from template_engine.quantity import parse_quantity
 from template_engine.walk import items
 
 
+def issue_line(replica: str, field: str, message: str) -> str:
+    """``replica field: message``, the one line an issue is shown as (``diff``, ``impact``, ``manifests``,
+    the UI's scope page); the field is left out when the sentence starts with it already, as ``check``'s
+    table does: ``worker: numWorkers is 6, ...``, not ``worker numWorkers: numWorkers is 6, ...``."""
+    where = replica if not field or message.startswith(field) else f"{replica} {field}"
+    return f"{where}: {message}" if where else message
+
+
 @dataclass(frozen=True, slots=True)
 class RunnableIssue:
     """One reason a combined spec cannot be submitted: the replica, the field (a typed path, rendered as text
@@ -39,6 +47,10 @@ class RunnableIssue:
     #: (``kubernetes.dns1123Label``); ``field`` is then the spec field that set the value, where one did.
     object_path: str | None = None
     check: str | None = None
+
+    def one_line(self) -> str:
+        """:func:`issue_line` of this issue."""
+        return issue_line(self.replica, format_path(self.field), self.message)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -27,7 +27,6 @@ from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import CompositionWarning, InputError, Problem, TemplateEngineError
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, TemplateRef, View
-from template_engine.paths import format_path
 from template_engine.staging import exists, put_in_place, sibling
 
 __all__ = ["manifests_command"]
@@ -83,12 +82,8 @@ def _report(composition: Composition, prefix: str) -> bool:
     for warning in _warnings(composition):
         warn(f"{prefix}{warning.replica} {warning.one_line()}")
     for issue in composition.runnable.issues:
-        field = format_path(issue.field)
-        if field and issue.message.startswith(field):  # the sentence names its field already
-            field = ""
-        text = issue.message + (f" ({issue.check})" if issue.check else "")
-        where = f"{issue.replica} {field}" if field else str(issue.replica)
-        click.echo(f"{error_prefix()} {prefix}not runnable: {where}: {text}", err=True)
+        text = issue.one_line() + (f" ({issue.check})" if issue.check else "")
+        click.echo(f"{error_prefix()} {prefix}not runnable: {text}", err=True)
     return composition.runnable.is_runnable
 
 

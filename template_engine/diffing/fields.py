@@ -18,6 +18,7 @@ from template_engine.errors import Location
 from template_engine.merge.engine import MergeResult
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.paths import Match, Path, format_path
+from template_engine.runnable import issue_line
 from template_engine.walk import items
 
 Kind = Literal["added", "removed", "changed", "reordered"]
@@ -165,17 +166,10 @@ def _walk(old: Any, new: Any, path: Path, node: PlanNode) -> Iterator[tuple[Kind
 
 
 def _issue_text(issue: Any) -> str:
-    """``replica field: message``; the field is left out when the message's sentence starts with it, as
-    ``check``'s table does (``worker: numWorkers is 6, ...``, not ``worker numWorkers: numWorkers is 6``)."""
     if not isinstance(issue, Mapping):
         return str(issue)
-    message = str(issue.get("message"))
-    field = issue.get("field")
-    named = bool(field) and message.startswith(str(field))
-    where = " ".join(
-        str(issue[k]) for k in ("replica", "field") if issue.get(k) and not (k == "field" and named)
-    )
-    return f"{where}: {message}" if where else message
+    replica, field = (str(issue.get(key) or "") for key in ("replica", "field"))
+    return issue_line(replica, field, str(issue.get("message")))
 
 
 def _runnable(old: Any, new: Any) -> Iterator[FieldChange]:

@@ -23,7 +23,6 @@ from template_engine.layers import default_layers
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Scope, Template, View
-from template_engine.paths import format_path
 from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
 from template_engine.pricing import Pricer
@@ -262,7 +261,7 @@ def scope_templates(
         first_issue = issues[0] if issues else None
         text = None
         if first_issue is not None:
-            text = f"{first_issue.replica} {format_path(first_issue.field)}: {first_issue.message}"
+            text = first_issue.one_line()
         out.append(
             TemplateState(
                 row.id,
