@@ -129,7 +129,11 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     UI's sessions read the time from: a test gives its own to see a session expire without waiting."""
     authenticator = _authenticator(settings)
     engine = create_db_engine(settings.database_url)
-    _migrate_and_seed(engine, settings)
+    try:
+        _migrate_and_seed(engine, settings)
+    except BaseException:  # a schema refused, a seed that failed: no connection is left open
+        engine.dispose()
+        raise
     revisions = Revisions(engine)
     readiness = Readiness(engine)
     feed = RevisionFeed(revisions.read)
