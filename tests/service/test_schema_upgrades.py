@@ -357,9 +357,9 @@ def _previous(release: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @contextlib.contextmanager
 def _previous_server(release: Path, url: str) -> Iterator[httpx.Client]:
     port = free_port()
+    serve = ["serve", "--dev", "--port", str(port), "--database-url", url]
     process = subprocess.Popen(
-        [sys.executable, "-m", "template_engine", "serve", "--dev", "--port", str(port)]
-        + ["--database-url", url],
+        [sys.executable, "-m", "template_engine", *serve],
         env={**os.environ, "PYTHONPATH": str(release)},
         cwd=release,
         stdout=subprocess.PIPE,
