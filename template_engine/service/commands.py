@@ -351,11 +351,11 @@ def export_command(root: Path, database_url: str | None, overwrite: bool) -> Non
 @db.command(name="upgrade")
 @click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
 def upgrade_command(database_url: str | None) -> None:
-    """Upgrade the database's schema to this release's newest revision, every row kept.
+    """Bring the schema up to this release's revision, every row kept.
 
     One transaction: all of it or nothing. A database made before schema revisions (schema version 1 to 5)
-    is adopted. Running it again changes nothing. Stop the servers of an older release first: they refuse
-    the upgraded schema (docs/operations.md, "Upgrading the database").
+    is adopted. Running it again changes nothing. A server of this release refuses to start on an older
+    schema until this has run (docs/operations.md, "Upgrading the database").
     """
     _require_service(*_driver_for(database_url))
     from sqlalchemy.engine import make_url
