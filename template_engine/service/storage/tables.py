@@ -29,9 +29,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 
-#: The last schema version of the releases before Alembic (``schema_info``), which Alembic's baseline revision
-#: ``0005`` is (:mod:`.migrations`).  The revisions after it set ``schema_info.version`` past it, so that such a
-#: release refuses the database; a change to the tables below comes with a revision there.
+#: The last schema version of the releases before Alembic (``schema_info``), which Alembic's baseline
+#: revision ``0005`` is (:mod:`.migrations`).  The revisions after it set ``schema_info.version`` past it, so
+#: that such a release refuses the database; a change to the tables below comes with a revision there.
 SCHEMA_VERSION = 5
 
 
