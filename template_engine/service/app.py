@@ -30,7 +30,7 @@ from template_engine.service.cache import Answers
 from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import WORKER_SETTINGS, Settings
-from template_engine.service.storage.database import Revisions, create_db_engine, migrate
+from template_engine.service.storage.database import Readiness, Revisions, create_db_engine, ensure_schema
 from template_engine.service.storage.sessions import Sessions
 from template_engine.service.tokens import Signer
 from template_engine.service.ui.session import Guarded
@@ -85,7 +85,7 @@ def authenticator_for(settings: Settings) -> Authenticator:
 
 def prepare(settings: Settings) -> None:
     """What ``serve --workers N`` does once, before its workers start: the auth file is read (so a bad one
-    stops it there), the schema created or migrated and ``settings.seed`` imported into an empty database."""
+    stops it there), the schema created or checked and ``settings.seed`` imported into an empty database."""
     _authenticator(settings)
     engine = create_db_engine(settings.database_url)
     try:
@@ -110,7 +110,7 @@ def _authenticator(settings: Settings) -> Authenticator:
 
 
 def _migrate_and_seed(engine: Engine, settings: Settings) -> None:
-    migrate(engine)
+    ensure_schema(engine)  # an empty database gets the schema; one not at the head is refused
     if settings.seed is not None:
         from template_engine.service.importer import seed_if_empty
 
@@ -125,13 +125,18 @@ def _migrate_and_seed(engine: Engine, settings: Settings) -> None:
 
 
 def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) -> FastAPI:
-    """A ready application: the schema is created or migrated, and ``settings.seed`` imported into an empty
-    database, before this returns.  ``clock`` (seconds since the epoch) is what the UI's sessions read the
-    time from: a test gives its own to see a session expire without waiting."""
+    """A ready application: the schema is created or checked (:func:`ensure_schema`), and ``settings.seed``
+    imported into an empty database, before this returns.  ``clock`` (seconds since the epoch) is what the
+    UI's sessions read the time from: a test gives its own to see a session expire without waiting."""
     authenticator = _authenticator(settings)
     engine = create_db_engine(settings.database_url)
-    _migrate_and_seed(engine, settings)
+    try:
+        _migrate_and_seed(engine, settings)
+    except BaseException:  # a schema refused, a seed that failed: no connection is left open
+        engine.dispose()
+        raise
     revisions = Revisions(engine)
+    readiness = Readiness(engine)
     feed = RevisionFeed(revisions.read)
 
     @asynccontextmanager
@@ -143,6 +148,7 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
         feed.close()
         unwatch_pool()
         revisions.dispose()
+        readiness.dispose()
         engine.dispose()
 
     app = FastAPI(
@@ -159,6 +165,7 @@ def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) ->
     app.state.authenticator = authenticator
     app.state.settings = settings
     app.state.sessions = Sessions(engine)
+    app.state.readiness = readiness
     app.state.clock = clock
     errors.install(app)
     app.router.routes.extend(_shared_routes())

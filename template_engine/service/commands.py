@@ -1,4 +1,4 @@
-"""``template-engine serve`` and ``template-engine db import|export``.
+"""``template-engine serve`` and ``template-engine db import|export|upgrade``.
 
 Only click and the standard library are imported here: FastAPI, SQLAlchemy and uvicorn are imported inside
 the commands, so the core CLI works with the core dependencies alone, and these commands say what to install
@@ -43,7 +43,7 @@ def _fail(message: str) -> NoReturn:
 
 def _require_service(*extra: str) -> None:
     missing = []
-    for module in ("fastapi", "uvicorn", "sqlalchemy", *extra):
+    for module in ("fastapi", "uvicorn", "sqlalchemy", "alembic", *extra):
         try:
             importlib.import_module(module)
         except ImportError:
@@ -98,7 +98,8 @@ def _read_folder(root: Path, then: str) -> Folder:
 
 
 def _open(url: str | None, existing: bool = False) -> Engine:
-    """The migrated engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file).
+    """The engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file), its schema created when the
+    database is empty and checked otherwise (a schema not at the head exits, saying what to run).
 
     ``existing``: refuse an SQLite file that does not exist yet (reading from a mistyped path must not
     quietly create an empty database).
@@ -108,7 +109,7 @@ def _open(url: str | None, existing: bool = False) -> Engine:
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from template_engine.service.settings import Settings
-    from template_engine.service.storage.database import SchemaError, create_db_engine, migrate
+    from template_engine.service.storage.database import SchemaError, create_db_engine, ensure_schema
 
     settings = _settings_or_exit(lambda: Settings.from_env(database_url=url))
     try:
@@ -121,7 +122,7 @@ def _open(url: str | None, existing: bool = False) -> Engine:
             _fail(f"no database at {_shown(settings.database_url)}: the SQLite file {file!r} does not exist")
     try:
         engine = create_db_engine(settings.database_url)
-        migrate(engine)
+        ensure_schema(engine)
     except ArgumentError:
         _fail(f"cannot read the database URL {_shown(settings.database_url)}")
     except ImportError as exc:
@@ -371,7 +372,7 @@ T = TypeVar("T")
 
 
 def _started(settings: Settings, seed: Path | None, start: Callable[[], T]) -> T:
-    """``start()`` (which opens, migrates and seeds the database), or exit with what stopped it; an SQLite
+    """``start()`` (which opens, checks and seeds the database), or exit with what stopped it; an SQLite
     file it created is removed then."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -396,7 +397,7 @@ def _started(settings: Settings, seed: Path | None, start: Callable[[], T]) -> T
 
 @click.group()
 def db() -> None:
-    """Move a templates folder into the service's database and back."""
+    """Move a templates folder into the service's database and back; upgrade its schema."""
 
 
 @db.command(name="import")
@@ -465,3 +466,46 @@ def export_command(root: Path, database_url: str | None, overwrite: bool) -> Non
     finally:
         engine.dispose()
     click.echo(f"exported {report.files} file(s) to {root}: {report.summary()}")
+
+
+@db.command(name="upgrade")
+@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+def upgrade_command(database_url: str | None) -> None:
+    """Bring the schema up to this release's revision, every row kept.
+
+    One transaction: all of it or nothing. A database made before schema revisions (schema version 1 to 5)
+    is adopted. Running it again changes nothing. A server of this release refuses to start on an older
+    schema until this has run (docs/operations.md, "Upgrading the database").
+    """
+    _require_service(*_driver_for(database_url))
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from template_engine.service.settings import Settings
+    from template_engine.service.storage.database import SchemaError, create_db_engine, upgrade
+
+    url = Settings.from_env(database_url=database_url).database_url
+    shown = _shown(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        _fail(f"cannot read the database URL {shown}")
+    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if file and file != ":memory:" and not Path(file).is_file():
+        _fail(f"no database at {shown}: the SQLite file {file!r} does not exist")
+    try:
+        engine = create_db_engine(url)
+        try:
+            done = upgrade(engine)
+        finally:
+            engine.dispose()
+    except ImportError as exc:
+        _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
+    except SchemaError as exc:
+        _fail(f"cannot upgrade {shown}: {exc}")
+    except SQLAlchemyError as exc:
+        _fail(f"cannot upgrade {shown}: {getattr(exc, 'orig', exc)}")
+    if done.changed:
+        click.echo(f"upgraded {shown} from {done.found.describe()} to revision {done.head}")
+    else:
+        click.echo(f"{shown} is at revision {done.head}, this release's newest: nothing to do")

@@ -782,3 +782,11 @@ class TokenOut(BaseModel):
 
 class HealthOut(BaseModel):
     status: Literal["ok"]
+
+
+class ReadyOut(BaseModel):
+    """``GET /ready``'s answer: ``ready`` with the schema's revision (200), or ``unready`` with why (503)."""
+
+    status: Literal["ready", "unready"]
+    reason: str | None = None
+    revision: str

@@ -24,7 +24,7 @@ from template_engine.paths import format_path
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
 from template_engine.service.storage import tables as t
-from template_engine.service.storage.database import create_db_engine, migrate
+from template_engine.service.storage.database import create_db_engine, ensure_schema
 
 ORG = "departments:\n- name: research\n  projects: [vision, nlp]\n"
 SPEC = "spec:\n  image: python:3.11\n  distributedFramework: PyTorch\n  numWorkers: 2\n"
@@ -72,7 +72,7 @@ def documents(root: Path) -> dict[str, Any]:
 def test_import_writes_the_scope_columns_and_export_writes_each_asset_into_its_scope(tmp_path: Path) -> None:
     folder = write(tmp_path / "in", SCOPED)
     engine = create_db_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    migrate(engine)
+    ensure_schema(engine)
     import_folder(engine, folder)
     with engine.connect() as connection:
         departments = {r.id: r.name for r in connection.execute(select(t.departments))}
@@ -94,7 +94,7 @@ def test_import_writes_the_scope_columns_and_export_writes_each_asset_into_its_s
     }
     # The export reads back as the same org: importing it again and exporting gives the same files.
     again = create_db_engine(f"sqlite:///{tmp_path / 'again.sqlite'}")
-    migrate(again)
+    ensure_schema(again)
     import_folder(again, out)
     export_folder(again, tmp_path / "again")
     assert documents(tmp_path / "again") == exported
@@ -137,7 +137,7 @@ def test_every_door_refuses_an_asset_out_of_scope_with_the_same_words(
     assert FILE in validated.output
     url = f"sqlite:///{tmp_path / 'door.sqlite'}"
     engine = create_db_engine(url)
-    migrate(engine)
+    ensure_schema(engine)
     with pytest.raises(InputError) as refused:
         import_folder(engine, folder)
     answers["db import"] = _said(list(refused.value.problems))
@@ -182,7 +182,7 @@ def test_a_policy_imposing_a_data_source_out_of_its_scope_is_refused_by_the_fold
     assert "the policy of project nlp may not use datasource asset 'scratch'" in problem.message
     url = f"sqlite:///{tmp_path / 'policy.sqlite'}"
     engine = create_db_engine(url)
-    migrate(engine)
+    ensure_schema(engine)
     with pytest.raises(InputError) as refused:
         import_folder(engine, write(tmp_path / "bad", files))
     assert problem.message in {p.message for p in refused.value.problems}
@@ -204,7 +204,7 @@ def test_a_policy_imposing_a_data_source_out_of_its_scope_is_refused_by_the_fold
 def test_a_department_or_project_with_assets_is_not_deleted(tmp_path: Path, make_app: MakeApp) -> None:
     url = f"sqlite:///{tmp_path / 'units.sqlite'}"
     engine = create_db_engine(url)
-    migrate(engine)
+    ensure_schema(engine)
     import_folder(engine, write(tmp_path / "org", {k: v for k, v in SCOPED.items() if "templates/" not in k}))
     engine.dispose()
     with open_client(make_app(url, seed=False)) as api:

@@ -31,7 +31,7 @@ from template_engine.loader.tree import load_org
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.paths import format_path
 from template_engine.service.importer import import_folder
-from template_engine.service.storage.database import create_db_engine, migrate
+from template_engine.service.storage.database import create_db_engine, ensure_schema
 
 ORG = "departments:\n- name: research\n  projects: [vision]\n"
 TEMPLATE = "meta: {name: train}\nspec: {image: 'python:3.11', distributedFramework: PyTorch, numWorkers: 2}\n"
@@ -205,7 +205,7 @@ def test_every_door_finds_the_same_problems(
 
     # db import: every problem, before anything is stored.
     engine = create_db_engine(f"sqlite:///{tmp_path / 'import.sqlite'}")
-    migrate(engine)
+    ensure_schema(engine)
     with pytest.raises(InputError) as refused:
         import_folder(engine, root)
     answers["db import"] = _found(refused.value.problems)

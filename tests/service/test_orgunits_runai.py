@@ -19,7 +19,7 @@ from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
 from template_engine.service.orgunit_shapes import effective, merge_resources, resources_out, total_resources
 from template_engine.service.settings import Settings
-from template_engine.service.storage.database import create_db_engine, migrate
+from template_engine.service.storage.database import create_db_engine, ensure_schema
 
 install()
 
@@ -280,7 +280,7 @@ def test_export_and_import_keep_the_runai_fields(client: Any, ids: Ids, app: Any
     assert dept["projects"] == [{"name": "vision", "resources": RESOURCES[1:]}, "nlp"]
     assert not load_org(tmp_path / "out").broken
     fresh = create_db_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
-    migrate(fresh)
+    ensure_schema(fresh)
     import_folder(fresh, tmp_path / "out")
     export_folder(fresh, tmp_path / "again")
     assert (tmp_path / "again" / "org.yaml").read_text() == (tmp_path / "out" / "org.yaml").read_text()

@@ -29,7 +29,7 @@ from template_engine.loader.sources import MappingSource
 from template_engine.loader.tree import load_org
 from template_engine.paths import format_path
 from template_engine.service.importer import import_folder
-from template_engine.service.storage.database import create_db_engine, migrate
+from template_engine.service.storage.database import create_db_engine, ensure_schema
 
 P = "/api/v2/policy/distributed"
 ORG = "departments:\n- name: research\n  projects: [vision]\n"
@@ -151,7 +151,7 @@ def test_validate_and_check_fail_at_file_and_line(command: str, tmp_path: Path) 
 
 def test_db_import_refuses_before_storing_anything(tmp_path: Path) -> None:
     engine = create_db_engine(f"sqlite:///{tmp_path / 'import.sqlite'}")
-    migrate(engine)
+    ensure_schema(engine)
     with pytest.raises(InputError) as refused:
         import_folder(engine, _folder(tmp_path, BEYOND))
     found = {

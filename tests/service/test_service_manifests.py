@@ -20,7 +20,7 @@ from template_engine.loader.yaml_safe import load_yaml
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
 from template_engine.service.storage import tables as t
-from template_engine.service.storage.database import create_db_engine, migrate, transaction
+from template_engine.service.storage.database import create_db_engine, ensure_schema, transaction, upgrade
 from template_engine.service.storage.repository import Repository
 
 SETTINGS = "/api/v1/cluster-settings"
@@ -147,7 +147,7 @@ def test_a_workloads_objects_carry_its_name(client: Any, ids: Ids) -> None:
 
 def test_db_import_and_export_carry_cluster_yaml(database_url: str, tmp_path: Path) -> None:
     engine = create_db_engine(database_url)
-    migrate(engine)
+    ensure_schema(engine)
     report = import_folder(engine, TEMPLATES)
     assert report is not None and "cluster settings added" in report.summary()
     with transaction(engine, write=False) as connection:
@@ -164,7 +164,7 @@ def test_db_import_and_export_carry_cluster_yaml(database_url: str, tmp_path: Pa
 
 def test_an_export_without_settings_writes_no_cluster_yaml(database_url: str, tmp_path: Path) -> None:
     engine = create_db_engine(database_url)
-    migrate(engine)
+    ensure_schema(engine)
     export_folder(engine, tmp_path / "out")
     assert not (tmp_path / "out" / "cluster.yaml").exists()
     engine.dispose()
@@ -177,10 +177,11 @@ def test_a_database_of_schema_version_3_composes_with_the_defaults(make_app: Mak
     with open_client(make_app(url)):
         pass
     engine = create_db_engine(url)
-    with engine.begin() as connection:  # as version 3 left it
+    with engine.begin() as connection:  # as version 3 left it (before Alembic)
         t.cluster_settings.drop(connection)
+        connection.exec_driver_sql("DROP TABLE alembic_version")
         connection.execute(update(t.schema_info).values(version=3))
-    assert migrate(engine) == 3
+    assert upgrade(engine).found.legacy == 3
     engine.dispose()
     with open_client(make_app(url, seed=False)) as client:
         got = client.get(SETTINGS)

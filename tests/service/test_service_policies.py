@@ -23,7 +23,7 @@ from conftest import (
     MakeApp,
     open_client,
 )
-from sqlalchemy import inspect, update
+from sqlalchemy import inspect, select, update
 
 from template_engine import load_org
 from template_engine.errors import InputError
@@ -31,7 +31,13 @@ from template_engine.org import Scope
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
 from template_engine.service.storage import tables as t
-from template_engine.service.storage.database import create_db_engine, migrate, transaction
+from template_engine.service.storage.database import (
+    create_db_engine,
+    ensure_schema,
+    head_revision,
+    transaction,
+    upgrade,
+)
 from template_engine.service.storage.repository import Repository
 from template_engine.service.storage.tables import metadata
 
@@ -406,7 +412,8 @@ def test_policies_round_trip_through_export_and_import(
     assert yaml.safe_load((first / "projects/recsys/policy.yaml").read_text()) == body["policy"]
     with transaction(engine, write=True) as connection:
         metadata.drop_all(connection)
-    migrate(engine)
+        connection.exec_driver_sql("DROP TABLE alembic_version")  # an empty database
+    ensure_schema(engine)
     report = import_folder(engine, first)
     assert report is not None and report.added["policies"] == 4
     export_folder(engine, second)
@@ -426,12 +433,15 @@ def test_policies_round_trip_through_export_and_import(
 
 def test_a_database_of_schema_version_1_gets_the_policies_table(database_url: str) -> None:
     engine = create_db_engine(database_url)
-    migrate(engine)
-    with transaction(engine, write=True) as connection:
+    ensure_schema(engine)
+    with transaction(engine, write=True) as connection:  # as version 1 left it (before Alembic)
         t.policies.drop(connection)
+        connection.exec_driver_sql("DROP TABLE alembic_version")
         connection.execute(update(t.schema_info).values(version=1))
-    assert migrate(engine) == 1
-    assert migrate(engine) == t.SCHEMA_VERSION == 5
+    assert upgrade(engine).found.legacy == 1
+    assert ensure_schema(engine).revision == head_revision()
+    with transaction(engine, write=False) as connection:
+        assert connection.execute(select(t.schema_info.c.version)).scalar() == t.SCHEMA_VERSION == 5
     assert "policies" in inspect(engine).get_table_names()
     engine.dispose()
 
@@ -440,7 +450,7 @@ def test_an_import_whose_policies_clash_with_the_database_is_refused(
     database_url: str, tmp_path: Path
 ) -> None:
     engine = create_db_engine(database_url)
-    migrate(engine)
+    ensure_schema(engine)
     import_folder(engine, TEMPLATES)
     folder = tmp_path / "org"
     folder.mkdir()

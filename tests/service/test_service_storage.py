@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ADMIN, CLUSTER, TEMPLATES, MakeApp, bearer, open_client
-from sqlalchemy import MetaData, Table, insert, update
+from sqlalchemy import MetaData, Table, insert, select
 from waiting import LIVE_TIMEOUT
 
 from template_engine import compose, load_org
@@ -21,7 +21,14 @@ from template_engine.errors import InputError
 from template_engine.service.bookkeeping import META_FILE
 from template_engine.service.exporter import export_folder
 from template_engine.service.importer import import_folder
-from template_engine.service.storage.database import SchemaError, create_db_engine, migrate, transaction
+from template_engine.service.storage.database import (
+    SchemaError,
+    create_db_engine,
+    ensure_schema,
+    head_revision,
+    transaction,
+    upgrade,
+)
 from template_engine.service.storage.repository import Repository
 from template_engine.service.storage.tables import SCHEMA_VERSION, metadata, now, schema_info
 
@@ -181,7 +188,7 @@ def _same_files(a: Path, b: Path) -> None:
 
 def test_import_export_import_is_lossless(database_url: str, tmp_path: Path) -> None:
     engine = create_db_engine(database_url)
-    migrate(engine)
+    ensure_schema(engine)
     report = import_folder(engine, TEMPLATES)
     assert report is not None and report.added["templates"] == 7
     first, second = tmp_path / "first", tmp_path / "second"
@@ -189,7 +196,8 @@ def test_import_export_import_is_lossless(database_url: str, tmp_path: Path) -> 
     # Into an empty database again, and out again: the same files, byte for byte.
     with transaction(engine, write=True) as connection:
         metadata.drop_all(connection)
-    migrate(engine)
+        connection.exec_driver_sql("DROP TABLE alembic_version")  # an empty database
+    ensure_schema(engine)
     import_folder(engine, first)
     export_folder(engine, second)
     _same_files(first, second)
@@ -222,7 +230,7 @@ def test_a_broken_folder_imports_nothing(database_url: str, tmp_path: Path) -> N
     shutil.copytree(TEMPLATES, folder)
     (folder / "system/templates/bad.yaml").write_text("meta:\n  name: bad\nspec:\n  numWorkers: lots\n")
     engine = create_db_engine(database_url)
-    migrate(engine)
+    ensure_schema(engine)
     with pytest.raises(InputError) as caught:
         import_folder(engine, folder)
     assert "system/templates/bad.yaml" in caught.value.render()
@@ -235,12 +243,12 @@ def test_a_broken_folder_imports_nothing(database_url: str, tmp_path: Path) -> N
 
 def test_the_schema_is_created_once_and_guarded(database_url: str) -> None:
     engine = create_db_engine(database_url)
-    assert migrate(engine) == 0
-    assert migrate(engine) == SCHEMA_VERSION
+    assert ensure_schema(engine).empty
+    assert ensure_schema(engine).revision == head_revision()
     with transaction(engine, write=True) as connection:
-        connection.execute(update(schema_info).values(version=SCHEMA_VERSION + 1))
-    with pytest.raises(SchemaError, match="newer"):
-        migrate(engine)
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(SchemaError, match=f"revision 9999, newer .* revision {head_revision()}"):
+        ensure_schema(engine)
     engine.dispose()
 
 
@@ -272,7 +280,7 @@ def test_a_database_of_schema_version_4_takes_version_5_and_keeps_every_row(data
         "updated_at": now(),
     }
     asset_id = "3f1c4bde-8c1d-4bd6-9f0e-6f0e5b8f2a11"
-    with engine.begin() as connection:  # as version 4 left a database
+    with engine.begin() as connection:  # as version 4 left a database (before Alembic)
         old = _version_4_tables()
         old.create_all(connection)
         old_tables = old.tables
@@ -290,8 +298,12 @@ def test_a_database_of_schema_version_4_takes_version_5_and_keeps_every_row(data
                 id=asset_id, kind="datasource", name="datasets", document=document, **audit
             )
         )
-    assert migrate(engine) == 4
-    assert migrate(engine) == SCHEMA_VERSION == 5
+    with pytest.raises(SchemaError, match=r"schema version 4 .* run `template-engine db upgrade"):
+        ensure_schema(engine)
+    assert upgrade(engine).found.legacy == 4
+    assert ensure_schema(engine).revision == head_revision()
+    with transaction(engine, write=False) as connection:
+        assert connection.execute(select(schema_info.c.version)).scalar() == SCHEMA_VERSION == 5
     with transaction(engine, write=False) as connection:
         repo = Repository(connection)
         (department,) = repo.departments()

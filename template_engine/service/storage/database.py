@@ -1,10 +1,12 @@
-"""The SQLAlchemy engine for a database URL, transactions, and the schema created or migrated at start-up.
+"""The SQLAlchemy engine for a database URL, transactions, and the schema: created at start-up on an empty
+database, checked on any other (:func:`ensure_schema`), upgraded by ``db upgrade`` (:func:`upgrade`, Alembic's
+revisions in :mod:`.migrations`), and asked by ``GET /ready`` (:class:`Readiness`).
 
 SQLite (the default, one file) runs in WAL mode with foreign keys on; a write transaction starts with
 ``BEGIN IMMEDIATE`` so writers queue on SQLite's lock instead of failing half-way, and readers never wait.
 PostgreSQL (several service processes on one database) serialises writers of one row with
-``SELECT ... FOR UPDATE`` (see the repository) and the start-up migration with an advisory lock, so replicas
-starting together do not race to create the schema.
+``SELECT ... FOR UPDATE`` (see the repository) and the start-up check and the upgrade with an advisory lock,
+so replicas starting together do not race to create the schema.
 
 Every write transaction adds one to the org revision (``org_revision``) in the same transaction, just before
 it commits: a reader that sees a revision sees every write up to it, in whichever process it was made, which
@@ -13,81 +15,33 @@ is what makes the service's response cache exact (:class:`Revisions`, :mod:`..an
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, inspect, select, update
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from template_engine.service.storage.tables import (
-    SCHEMA_VERSION,
-    metadata,
-    org_revision,
-    runtime,
-    schema_info,
-)
+from template_engine.service.storage.tables import SCHEMA_VERSION, org_revision, schema_info
+
+if TYPE_CHECKING:
+    from alembic.script import ScriptDirectory
 
 DEFAULT_DATABASE_URL = "sqlite:///template-engine.db"
 
 #: The execution option that marks a write transaction (SQLite: ``BEGIN IMMEDIATE``).
 _WRITE = "template_engine_write"
 
-#: An arbitrary, fixed key for PostgreSQL's advisory lock around the start-up migration.
+#: An arbitrary, fixed key for PostgreSQL's advisory lock around the start-up check and ``db upgrade``.
 _MIGRATION_LOCK = 7_345_010_417
 
+#: How long ``GET /ready`` waits for the database (to connect, and for its one statement), in seconds.
+READY_TIMEOUT = 2.0
 
-def _policies(_connection: Connection) -> None:
-    """Version 2 adds the ``policies`` table, which ``create_all`` (run first) has just created."""
-
-
-def _revision(_connection: Connection) -> None:
-    """Version 3 adds ``org_revision``, which :func:`_ensure_revision` (run first) has just created.  The
-    version goes up with it so that an older service, which would write without moving the revision (and so
-    leave the caches of newer replicas stale), refuses the database instead of sharing it."""
-
-
-def _cluster_settings(_connection: Connection) -> None:
-    """Version 4 adds ``cluster_settings``, which ``create_all`` (run first) has just created, empty: the org
-    then composes with the defaults, as before.  The version goes up so that an older service, which would
-    compose without the stored settings, refuses the database instead of answering differently."""
-
-
-def _runai_fields(connection: Connection) -> None:
-    """Version 5 adds Run:ai's fields of departments, projects and assets that compose nothing here
-    (``runai``, JSON, ``NULL`` for every existing row) and the asset scope (``scope_type``, ``tenant`` for
-    every existing asset: before version 5 every asset was org-wide, and composes as before).  A column
-    already there (``create_all`` made a table this version did not have) is left as it is."""
-    added = {
-        "departments": ["runai JSON"],
-        "projects": ["runai JSON"],
-        "assets": [
-            "runai JSON",
-            "scope_type VARCHAR(16) NOT NULL DEFAULT 'tenant'",
-            "department_id INTEGER REFERENCES departments (id)",
-            "project_id INTEGER REFERENCES projects (id)",
-        ],
-    }
-    inspector = inspect(connection)
-    for table, columns in added.items():
-        present = {column["name"] for column in inspector.get_columns(table)}
-        for column in columns:
-            if column.split()[0] not in present:
-                connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column}")
-
-
-#: ``MIGRATIONS[n]`` takes a database at schema version ``n`` to ``n + 1`` (after ``create_all`` has added
-#: the tables that version ``n`` did not have).
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    1: _policies,
-    2: _revision,
-    3: _cluster_settings,
-    4: _runai_fields,
-}
 
 #: What a reader of the org revision gets: the row's epoch and its counter.
 Revision = tuple[str, int]
@@ -166,12 +120,6 @@ def _bump(connection: Connection) -> None:
     connection.execute(
         update(org_revision).where(org_revision.c.id == 1).values(revision=org_revision.c.revision + 1)
     )
-
-
-def _ensure_revision(connection: Connection) -> None:
-    runtime.create_all(connection, checkfirst=True)
-    if connection.execute(select(org_revision.c.id).where(org_revision.c.id == 1)).first() is None:
-        connection.execute(insert(org_revision).values(id=1, epoch=str(uuid.uuid4()), revision=0))
 
 
 def read_revision(connection: Connection) -> Revision:
@@ -257,26 +205,206 @@ def new_sqlite_file(url: str) -> NewSqliteFile | None:
     return NewSqliteFile(path, tuple(folders))
 
 
-def migrate(engine: Engine) -> int:
-    """Create the schema, or migrate it up to :data:`SCHEMA_VERSION`; returns the version found."""
-    with transaction(engine, write=True) as connection:
-        if connection.dialect.name == "postgresql":
-            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
-        _ensure_revision(connection)
-        metadata.create_all(connection, checkfirst=True)
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
+    from template_engine.service.storage.migrations import SCRIPT_LOCATION
+
+    return ScriptDirectory(str(SCRIPT_LOCATION))
+
+
+@functools.cache
+def head_revision() -> str:
+    """The newest revision of the schema this code knows (the Alembic head of :mod:`.migrations`)."""
+    head = _scripts().get_current_head()
+    assert head is not None
+    return head
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """Where a database's schema stands: its Alembic ``revision``; or, for a database made before Alembic
+    (no ``alembic_version`` table), its ``schema_info`` version in ``legacy``; neither for an empty one."""
+
+    revision: str | None
+    legacy: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.revision is None and self.legacy is None
+
+    def describe(self) -> str:
+        if self.revision is not None:
+            return f"revision {self.revision}"
+        if self.legacy is not None:
+            return f"schema version {self.legacy} (before Alembic)"
+        return "no schema (an empty database)"
+
+
+def read_schema(connection: Connection) -> SchemaState:
+    """The :class:`SchemaState` of the database ``connection`` is on."""
+    tables = set(inspect(connection).get_table_names())
+    if "alembic_version" in tables:
+        revision = connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+        if revision is not None:
+            return SchemaState(str(revision))
+    if "schema_info" in tables:
         found = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
-        if found is None:
-            connection.execute(insert(schema_info).values(id=1, version=SCHEMA_VERSION))
-            return 0
-        if found > SCHEMA_VERSION:
+        if found is not None:
+            return SchemaState(None, int(found))
+    return SchemaState(None)
+
+
+def _locked(connection: Connection) -> None:
+    """Replicas starting together on PostgreSQL wait for each other here instead of racing to create."""
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+
+
+def _known(revision: str) -> bool:
+    from alembic.util import CommandError
+
+    try:
+        return _scripts().get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def _newer(state: SchemaState) -> bool:
+    """Whether ``state`` is a schema newer than this code knows (a revision it has not, or a pre-Alembic
+    version past the baseline's)."""
+    if state.revision is not None:
+        return not _known(state.revision)
+    return state.legacy is not None and state.legacy > SCHEMA_VERSION
+
+
+def _shown(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def ensure_schema(engine: Engine) -> SchemaState:
+    """The start-up check: an empty database gets the schema (every revision, to the head); one at the head
+    is used as it is; any other is refused with :class:`SchemaError` (newer: the message names both
+    revisions; older: it says what to run).  Returns the state found."""
+    with transaction(engine, write=True, org=False) as connection:
+        _locked(connection)
+        state = read_schema(connection)
+        head = head_revision()
+        if state.empty:
+            _run_upgrade(connection)
+            _bump(connection)
+            return state
+        if state.revision == head:
+            return state
+        if _newer(state):
             raise SchemaError(
-                f"the database has schema version {found}, newer than this service's {SCHEMA_VERSION}: "
-                "upgrade template-engine"
+                f"the database schema is at {state.describe()}, newer than this service knows (its newest "
+                f"is revision {head}): run a template-engine release that has it"
             )
-        for version in range(found, SCHEMA_VERSION):
-            MIGRATIONS[version](connection)
-        if found != SCHEMA_VERSION:
-            connection.execute(
-                update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION)
+        hidden = " (with the password in place of ***)" if engine.url.password else ""
+        raise SchemaError(
+            f"the database schema is at {state.describe()}, older than this service's revision {head}: "
+            f"run `template-engine db upgrade --database-url {_shown(engine)}`{hidden}, then start again"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """What :func:`upgrade` did: the state it found and the revision it left (the head)."""
+
+    found: SchemaState
+    head: str
+
+    @property
+    def changed(self) -> bool:
+        return self.found.revision != self.head
+
+
+def upgrade(engine: Engine) -> Upgrade:
+    """Bring the schema to the head, every row kept, in one transaction (PostgreSQL's DDL is transactional;
+    SQLite's too).  A database made before Alembic is adopted first: at schema version 5 it is stamped with
+    the baseline revision; at 1 to 4 the baseline brings it up.  A schema newer than this code knows is
+    refused (:class:`SchemaError`); one at the head is left untouched."""
+    with transaction(engine, write=True, org=False) as connection:
+        _locked(connection)
+        state = read_schema(connection)
+        head = head_revision()
+        if state.revision == head:
+            return Upgrade(state, head)
+        if _newer(state):
+            raise SchemaError(
+                f"the database schema is at {state.describe()}, newer than this code knows (its newest is "
+                f"revision {head}): nothing changed"
             )
-        return int(found)
+        if state.legacy == SCHEMA_VERSION:
+            _stamp(connection, _BASELINE)
+        _run_upgrade(connection)
+        _bump(connection)
+        return Upgrade(state, head)
+
+
+#: The revision a database at ``schema_info`` version :data:`SCHEMA_VERSION` (5) is stamped with.
+_BASELINE = "0005"
+
+
+def _stamp(connection: Connection, revision: str) -> None:
+    from alembic.runtime.migration import MigrationContext
+
+    MigrationContext.configure(connection).stamp(_scripts(), revision)
+
+
+def _run_upgrade(connection: Connection) -> None:
+    """Alembic's ``upgrade head`` on ``connection`` (in its transaction), configured here: no ``env.py``."""
+    from alembic.config import Config
+    from alembic.runtime.environment import EnvironmentContext
+
+    scripts = _scripts()
+
+    def steps(current: Any, _context: Any) -> Any:
+        return scripts._upgrade_revs("head", current)
+
+    with EnvironmentContext(Config(), scripts, fn=steps, destination_rev="head") as environment:
+        environment.configure(connection=connection)
+        with environment.begin_transaction():
+            environment.run_migrations()
+
+
+class Readiness:
+    """What ``GET /ready`` asks the database: one statement, its own small pool and short timeouts, so that a
+    probe never waits for a connection the request handlers hold, nor longer than :data:`READY_TIMEOUT`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._own: Engine | None = None
+        if engine.dialect.name == "postgresql":
+            seconds = max(2, int(READY_TIMEOUT))  # libpq's connect_timeout: whole seconds, at least 2
+            self._own = create_engine(
+                engine.url,
+                isolation_level="AUTOCOMMIT",
+                pool_size=1,
+                max_overflow=1,
+                pool_pre_ping=True,
+                connect_args={
+                    "connect_timeout": seconds,
+                    "options": f"-c statement_timeout={int(READY_TIMEOUT * 1000)}",
+                },
+            )
+        self._engine = self._own or engine
+
+    def problem(self) -> str | None:
+        """``None`` when the database answers and its schema is at the head; otherwise why not."""
+        try:
+            with self._engine.connect() as connection:
+                state = read_schema(connection)
+        except SQLAlchemyError as exc:
+            return f"database unreachable: {str(getattr(exc, 'orig', exc)).strip().splitlines()[0]}"
+        head = head_revision()
+        if state.revision == head:
+            return None
+        if _newer(state):
+            return f"schema ahead: the database is at {state.describe()}, this service knows up to {head}"
+        return f"schema behind: the database is at {state.describe()}, this service needs {head}"
+
+    def dispose(self) -> None:
+        if self._own is not None:
+            self._own.dispose()

@@ -29,7 +29,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 
-#: Bumped with every change to the tables below; :mod:`.database` migrates older databases up to it.
+#: The last schema version of the releases before Alembic (``schema_info``), which Alembic's baseline
+#: revision ``0005`` is (:mod:`.migrations`).  The revisions after it set ``schema_info.version`` past it, so
+#: that such a release refuses the database; a change to the tables below comes with a revision there.
 SCHEMA_VERSION = 5
 
 
@@ -240,7 +242,7 @@ org_revision = Table(
 #: ``credential`` names what the session was opened with (a digest naming an auth-file token or an
 #: application, never the token: :meth:`..auth.Authenticator.sign_in`); the principal is the one it signed
 #: in.  Sign-out deletes the row; a row past ``expires_at`` is no session, and is deleted when the next
-#: session opens.  Created by ``runtime.create_all`` at start-up on any schema version (no migration step).
+#: session opens.  Created by the baseline revision (releases before Alembic made it at start-up).
 ui_sessions = Table(
     "ui_sessions",
     runtime,

@@ -1,0 +1,1 @@
+"""The revisions, one module each (Alembic loads them from this folder by file name)."""
