@@ -298,6 +298,8 @@ class _Recalled:
         self.summary = recall.recall(pair, deps) if recall is not None else None
         self.outcome: Outcome | None = None
         self.real: Summary | None = None  # the composed outcome's summary (with ``recall``)
+        #: Whether :meth:`kept` asked ``recall`` for the kept outcome, and found one.
+        self.looked_up = self.had_kept = False
 
     def composed(self) -> Outcome:
         """The outcome, composed once; with ``recall``, its summary is kept unless the recalled one is it
@@ -317,13 +319,19 @@ class _Recalled:
         pair, deps, recall = self._args[1:4]
         if recall is None or self.summary is None or self.outcome is not None:
             return None
-        return recall.kept(pair, deps, self.summary)
+        found = recall.kept(pair, deps, self.summary)
+        self.looked_up, self.had_kept = True, found is not None
+        return found
 
     def keep(self) -> None:
         """Keep the composed outcome for a later process (:meth:`Recall.keep`): a side of a pair that
-        differs, which that process may then not compose again."""
+        differs, which that process may then not compose again.  Not when one is kept already (looked up
+        and found), nor for a side that was not looked up whose recalled summary proved right: the process
+        that recorded the summary of a pair that differed kept its outcome too."""
         pair, deps, recall = self._args[1:4]
-        if recall is not None and self.outcome is not None:
+        if recall is None or self.outcome is None or self.had_kept:
+            return
+        if self.looked_up or self.real != self.summary:
             recall.keep(pair, deps, self.outcome)
 
     def known(self) -> Summary | None:
