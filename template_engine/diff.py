@@ -188,8 +188,10 @@ def diff_orgs(
     side's, :class:`~template_engine.diffing.answers.Recall`), a pair present on both sides whose outcome an
     earlier process kept for exactly its dependencies is not composed on that side when it proves the pair
     unchanged (:meth:`~template_engine.diffing.answers.Summary.same_as`); a pair that differs is composed on
-    both sides, as without it, and every outcome composed is kept for a later process.  The answer is the
-    same with or without it.
+    the new side, and on the old side unless an earlier process kept that side's outcome
+    (:class:`~template_engine.diffing.answers.Kept`) and no change needs who used to set a removed value
+    (:func:`_compare_kept`); every outcome composed is kept for a later process.  The answer is the same
+    with or without it.
     """
     before, after = _Side(old), _Side(new)
     unchanged_files: dict[str, bool] = {}

@@ -7,8 +7,10 @@ holds exactly that, as plain JSON data, so that an outcome composed by an earlie
 (:class:`Recall`, kept by the fact cache, ``loader/facts.py``) instead of composed again.
 
 A summary only ever says *same*: when two summaries (or a summary and a fresh outcome) differ, the pair is
-composed for real on both sides and compared as without a cache, because the changes list where each value
-was set (provenance), which a summary does not hold.  Pure: nothing here reads files.
+compared as without a cache, because the changes list where each value was set (provenance), which a
+summary does not hold: the new side is composed, and the old side is the :class:`Kept` outcome an earlier
+process kept beside its summary (its output and objects, believed only with that summary's digest) unless a
+change needs who used to set a removed value, when it is composed too.  Pure: nothing here reads files.
 """
 
 from __future__ import annotations
