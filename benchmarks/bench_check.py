@@ -233,16 +233,26 @@ def memory_breakdown(root: Path) -> dict[str, float]:
         snapshot = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
+    import inspect
+
+    from template_engine.loader.yaml_safe import LazyLines
+
+    code, first = inspect.getsourcelines(LazyLines.__init__)
+    text_lines = range(first, first + len(code))  # where a document's text is kept (compressed)
+    text = "documents' text (compressed, for their line maps)"
     groups = {
         "validated documents (pydantic models)": "pydantic",
         "YAML data (parsed values, mappings, lists)": "yaml_safe.py",
-        "documents' text (kept for their line maps)": "tree.py",
+        "the loader's records (tree.py: sources, keys, documents)": "tree.py",
     }
-    out: dict[str, float] = dict.fromkeys(groups, 0.0)
+    out: dict[str, float] = dict.fromkeys([*groups, text], 0.0)
     out["other"] = 0.0
-    for stat in snapshot.statistics("filename"):
-        file = stat.traceback[0].filename
-        label = next((label for label, part in groups.items() if part in file), "other")
+    for stat in snapshot.statistics("lineno"):
+        frame = stat.traceback[0]
+        if frame.filename.endswith("yaml_safe.py") and frame.lineno in text_lines:
+            out[text] += stat.size / 2**20
+            continue
+        label = next((label for label, part in groups.items() if part in frame.filename), "other")
         out[label] += stat.size / 2**20
     del org
     return out

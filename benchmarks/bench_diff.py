@@ -118,21 +118,23 @@ def phases(repo: Path, runs: int, cache: Path | None) -> dict[str, Any]:
 
 
 def impact_phases(repo: Path, rel: str, runs: int, cache: Path) -> dict[str, Any]:
-    """What a warm ``impact`` does, step by step in this process (median and min of ``runs``; the imports
-    are done once, before): list the revision with git; load it; load it with the working tree's changed
-    file; compare, within which parsing the files the compositions need and validating them are timed
-    apart (the rest of the step is composing both sides' pairs and comparing them).  Also the blobs read
-    from git."""
-    from template_engine.diff import diff_orgs
+    """What a warm ``impact`` does, step by step in this process, as the command does it (median and min of
+    ``runs``; the imports are done once, before): list the revision with git; load it; load it with the
+    working tree's changed file; compare, recalling the answers the cache keeps (``_diff_sides``), within
+    which parsing the files the compositions need, composing (``compose_pair``) and recalling or keeping
+    the kept outcomes are timed apart.  Also the blobs read from git and the pairs composed."""
+    from template_engine import diff as diff_module
+    from template_engine.cli.diff_commands import _diff_sides, _load_side
+    from template_engine.diffing import answers
     from template_engine.loader import tree
     from template_engine.loader.facts import FactCache
     from template_engine.loader.gitrev import open_version
     from template_engine.loader.sources import FolderSource, OverlaySource
-    from template_engine.loader.tree import load_org
 
     root = repo / "templates"
     inner = rel.removeprefix("templates/")
-    spent = {"parse": 0.0, "validate": 0.0}
+    timed_steps = ("parse", "compose", "kept outcomes")
+    spent = dict.fromkeys(timed_steps, 0.0)
 
     def timed(name: str, real: Any) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -144,37 +146,44 @@ def impact_phases(repo: Path, rel: str, runs: int, cache: Path) -> dict[str, Any
 
         return call
 
-    parse, validate = tree._parse_source, tree.validate
+    real = (tree._parse_source, diff_module.compose_pair, answers.Answers.kept, answers.Answers.keep)
     steps: dict[str, list[float]] = {
-        name: [] for name in ("git", "load", "load with the change", "compare", "parse", "validate")
+        name: [] for name in ("git", "load", "load with the change", "compare", *timed_steps)
     }
     blobs: list[int] = []
-    tree._parse_source, tree.validate = timed("parse", parse), timed("validate", validate)
+    composed: list[int] = []
+    tree._parse_source = timed("parse", real[0])
+    diff_module.compose_pair = timed("compose", real[1])
+    answers.Answers.kept = timed("kept outcomes", real[2])  # type: ignore[method-assign]
+    answers.Answers.keep = timed("kept outcomes", real[3])  # type: ignore[method-assign]
     try:
         for _ in range(runs):
             tree._Reuse.last = {}
-            spent.update(parse=0.0, validate=0.0)
             facts = FactCache(cache)
             start = time.perf_counter()
             version = open_version(root, "HEAD")
             steps["git"].append(time.perf_counter() - start)
             start = time.perf_counter()
-            old = load_org(version.source, facts)
+            old = _load_side(version.source, None, facts)
             steps["load"].append(time.perf_counter() - start)
             start = time.perf_counter()
-            new = load_org(OverlaySource(version.source, inner, FolderSource(root)), facts)
+            new = _load_side(OverlaySource(version.source, inner, FolderSource(root)), None, facts)
             steps["load with the change"].append(time.perf_counter() - start)
-            spent.update(parse=0.0, validate=0.0)
+            spent.update(dict.fromkeys(timed_steps, 0.0))
             start = time.perf_counter()
-            diff_orgs(old, new, file=inner)
+            result = _diff_sides(old, new, {}, facts, file=inner)
             steps["compare"].append(time.perf_counter() - start)
-            steps["parse"].append(spent["parse"])
-            steps["validate"].append(spent["validate"])
+            for name in timed_steps:
+                steps[name].append(spent[name])
             blobs.append(getattr(version.source, "blobs_read", 0))
+            composed.append(result.composed)
+            facts.close()
     finally:
-        tree._parse_source, tree.validate = parse, validate
+        tree._parse_source, diff_module.compose_pair = real[0], real[1]
+        answers.Answers.kept, answers.Answers.keep = real[2], real[3]  # type: ignore[method-assign]
     out: dict[str, Any] = {name: summary(values) for name, values in steps.items()}
     out["blobs read"] = blobs[-1]
+    out["pairs composed"] = composed[-1]
     return out
 
 
@@ -340,8 +349,9 @@ def main(argv: list[str] | None = None) -> None:
             if isinstance(value, dict)
         )
         print(
-            f"impact in process, a warm cache, median: {text} (parse and validate are within compare); "
-            f"blobs read from git: {impact_steps['blobs read']}"
+            f"impact in process, a warm cache, median: {text} (parse, compose and kept outcomes are within "
+            f"compare); blobs read from git: {impact_steps['blobs read']}; "
+            f"pairs composed: {impact_steps['pairs composed']}"
         )
     if args.baseline is not None:
         print("same answers as the baseline: yes (byte-for-byte JSON output of all four commands)")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from template_engine.compose import MergeCache
-from template_engine.diffing.answers import Recall, Summary
+from template_engine.diffing.answers import Kept, Recall, Summary
 from template_engine.diffing.fields import FieldChange, diff_outputs, same
 from template_engine.diffing.objects import ObjectChange, diff_objects
 from template_engine.diffing.pairs import (
@@ -41,7 +41,8 @@ class PairDiff:
 
     pair: Pair
     status: Status
-    old: Outcome | None
+    #: A changed pair's old side may be the outcome an earlier process kept (:class:`Kept`, it composed).
+    old: Outcome | Kept | None
     new: Outcome | None
     changes: tuple[FieldChange, ...] = ()
     #: What changes in the cluster objects (``Composition.manifests``), by object path.
@@ -147,6 +148,26 @@ def _compare(old: Outcome, new: Outcome) -> tuple[tuple[FieldChange, ...], tuple
     return tuple(diff_outputs(before, after, new.composition, old.composition)), objects
 
 
+Compared = tuple[tuple[FieldChange, ...], tuple[ObjectChange, ...]]
+
+
+def _compare_kept(old: Kept, new: Outcome) -> tuple[bool, Compared | None]:
+    """:func:`_compare` of an old side kept by an earlier process and a composed new side: ``(True, what
+    _compare gives)`` when the answer needs nothing of the old composition but its output and objects (the
+    new side composes, and every removed value names the layer that excluded it: only a value that simply
+    stopped being set says who used to set it, from the old composition); else ``(False, None)``, and the
+    old side is composed."""
+    if new.composition is None:
+        return False, None
+    objects = tuple(diff_objects(old.objects, new.objects))
+    if same(old.output, new.output) and not objects:
+        return True, None
+    changes = tuple(diff_outputs(old.output, new.output, new.composition, None))
+    if any(change.kind == "removed" and change.excluded_by is None for change in changes):
+        return False, None
+    return True, (changes, objects)
+
+
 #: The compositions a diff will make, each as ``(org, pair)``, in the order it makes them.
 Work = Sequence[tuple[Org, Pair]]
 
@@ -167,8 +188,10 @@ def diff_orgs(
     side's, :class:`~template_engine.diffing.answers.Recall`), a pair present on both sides whose outcome an
     earlier process kept for exactly its dependencies is not composed on that side when it proves the pair
     unchanged (:meth:`~template_engine.diffing.answers.Summary.same_as`); a pair that differs is composed on
-    both sides, as without it, and every outcome composed is kept for a later process.  The answer is the
-    same with or without it.
+    the new side, and on the old side unless an earlier process kept that side's outcome
+    (:class:`~template_engine.diffing.answers.Kept`) and no change needs who used to set a removed value
+    (:func:`_compare_kept`); every outcome composed is kept for a later process.  The answer is the same
+    with or without it.
     """
     before, after = _Side(old), _Side(new)
     unchanged_files: dict[str, bool] = {}
@@ -237,11 +260,23 @@ def diff_orgs(
                 composed += sum(side.outcome is not None for side in sides)
                 recalled += sum(side.outcome is None for side in sides)
                 continue
-        old_outcome, new_outcome = sides[0].composed(), sides[1].composed()
+        new_outcome = sides[1].composed()
+        kept = sides[0].kept()
+        usable, compared = _compare_kept(kept, new_outcome) if kept is not None else (False, None)
+        if kept is not None and usable:  # the old side as an earlier process kept it: not composed
+            composed += 1
+            recalled += 1
+            if compared is not None:
+                diffs.append(PairDiff(new_pair, "changed", kept, new_outcome, *compared))
+                sides[1].keep()
+            continue
+        old_outcome = sides[0].composed()
         composed += 2
         compared = _compare(old_outcome, new_outcome)
         if compared is not None:
             diffs.append(PairDiff(new_pair, "changed", old_outcome, new_outcome, *compared))
+            sides[0].keep()  # for a later comparison with this side as its old one (the commit compared)
+            sides[1].keep()
     broken = tuple(
         (name, problems) for name, problems in sorted(new.broken.items()) if old.broken.get(name) != problems
     )
@@ -265,6 +300,8 @@ class _Recalled:
         self.summary = recall.recall(pair, deps) if recall is not None else None
         self.outcome: Outcome | None = None
         self.real: Summary | None = None  # the composed outcome's summary (with ``recall``)
+        #: Whether :meth:`kept` asked ``recall`` for the kept outcome, and found one.
+        self.looked_up = self.had_kept = False
 
     def composed(self) -> Outcome:
         """The outcome, composed once; with ``recall``, its summary is kept unless the recalled one is it
@@ -277,6 +314,27 @@ class _Recalled:
                 if real is not None and real != self.summary:
                     recall.record(pair, deps, real)
         return self.outcome
+
+    def kept(self) -> Kept | None:
+        """The outcome an earlier process kept beside the recalled summary (:meth:`Recall.kept`), if any
+        and if this side is not composed yet."""
+        pair, deps, recall = self._args[1:4]
+        if recall is None or self.summary is None or self.outcome is not None:
+            return None
+        found = recall.kept(pair, deps, self.summary)
+        self.looked_up, self.had_kept = True, found is not None
+        return found
+
+    def keep(self) -> None:
+        """Keep the composed outcome for a later process (:meth:`Recall.keep`): a side of a pair that
+        differs, which that process may then not compose again.  Not when one is kept already (looked up
+        and found), nor for a side that was not looked up whose recalled summary proved right: the process
+        that recorded the summary of a pair that differed kept its outcome too."""
+        pair, deps, recall = self._args[1:4]
+        if recall is None or self.outcome is None or self.had_kept:
+            return
+        if self.looked_up or self.real != self.summary:
+            recall.keep(pair, deps, self.outcome)
 
     def known(self) -> Summary | None:
         """The kept summary, or the composed outcome's (``None`` when it has none: :meth:`Summary.of`)."""

@@ -120,12 +120,14 @@ def test_a_warm_impact_composes_only_the_pairs_whose_inputs_changed(tmp_path: Pa
     users = cold["usedBy"]
     assert len(users) == 6 and sorted(log.composed["old"]) == sorted(users) == sorted(log.composed["new"])
     assert cold_result.recalled == 0
-    # The same change again: every pair recalled on both sides, those that differ composed on both.
+    # The same change again: every pair recalled on both sides; those that differ are composed on the new
+    # side only (the changes say which layer now sets each value), their old side is the one kept.
     again, result = compare(files, first, tmp_path, rel, log)
     assert again == cold
     differ = [d.id for d in result.pairs]
-    assert differ and sorted(log.composed["old"]) == sorted(differ) == sorted(log.composed["new"])
+    assert differ and log.composed["old"] == [] and sorted(differ) == sorted(log.composed["new"])
     assert sorted(log.recalled["old"]) == sorted(users) == sorted(log.recalled["new"])
+    assert result.composed == len(differ) and result.recalled == 2 * (len(users) - len(differ)) + len(differ)
     # The file edited again (a comment): its pairs are composed on the new side only, and none differs.
     comment = {**files, rel: b"# reviewed\n" + files[rel]}  # the lines move: the pairs are compared
     reference = compare(files, comment, None, rel)[0]
@@ -134,13 +136,51 @@ def test_a_warm_impact_composes_only_the_pairs_whose_inputs_changed(tmp_path: Pa
     assert log.composed["old"] == [] and sorted(log.recalled["old"]) == sorted(users)
     assert sorted(log.composed["new"]) == sorted(users) and log.recalled["new"] == []
     assert result.composed == len(users) and result.recalled == len(users)
-    # And edited to change values: the old side is composed only for the pairs that then differ.
+    # And edited to change values: the old side of the pairs that then differ is the one kept, not composed.
     valued = add_label(comment, rel)
     reference = compare(files, valued, None, rel)[0]
     changed, result = compare(files, valued, tmp_path, rel, log)
-    assert changed == reference
-    assert sorted(log.composed["old"]) == sorted(d.id for d in result.pairs)
+    assert changed == reference and result.pairs
+    assert log.composed["old"] == []
     assert sorted(log.composed["new"]) == sorted(users)
+
+
+def test_a_kept_old_side_is_composed_when_a_change_needs_who_used_to_set_a_value(
+    tmp_path: Path, log: Log
+) -> None:
+    """A value that simply stopped being set says which layer used to set it, which only the old
+    composition knows: then the kept old side is not enough, and the old side is composed."""
+    files = generated_files()
+    rel = "departments/d00/defaults.yaml"
+    labelled = add_label(files, rel)  # a label that only the department sets
+    compare(labelled, edit(labelled, rel, "value: here", "value: there"), tmp_path, rel)  # old side kept
+    reference = compare(labelled, files, None, rel)[0]
+    shown, result = compare(labelled, files, tmp_path, rel, log)  # the label removed, excluded by no one
+    assert shown == reference
+    removed = [c for d in shown["pairs"] for c in d["changes"] if c["change"] == "removed"]
+    assert removed and all(c["wasSetBy"]["file"] == rel for c in removed)
+    assert sorted(log.composed["old"]) == sorted(d.id for d in result.pairs) == sorted(log.composed["new"])
+
+
+def test_a_kept_old_side_that_is_not_the_recalled_summary_s_is_not_believed(tmp_path: Path, log: Log) -> None:
+    """A kept outcome is believed only when its digest is the recalled summary's: one rewritten (a value
+    changed, the HMAC made again) is ignored, and the old side is composed."""
+    files = generated_files()
+    rel = "departments/d00/defaults.yaml"
+    first = add_label(files, rel)
+    cold, _ = compare(files, first, tmp_path, rel)
+
+    def tamper(key: bytes, body: bytes) -> bytes:
+        text = zlib.decompress(body).decode()
+        if '"output"' not in text:
+            return body
+        assert "svc.d00.acme.internal" in text  # a value the department sets, on both sides
+        return zlib.compress(text.replace("svc.d00.acme.internal", "svc.tampered").encode(), 1)
+
+    assert _rewrite(tmp_path, tamper, keep_mac=True)
+    again, result = compare(files, first, tmp_path, rel, log)
+    assert again == cold
+    assert sorted(log.composed["old"]) == sorted(d.id for d in result.pairs)
 
 
 def test_without_the_cache_nothing_is_recalled(tmp_path: Path, log: Log) -> None:
@@ -214,7 +254,9 @@ def _forged(key: bytes, old: bytes) -> bytes:
     that no two agree: docs/decisions.md, "the kept answers' trust model", says what a wrong answer that
     agrees with the other side would do)."""
     summary = from_json(zlib.decompress(old).decode())
-    assert summary is not None
+    if summary is None:  # a kept outcome (``answers.Kept``): believed only with its own summary's digest
+        assert b'"output"' in zlib.decompress(old)
+        return old
     return zlib.compress(Summary(True, summary.problems, key.hex()).to_json().encode())
 
 

@@ -10,7 +10,8 @@ The answers are the same with or without it: a folder or file of it that another
 not used (a warning says why), rows this code did not write are ignored, and when a row turns out wrong
 (:class:`~template_engine.loader.deferred.StaleFacts`) the command answers again believing no row.  The
 cache also keeps what each pair composed to (``diffing/answers.py``): a pair whose kept outcome, for exactly
-the same inputs, equals the other side's is not composed again.
+the same inputs, equals the other side's is not composed again, and the old side of a pair that differs is
+the outcome kept for it (unless a change needs who used to set a removed value).
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ holds exactly that, as plain JSON data, so that an outcome composed by an earlie
 (:class:`Recall`, kept by the fact cache, ``loader/facts.py``) instead of composed again.
 
 A summary only ever says *same*: when two summaries (or a summary and a fresh outcome) differ, the pair is
-composed for real on both sides and compared as without a cache, because the changes list where each value
-was set (provenance), which a summary does not hold.  Pure: nothing here reads files.
+compared as without a cache, because the changes list where each value was set (provenance), which a
+summary does not hold: the new side is composed, and the old side is the :class:`Kept` outcome an earlier
+process kept beside its summary (its output and objects, believed only with that summary's digest) unless a
+change needs who used to set a removed value, when it is composed too.  Pure: nothing here reads files.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from template_engine.diffing.pairs import Outcome, Pair
+from template_engine.errors import Problem
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Org
 
@@ -60,9 +63,7 @@ class Summary:
         shown = [outcome.output, list(outcome.objects or ())]
         if not _plain(shown):
             return None
-        text = json.dumps(shown, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
-        return cls(True, problems, digest)
+        return cls(True, problems, _digest(shown))
 
     def same_as(self, other: Summary) -> bool:
         """Whether a comparison of the two outcomes finds no change (``diff._compare``).  Two plain values
@@ -75,6 +76,68 @@ class Summary:
 
     def to_json(self) -> str:
         return json.dumps({"composes": self.composes, "problems": list(self.problems), "digest": self.digest})
+
+
+def _digest(shown: list[Any]) -> str:
+    """The BLAKE2b digest of the canonical JSON text of ``[output, objects]`` (a :class:`Summary`'s)."""
+    text = json.dumps(shown, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The outcome of a pair that composed, as kept beside its :class:`Summary`: its effective output and
+    cluster objects, plain JSON.  It stands for the *old* side of a pair that differs, so that side is not
+    composed again, when no change of the comparison needs where an old value was set (the one thing of
+    the old composition a comparison reads beside these: ``diff._compare_kept``).  It has what a
+    :class:`~template_engine.diffing.pairs.Outcome` that composes shows of that side (its status, no
+    problems)."""
+
+    pair: Pair
+    output: dict[str, Any]
+    objects: tuple[dict[str, Any], ...]
+    #: It composed, so no problem stopped it (``Outcome.problems``).
+    problems: tuple[Problem, ...] = ()
+
+    def status(self) -> str:
+        """``Outcome.status()`` of the outcome it was kept for (``runnable.isRunnable`` of its output)."""
+        return "runnable" if self.output["runnable"]["isRunnable"] is True else "not runnable"
+
+
+def kept_json(outcome: Outcome) -> str | None:
+    """What :class:`Kept` keeps of ``outcome``, as JSON text (insertion order kept, so that it reads back
+    the same values in the same order); ``None`` when it does not compose or is not plain JSON."""
+    if outcome.composition is None or outcome.problems:
+        return None
+    shown = {"output": outcome.output, "objects": list(outcome.objects or ())}
+    if not _plain(shown):
+        return None
+    return json.dumps(shown, ensure_ascii=False, allow_nan=False)
+
+
+def kept_from_json(text: str, pair: Pair, summary: Summary) -> Kept | None:
+    """The :class:`Kept` that :func:`kept_json` wrote, believed only when its digest is ``summary``'s (the
+    summary recalled for the same pair and inputs, of an outcome that composed without problems); ``None``
+    for anything else."""
+    if not summary.composes or summary.problems:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or set(data) != {"output", "objects"}:
+        return None
+    output, objects = data["output"], data["objects"]
+    if not isinstance(output, dict) or not isinstance(objects, list):
+        return None
+    if not all(isinstance(o, dict) for o in objects):
+        return None
+    runnable = output.get("runnable")
+    if not isinstance(runnable, dict) or not isinstance(runnable.get("isRunnable"), bool):
+        return None
+    if _digest([output, objects]) != summary.digest:
+        return None
+    return Kept(pair, output, tuple(objects))
 
 
 def from_json(text: str) -> Summary | None:
@@ -101,6 +164,10 @@ class Recall(Protocol):
     def recall(self, pair: Pair, deps: tuple[str, ...]) -> Summary | None: ...
 
     def record(self, pair: Pair, deps: tuple[str, ...], summary: Summary) -> None: ...
+
+    def kept(self, pair: Pair, deps: tuple[str, ...], summary: Summary) -> Kept | None: ...
+
+    def keep(self, pair: Pair, deps: tuple[str, ...], outcome: Outcome) -> None: ...
 
 
 class Store(Protocol):
@@ -158,8 +225,10 @@ class Answers:
         given = repr(sorted((variables or {}).items()))
         return cls(store, org, contents, f"{_libraries()}\0{shape}\0{cluster}\0{given}")
 
-    def _key(self, pair: Pair, deps: tuple[str, ...]) -> bytes | None:
+    def _key(self, pair: Pair, deps: tuple[str, ...], what: str = "") -> bytes | None:
+        """The key of the pair's summary (``what`` empty) or of what else is kept of it (``"kept"``)."""
         parts = [self._context, pair.id, repr(pair.view), str(pair.template.scope), pair.template.name]
+        parts = [what, *parts] if what else parts
         for dep in deps:
             if dep.startswith("?") or dep == CLUSTER_FILE:  # absent (by its name), or in the context
                 parts.append(dep)
@@ -182,3 +251,17 @@ class Answers:
         if key is not None:
             self.store.remember_answer(key, summary.to_json())
             self.recorded += 1
+
+    def kept(self, pair: Pair, deps: tuple[str, ...], summary: Summary) -> Kept | None:
+        """The :class:`Kept` outcome :meth:`keep` recorded for the pair with these dependencies, if it is
+        the one ``summary`` (recalled for the same) describes (:func:`kept_from_json`)."""
+        key = self._key(pair, deps, "kept")
+        text = self.store.answer(key) if key is not None else None
+        return kept_from_json(text, pair, summary) if text is not None else None
+
+    def keep(self, pair: Pair, deps: tuple[str, ...], outcome: Outcome) -> None:
+        """Keep what :class:`Kept` holds of ``outcome`` (nothing when :func:`kept_json` gives none)."""
+        key = self._key(pair, deps, "kept")
+        text = kept_json(outcome) if key is not None else None
+        if key is not None and text is not None:
+            self.store.remember_answer(key, text)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from sys import intern
@@ -369,22 +370,27 @@ def _lines_of(text: str) -> dict[Path, tuple[int, int]]:
 
 
 class LazyLines(Mapping[Path, tuple[int, int]]):
-    """The line map of a document, made from its text on first use (the full builder's map, exactly)."""
+    """The line map of a document, made from its text on first use (the full builder's map, exactly).
 
-    __slots__ = ("_lines", "_text")
+    Until then it holds only the text, compressed (zlib, level 1: a generated org's files shrink to about a
+    fifth): most maps are never read (they serve error messages and provenance), and the text was a sixth of
+    a loaded org's memory (docs/performance.md, "Both org shapes")."""
+
+    __slots__ = ("_lines", "_packed")
 
     def __init__(self, text: str) -> None:
-        self._text = text
+        self._packed = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
         self._lines: dict[Path, tuple[int, int]] | None = None
 
     @property
     def text(self) -> str:
-        return self._text
+        """The document's text, exactly as it was given."""
+        return zlib.decompress(self._packed).decode("utf-8", "surrogatepass")
 
     def _map(self) -> dict[Path, tuple[int, int]]:
         lines = self._lines
         if lines is None:
-            lines = self._lines = _lines_of(self._text)
+            lines = self._lines = _lines_of(self.text)
         return lines
 
     def __getitem__(self, path: Path) -> tuple[int, int]:
@@ -403,8 +409,8 @@ class LazyLines(Mapping[Path, tuple[int, int]]):
         return len(self._map())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyLines) and other._text == self._text:
-            return True  # the same text has the same lines
+        if isinstance(other, LazyLines) and other._packed == self._packed:
+            return True  # the same text (the same bytes, compressed alike in one process) has the same lines
         return Mapping.__eq__(self, other)
 
     __hash__ = None  # type: ignore[assignment]

@@ -81,7 +81,7 @@ def build_site(
         rows.append(index_row(page, _href(rel)))
     gone: list[IndexRow] = []
     for found in diffs.values():
-        if found.status != "disappeared" or found.old is None:
+        if found.status != "disappeared" or not isinstance(found.old, Outcome):  # (never kept)
             continue
         page = _page(found.old, found.pair, found, against)
         rel = page_file(found.id, "gone")
