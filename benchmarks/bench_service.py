@@ -29,7 +29,7 @@ With ``--replicas 1,2,3`` (issue 22) the same scenarios run through Debian's HAP
 haproxy``) in front of 1, 2 and 3 replicas (``template-engine serve`` processes, one worker each) on one
 PostgreSQL database (``--database-url``, an empty one; default: a throwaway server started with
 ``.ci/postgres.sh``): one HAProxy process with one frontend per replica count (round robin over the first N
-replicas, health-checked on ``/health``), so each ratio is to ``/health`` through the same balancer at the
+replicas, health-checked on ``/ready``), so each ratio is to ``/health`` through the same balancer at the
 same replica count, and ``vs 1`` divides a scenario's req/s by its own at one replica.  Each round runs every
 replica count; the server CPU columns are left out there.
 
@@ -263,7 +263,7 @@ frontend front{count}
 
 backend back{count}
     balance roundrobin
-    option httpchk GET /health
+    option httpchk GET /ready
     http-check expect status 200
     http-request disable-l7-retry unless METH_GET || METH_HEAD
     default-server check inter 1s fall 2 rise 2

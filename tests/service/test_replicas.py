@@ -44,8 +44,10 @@ from waiting import LIVE_TIMEOUT, READY_WITHIN, wait_until
 T = "/api/v1/workload-templates/distributed"
 EXE = Path(sys.executable).with_name("template-engine")
 
-#: The path HAProxy's health check asks each replica (``option httpchk GET``).
-HEALTH_PATH = "/health"
+#: The path HAProxy's health check asks each replica (``option httpchk GET``): ``/ready``, which answers 200
+#: only when the replica's database answers and its schema is current (docs/operations.md), as the
+#: Deployment's readiness probe in ``deploy/kubernetes/`` does.
+HEALTH_PATH = "/ready"
 
 #: Requests answered (through HAProxy, all kinds together) in each phase: before the kill, while the
 #: replica is down, after it is back.  Counts, not durations: a slow machine makes the test slower, not wrong.
