@@ -317,6 +317,7 @@ def test_ready_follows_a_postgresql_that_goes_away_and_comes_back(postgres_url: 
             assert gone.status_code == 503, gone.json()
             assert gone.json()["status"] == "unready"
             assert gone.json()["reason"].startswith("database unreachable: ")
+            assert "127.0.0.1" not in gone.text and str(proxy.port) not in gone.text  # logged, not answered
             assert client.get("/health").status_code == 200
             proxy.restore()
             back = client.get("/ready")

@@ -16,6 +16,7 @@ is what makes the service's response cache exact (:class:`Revisions`, :mod:`..an
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -397,7 +398,11 @@ class Readiness:
             with self._engine.connect() as connection:
                 state = read_schema(connection)
         except SQLAlchemyError as exc:
-            return f"database unreachable: {str(getattr(exc, 'orig', exc)).strip().splitlines()[0]}"
+            # The driver's message names hosts, ports and users: it goes to the server's log, never to an
+            # unauthenticated caller of ``/ready``.
+            detail = (str(getattr(exc, "orig", exc)).strip().splitlines() or [type(exc).__name__])[0]
+            logging.getLogger("template_engine.service").warning("/ready: database unreachable: %s", detail)
+            return "database unreachable: no connection or no answer (the server's log says why)"
         head = head_revision()
         if state.revision == head:
             return None
