@@ -80,7 +80,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "db": Entry(
         "template_engine.service.commands:db",
-        "Move a templates folder into the service's database and back.",
+        "Move a templates folder into the service's database and back; upgrade its schema.",
     ),
     "report": Entry(
         "template_engine.cli.view_commands:report",
