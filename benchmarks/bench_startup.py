@@ -6,7 +6,12 @@ in an order that rotates from round to round, so all see the same load):
 * the floor: ``python -c "import yaml"``;
 * ``template-engine --version``, ``--help``, and shell completion of the commands (``_TEMPLATE_ENGINE_COMPLETE
   =zsh_complete``, what a shell runs at every TAB);
-* ``template-engine check --root STARTER``, where ``STARTER`` is the org ``template-engine init`` writes.
+* ``template-engine check --root STARTER``, where ``STARTER`` is the org ``template-engine init`` writes;
+* the floor of any ``check`` that validates (``validating floor``, not a target): a bare process that imports
+  what such a ``check`` cannot go without (PyYAML; click; Jinja2, which the starter org's expression needs;
+  pydantic, the core's validator) and validates one value with one pydantic model, no ``template_engine``.
+  Its ratio to the floor is the least the starter org's ``check`` can be while documents are validated by
+  pydantic models (docs/performance.md, "Issue 20's targets").
 
 The engine runs as ``python -m template_engine`` on the interpreter running this script (``--baseline DIR``:
 also the same processes with that checkout first on ``PYTHONPATH``).  Bytecode: this machine sets
@@ -39,6 +44,16 @@ from procs import run_process
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"--version": 2.0, "--help": 2.0, "completion": 2.0, "check starter": 4.0}
+#: What a ``check`` that validates cannot do without (not a target; see the module's docstring).
+VALIDATING_FLOOR = (
+    "import yaml, click, jinja2\n"
+    "from pydantic import BaseModel\n"
+    "class Document(BaseModel):\n    name: str\n"
+    "Document(name='starter')\n"
+    "jinja2.Environment().from_string('{{ project }}').render(project='p')"
+)
+#: Processes that do not run the engine: measured once, not for the baseline side too.
+ENGINE_ONLY = ("import yaml", "validating floor")
 COMPLETION = {
     "_TEMPLATE_ENGINE_COMPLETE": "zsh_complete",
     "COMP_WORDS": "template-engine ",
@@ -55,6 +70,7 @@ def commands(starter: Path) -> dict[str, tuple[list[str], dict[str, str], int]]:
         "--help": ([*engine, "--help"], {}, 0),
         "completion": (engine, COMPLETION, 0),
         "check starter": ([*engine, "check", "--root", str(starter)], {}, 0),
+        "validating floor": (["-c", VALIDATING_FLOOR], {}, 0),
     }
 
 
@@ -80,7 +96,7 @@ def prime(env: dict[str, str], starter: Path) -> None:
 def measure(runs: int, sides: dict[str, dict[str, str]], starter: Path) -> dict[str, Any]:
     """``{side: {command: {"seconds": [...], "ratio": [...]}}}`` over ``runs`` interleaved rounds."""
     table = commands(starter)
-    jobs = [(side, name) for side in sides for name in table if side == "engine" or name != "import yaml"]
+    jobs = [(side, name) for side in sides for name in table if side == "engine" or name not in ENGINE_ONLY]
     times: dict[tuple[str, str], list[float]] = {job: [] for job in jobs}
     floors: list[float] = []
     for round_ in range(runs):
