@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from template_engine.service.url_secrets import hide_secrets
 
 #: The database when none is given: :data:`.storage.database.DEFAULT_DATABASE_URL`, written here too so that
 #: this table (and the help of ``serve``, built from it) needs only the standard library: the core CLI runs
@@ -39,30 +40,6 @@ WORKER_SETTINGS = "TEMPLATE_ENGINE_WORKER_SETTINGS"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 LOG_FORMATS = ("json", "text")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
-
-
-#: Query parameters of a database URL whose values are hidden wherever a URL is shown (as its password is):
-#: a name holding one of these words, without regard to case (``password``, libpq's ``sslpassword``, a
-#: driver's ``auth_token``).  ``passfile`` and ``sslkey`` name files: the path is shown, not what it holds.
-SECRET_QUERY_WORDS = ("password", "passwd", "secret", "token")
-_USERINFO = re.compile(r"^(?P<head>[^:/?#]*://[^:@/?#]*:)(?P<password>[^@]*)(?=@)")
-_QUERY_ITEM = re.compile(r"(?P<head>[?&](?P<name>[^=&#]*)=)(?P<value>[^&#]*)")
-
-
-def secret_query_name(name: str) -> bool:
-    """Whether the URL's query parameter ``name`` holds a secret (:data:`SECRET_QUERY_WORDS`)."""
-    return any(word in name.lower() for word in SECRET_QUERY_WORDS)
-
-
-def hide_secrets(url: str) -> str:
-    """``url`` as text with its password (``://USER:PASSWORD@``) and every secret query value as ``***``,
-    read with the standard library alone: for a URL that may not parse (a message saying it does not)."""
-    url = _USERINFO.sub(lambda m: m["head"] + "***", url, count=1)
-
-    def query(match: re.Match[str]) -> str:
-        return match["head"] + ("***" if secret_query_name(match["name"]) else match["value"])
-
-    return _QUERY_ITEM.sub(query, url)
 
 
 class SettingError(ValueError):

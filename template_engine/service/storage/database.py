@@ -27,8 +27,14 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, select
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from template_engine.service.settings import hide_secrets
-from template_engine.service.storage.tables import SCHEMA_VERSION, org_revision, schema_info
+from template_engine.service.storage.tables import (
+    SCHEMA_VERSION,
+    metadata,
+    org_revision,
+    runtime,
+    schema_info,
+)
+from template_engine.service.url_secrets import hide_secrets
 
 if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
@@ -86,7 +92,7 @@ def url_problem(url: str) -> str | None:
 
 def shown_url(url: str | URL) -> str:
     """``url`` as messages and logs show it: its password and every secret query parameter (a name with
-    ``password``, ``secret`` or ``token`` in it: :data:`..settings.SECRET_QUERY_WORDS`) as ``***``.  A URL
+    ``password``, ``secret`` or ``token`` in it: :data:`..url_secrets.SECRET_QUERY_WORDS`) as ``***``.  A URL
     SQLAlchemy cannot read is shown as written, with the same parts hidden."""
     if isinstance(url, str):
         try:
@@ -289,8 +295,8 @@ def head_revision() -> str:
 class SchemaState:
     """Where a database's schema stands: its Alembic ``revision``; or, for a database made before Alembic
     (no ``alembic_version`` table), its ``schema_info`` version in ``legacy``; neither for an empty one.
-    ``foreign``: the tables of a database that has tables but neither a revision nor a schema version: not
-    this service's (another application's, or a mistyped URL), never given the schema beside them."""
+    ``foreign``: the tables not this service's of a database with neither a revision nor a schema version
+    (another application's, or a mistyped URL): never given the schema beside them."""
 
     revision: str | None
     legacy: int | None = None
@@ -323,7 +329,8 @@ def read_schema(connection: Connection) -> SchemaState:
         found = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
         if found is not None:
             return SchemaState(None, int(found))
-    return SchemaState(None, foreign=tuple(sorted(tables)))
+    others = tables - set(metadata.tables) - set(runtime.tables) - {"alembic_version", "schema_info"}
+    return SchemaState(None, foreign=tuple(sorted(others)))  # only some of its own tables: the baseline adds
 
 
 def _locked(connection: Connection) -> None:
