@@ -57,14 +57,28 @@ def _driver_for(url: str | None) -> tuple[str, ...]:
 
 
 def _shown(url: str) -> str:
-    from sqlalchemy.engine import make_url
+    """``url`` for a message: its password and secret query parameters as ``***`` (:func:`.shown_url`)."""
+    from template_engine.service.storage.database import shown_url
 
-    from template_engine.service.storage.database import normalise_url
+    return shown_url(url)
 
-    try:
-        return make_url(normalise_url(url)).render_as_string(hide_password=True)
-    except Exception:
-        return "(an unreadable database URL)"
+
+def _database_url(given: str | None, must_exist: bool = False) -> str:
+    """The database URL a command uses: ``--database-url`` (``given``), else ``TEMPLATE_ENGINE_DATABASE_URL``,
+    else ``DATABASE_URL``, else the default (:func:`.settings.resolve`, the one table ``serve`` reads too),
+    checked before anything is opened: one SQLAlchemy cannot read (a port that is not a number) exits naming
+    where it came from, the password hidden; so does a folder where an SQLite file should be, and, with
+    ``must_exist``, an SQLite file that does not exist."""
+    from template_engine.service.settings import URL_EXPECTED, SettingError, resolve
+    from template_engine.service.storage.database import sqlite_file_problem, url_problem
+
+    url: str = _settings_or_exit(lambda: resolve("database_url", given))
+    if given is not None and (problem := url_problem(given)) is not None:
+        _fail(str(SettingError("--database-url", given, f"{URL_EXPECTED} ({problem})", secret=True)))
+    problem = sqlite_file_problem(url, must_exist)
+    if problem is not None:
+        _fail(f"no database at {_shown(url)}: {problem}")
+    return url
 
 
 def _problems(exc: Any) -> str:
@@ -97,44 +111,29 @@ def _read_folder(root: Path, then: str) -> Folder:
         _fail(f"{then}:\n" + _problems(exc))
 
 
-def _open(url: str | None, existing: bool = False) -> Engine:
-    """The engine of ``url`` (or ``DATABASE_URL``, or the default SQLite file), its schema created when the
-    database is empty and checked otherwise (a schema not at the head exits, saying what to run).
-
-    ``existing``: refuse an SQLite file that does not exist yet (reading from a mistyped path must not
-    quietly create an empty database).
-    """
+def _open(url: str) -> Engine:
+    """The engine of ``url`` (read by :func:`_database_url`), its schema created when the database is empty
+    and checked otherwise (a schema not at the head, or not this service's, exits saying what to do)."""
     _require_service(*_driver_for(url))
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-    from template_engine.service.settings import Settings
     from template_engine.service.storage.database import SchemaError, create_db_engine, ensure_schema
 
-    settings = _settings_or_exit(lambda: Settings.from_env(database_url=url))
     try:
-        parsed = make_url(settings.database_url)
-    except ArgumentError:
-        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
-    if existing and parsed.get_backend_name() == "sqlite":
-        file = parsed.database
-        if file and file != ":memory:" and not Path(file).is_file():
-            _fail(f"no database at {_shown(settings.database_url)}: the SQLite file {file!r} does not exist")
-    try:
-        engine = create_db_engine(settings.database_url)
+        engine = create_db_engine(url)
         ensure_schema(engine)
     except ArgumentError:
-        _fail(f"cannot read the database URL {_shown(settings.database_url)}")
+        _fail(f"cannot read the database URL {_shown(url)}")
     except ImportError as exc:
         _fail(f"the database driver is missing ({exc.name}): {_EXTRA}")
     except SchemaError as exc:
         _fail(str(exc))
     except SQLAlchemyError as exc:
-        _fail(f"cannot open the database {_shown(settings.database_url)}: {getattr(exc, 'orig', exc)}")
+        _fail(f"cannot open the database {_shown(url)}: {getattr(exc, 'orig', exc)}")
     return engine
 
 
-_URL_HELP = "SQLAlchemy URL: sqlite:///FILE (default sqlite:///template-engine.db) or postgresql://..."
+_URL_HELP = "SQLAlchemy URL: sqlite:///FILE or postgresql://..."
 
 
 def _env_help(name: str, text: str) -> str:
@@ -160,9 +159,7 @@ def _settings_or_exit(read: Callable[[], T]) -> T:
 @click.command()
 @click.option("--host", help=_env_help("host", "The address to listen on."))
 @click.option("--port", type=click.IntRange(0, 65535), help=_env_help("port", "The port."))
-@click.option(
-    "--database-url", help=_env_help("database_url", "SQLAlchemy URL: sqlite:///FILE or postgresql://...")
-)
+@click.option("--database-url", help=_env_help("database_url", _URL_HELP))
 @click.option(
     "--auth-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -228,14 +225,17 @@ def serve(
     """Run the template service (HTTP API shaped like Run:ai's) until interrupted.
 
     Each option may be given by its TEMPLATE_ENGINE_* variable instead; an option given wins over its
-    variable, and a variable over the default (docs/operations.md, "Settings").
+    variable, and a variable over the default (docs/operations.md, "Settings"). Every variable set is
+    read, even one an option overrides: one that cannot be read stops the command.
     """
     _require_service()
-    from template_engine.service.settings import Listening, Settings
+    from template_engine.service.settings import Listening, Settings, check_environment
 
+    _settings_or_exit(check_environment)
+    url = _database_url(database_url)
     settings = _settings_or_exit(
         lambda: Settings.from_env(
-            database_url=database_url,
+            database_url=url,
             auth_file=auth_file,
             dev_tokens=dev,
             seed=seed,
@@ -254,8 +254,13 @@ def serve(
 
     from template_engine.service.access_log import log_config
 
+    _listenable(listening.host, listening.port, _origin("host", host))
+    if settings.auth_file is not None:
+        _check_path(settings.auth_file, "the auth file", folder=False, origin=_origin("auth_file", auth_file))
+    seed_origin = _origin("seed", seed)
     seed = settings.seed
     if seed is not None:  # a broken seed is refused before a database is created or its schema changed
+        _check_path(seed, "the seed folder", folder=True, origin=seed_origin)
         _read_folder(seed, f"cannot seed from {str(seed)!r}")
     options: dict[str, Any] = {
         "host": listening.host,
@@ -275,6 +280,38 @@ def serve(
         return
     with _metrics_directory():  # before prometheus-client is imported here: the parent's values go there too
         _supervise(settings, seed, listening, options)
+
+
+def _origin(name: str, given: object) -> str:
+    """Where the setting ``name`` came from, for a message: its option, its variable, or the default."""
+    from template_engine.service.settings import source
+
+    if given is not None:
+        return "--" + name.replace("_", "-")
+    return source(name) or "the default"
+
+
+def _check_path(path: Path, what: str, folder: bool, origin: str) -> None:
+    """Exit unless ``path`` (from ``origin``: ``--seed``, ``TEMPLATE_ENGINE_SEED``) is a folder (``folder``)
+    or a file, saying which it is not."""
+    if not path.exists():
+        _fail(f"{what} {str(path)!r} ({origin}) does not exist")
+    if folder and not path.is_dir():
+        _fail(f"{what} {str(path)!r} ({origin}) is a file, not a folder")
+    if not folder and path.is_dir():
+        _fail(f"{what} {str(path)!r} ({origin}) is a folder, not a file")
+
+
+def _listenable(host: str, port: int, origin: str) -> None:
+    """Exit (status 2, before uvicorn binds) when ``host`` is no address this machine can resolve: uvicorn
+    would print the resolver's error and exit 3, the status of a port in use."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        _fail(f"cannot listen on {host!r} ({origin}): the address does not resolve ({reason})")
 
 
 def _supervise(settings: Settings, seed: Path | None, listening: Listening, options: dict[str, Any]) -> None:
@@ -408,24 +445,23 @@ def db() -> None:
     show_default=True,
     help="The templates folder (with org.yaml).",
 )
-@click.option("--database-url", help=_URL_HELP + " [env: TEMPLATE_ENGINE_DATABASE_URL, then DATABASE_URL]")
+@click.option("--database-url", help=_env_help("database_url", _URL_HELP))
 def import_command(root: Path, database_url: str | None) -> None:
     """Load a templates folder (one transaction; nothing is removed).
 
     Into an empty database, a folder written by `db export` is restored with its ids, versions, audit
     fields and workloads; otherwise everything is added or replaced by name.
     """
-    _require_service(*_driver_for(database_url))
+    _require_service()
     from sqlalchemy.exc import SQLAlchemyError
 
     from template_engine.errors import TemplateEngineError
     from template_engine.service.importer import import_folder
-    from template_engine.service.settings import Settings
 
+    url = _database_url(database_url)
     folder = _read_folder(root, "nothing imported")
-    settings = _settings_or_exit(lambda: Settings.from_env(database_url=database_url))
-    with _removed_on_failure(settings.database_url):
-        engine = _open(database_url)
+    with _removed_on_failure(url):
+        engine = _open(url)
         try:
             report = import_folder(engine, folder)
         except TemplateEngineError as exc:
@@ -441,7 +477,7 @@ def import_command(root: Path, database_url: str | None) -> None:
 @click.option(
     "--root", type=click.Path(file_okay=False, path_type=Path), required=True, help="The folder to write."
 )
-@click.option("--database-url", help=_URL_HELP + " [env: TEMPLATE_ENGINE_DATABASE_URL, then DATABASE_URL]")
+@click.option("--database-url", help=_env_help("database_url", _URL_HELP))
 @click.option(
     "--overwrite",
     is_flag=True,
@@ -453,7 +489,8 @@ def export_command(root: Path, database_url: str | None, overwrite: bool) -> Non
     The ids, versions, audit fields and workloads go to .template-engine/export.yaml. The folder is
     written aside and put in place only when complete: all or nothing.
     """
-    engine = _open(database_url, existing=True)
+    _require_service()
+    engine = _open(_database_url(database_url, must_exist=True))
     from template_engine.errors import TemplateEngineError
     from template_engine.service.exporter import export_folder
 
@@ -469,7 +506,7 @@ def export_command(root: Path, database_url: str | None, overwrite: bool) -> Non
 
 
 @db.command(name="upgrade")
-@click.option("--database-url", envvar="DATABASE_URL", help=_URL_HELP + " [env: DATABASE_URL]")
+@click.option("--database-url", help=_env_help("database_url", _URL_HELP))
 def upgrade_command(database_url: str | None) -> None:
     """Bring the schema up to this release's revision, every row kept.
 
@@ -477,22 +514,14 @@ def upgrade_command(database_url: str | None) -> None:
     is adopted. Running it again changes nothing. A server of this release refuses to start on an older
     schema until this has run (docs/operations.md, "Upgrading the database").
     """
-    _require_service(*_driver_for(database_url))
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+    _require_service()
+    url = _database_url(database_url, must_exist=True)
+    _require_service(*_driver_for(url))
+    from sqlalchemy.exc import SQLAlchemyError
 
-    from template_engine.service.settings import Settings
     from template_engine.service.storage.database import SchemaError, create_db_engine, upgrade
 
-    url = Settings.from_env(database_url=database_url).database_url
     shown = _shown(url)
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        _fail(f"cannot read the database URL {shown}")
-    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
-    if file and file != ":memory:" and not Path(file).is_file():
-        _fail(f"no database at {shown}: the SQLite file {file!r} does not exist")
     try:
         engine = create_db_engine(url)
         try:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from template_engine.service.url_secrets import hide_secrets
+
 #: The database when none is given: :data:`.storage.database.DEFAULT_DATABASE_URL`, written here too so that
 #: this table (and the help of ``serve``, built from it) needs only the standard library: the core CLI runs
 #: without the service extra.  ``tests/service/test_settings_env.py`` holds the two equal.
@@ -41,12 +43,22 @@ _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
 class SettingError(ValueError):
-    """A setting's value cannot be read: ``variable`` (or flag) gave ``value``, ``expected`` says what may."""
+    """A setting's value cannot be read: ``variable`` (or flag) gave ``value``, ``expected`` says what may.
+    ``secret``: the value is a database URL, shown with its password and secret parameters hidden."""
 
-    def __init__(self, variable: str, value: str, expected: str) -> None:
+    def __init__(self, variable: str, value: str, expected: str, secret: bool = False) -> None:
         self.variable, self.value, self.expected = variable, value, expected
+        value = hide_secrets(value) if secret else value
         shown = value if len(value) <= 80 else value[:77] + "..."
         super().__init__(f"{variable}={shown!r} cannot be read: expected {expected}")
+
+
+class Unreadable(ValueError):
+    """What a knob's parser raises to say why, beyond what its ``expected`` says (``reason``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _number(text: str, low: int = 0, high: int | None = None) -> int:
@@ -82,11 +94,28 @@ def _text(text: str) -> str:
     return text
 
 
+#: What a database URL may be, in words (the knob's ``expected``, and ``--database-url``'s message).
+URL_EXPECTED = "an SQLAlchemy URL: sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB"
+
+
+def _database_url(text: str) -> str:
+    """A URL SQLAlchemy reads, its port a number (:func:`.storage.database.url_problem`; imported here, when
+    a value is read: the table itself needs only the standard library)."""
+    _text(text)
+    from template_engine.service.storage.database import url_problem
+
+    problem = url_problem(text)
+    if problem is not None:
+        raise Unreadable(problem)
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Knob:
     """One setting: the ``serve`` option ``name`` (``--max-body-bytes`` is ``max_body_bytes``), its
     environment ``variable`` (and an older ``fallback`` read after it), how a text is read (``parse``, which
-    raises ``ValueError``), what that accepts in words (``expected``), and the ``default``."""
+    raises ``ValueError``, or :class:`Unreadable` saying why), what that accepts in words (``expected``), and
+    the ``default``."""
 
     name: str
     variable: str
@@ -94,6 +123,8 @@ class Knob:
     expected: str
     default: Any
     fallback: str | None = None
+    #: The value may hold a secret (a database URL's password): messages hide it.
+    secret: bool = False
 
 
 def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -105,10 +136,11 @@ KNOBS: tuple[Knob, ...] = (
     Knob(
         "database_url",
         "TEMPLATE_ENGINE_DATABASE_URL",
-        _text,
-        "an SQLAlchemy URL (sqlite:///FILE or postgresql://...)",
+        _database_url,
+        URL_EXPECTED,
         DEFAULT_DATABASE_URL,
         fallback="DATABASE_URL",
+        secret=True,
     ),
     Knob("host", "TEMPLATE_ENGINE_HOST", _text, "an address to listen on", "127.0.0.1"),
     Knob("port", "TEMPLATE_ENGINE_PORT", _bounded(0, 65535), "a whole number from 0 to 65535", 8080),
@@ -151,14 +183,35 @@ def resolve(name: str, given: Any = None, env: Mapping[str, str] | None = None) 
     if given is not None:
         return given
     env = os.environ if env is None else env
+    variable = source(name, env)
+    if variable is None:
+        return knob.default
+    try:
+        return knob.parse(env[variable])
+    except Unreadable as exc:
+        expected = f"{knob.expected} ({exc.reason})"
+        raise SettingError(variable, env[variable], expected, knob.secret) from None
+    except ValueError:
+        raise SettingError(variable, env[variable], knob.expected, knob.secret) from None
+
+
+def source(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable the setting ``name`` is read from when no flag gives it: its own when set, else its
+    fallback when set, else ``None`` (the default)."""
+    knob = KNOB[name]
+    env = os.environ if env is None else env
     for variable in (knob.variable, knob.fallback):
-        if variable is None or variable not in env:
-            continue
-        try:
-            return knob.parse(env[variable])
-        except ValueError:
-            raise SettingError(variable, env[variable], knob.expected) from None
-    return knob.default
+        if variable is not None and variable in env:
+            return variable
+    return None
+
+
+def check_environment(env: Mapping[str, str] | None = None) -> None:
+    """Read every setting's variable that is set, a flag given or not: one that cannot be read raises
+    :class:`SettingError` (``serve`` calls this first, so an operator's bad variable never waits, hidden by
+    a flag, for the day the flag is dropped)."""
+    for knob in KNOBS:
+        resolve(knob.name, None, env)
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,16 +170,89 @@ def test_db_upgrade_of_an_unreachable_database_says_so_with_the_password_hidden(
     assert "secret" not in result.output and "Connection refused" in result.output
 
 
-def test_db_upgrade_refuses_a_schema_newer_than_it_knows(sqlite_url: str) -> None:
+def test_db_upgrade_refuses_a_revision_it_does_not_know(sqlite_url: str) -> None:
+    """``0004`` is not in the chain: unknown, not "newer" (nothing says it descends from the head)."""
     engine = create_db_engine(sqlite_url)
     ensure_schema(engine)
     with transaction(engine, write=True) as connection:
-        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0999'")
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
     engine.dispose()
     result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", sqlite_url])
     assert result.exit_code == 2
-    assert "at revision 0999, newer than this code knows" in result.output
-    assert f"its newest is revision {head_revision()}" in result.output
+    assert result.output == (
+        f"error: cannot upgrade {sqlite_url}: the database schema is at revision 0004, which this code does "
+        "not know (its revisions: 0005): nothing changed\n"
+    )
+    assert "newer" not in result.output
+
+
+def _foreign(url: str) -> None:
+    engine = create_db_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE foo (x INTEGER)")
+    engine.dispose()
+
+
+def _tables(url: str) -> set[str]:
+    from sqlalchemy import inspect
+
+    engine = create_db_engine(url)
+    try:
+        with engine.connect() as connection:
+            return set(inspect(connection).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_a_database_of_another_applications_tables_is_refused_naming_them(database_url: str) -> None:
+    """Tables, but neither ``alembic_version`` nor ``schema_info``: not this service's; ``db upgrade`` and
+    the start-up leave it as it is (it once got the 12 tables beside ``foo``)."""
+    _foreign(database_url)
+    shown = make_url(database_url.replace("postgresql://", "postgresql+psycopg://")).render_as_string()
+    found = (
+        "the database is not this service's: it has tables (foo) but no revision in alembic_version and no "
+        "version in schema_info"
+    )
+    upgraded = CliRunner().invoke(main, ["db", "upgrade", "--database-url", database_url])
+    assert upgraded.exit_code == 2
+    assert upgraded.output == f"error: cannot upgrade {shown}: {found}: nothing changed\n"
+    served = CliRunner().invoke(main, ["serve", "--dev", "--database-url", database_url])
+    assert served.exit_code == 2
+    assert served.output == (
+        f"error: {found}: give the URL of an empty database or of one this service made\n"
+    )
+    assert _tables(database_url) == {"foo"}
+    engine = create_db_engine(database_url)
+    with pytest.raises(SchemaError):
+        ensure_schema(engine)
+    engine.dispose()
+
+
+def test_db_upgrade_refuses_a_missing_file_and_a_folder_and_gives_an_empty_file_the_schema(
+    tmp_path: Path,
+) -> None:
+    """A missing SQLite file is refused (a mistyped path, as a PostgreSQL database that does not exist is);
+    an empty one (0 bytes) is an empty database and gets the schema, as an empty PostgreSQL database does;
+    a folder is named as one (it was reported as not existing)."""
+    missing = tmp_path / "missing.db"
+    result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", f"sqlite:///{missing}"])
+    assert result.exit_code == 2
+    assert result.output.endswith(f"the SQLite file {str(missing)!r} does not exist\n")
+    assert not missing.exists()
+    for args in (["db", "upgrade"], ["db", "export", "--root", str(tmp_path / "out")], ["serve", "--dev"]):
+        result = CliRunner().invoke(main, [*args, "--database-url", f"sqlite:///{tmp_path}"])
+        assert result.exit_code == 2
+        assert result.output == (
+            f"error: no database at sqlite:///{tmp_path}: the SQLite file {str(tmp_path)!r} is a folder, "
+            "not a database file\n"
+        )
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", f"sqlite:///{empty}"])
+    assert result.exit_code == 0
+    assert result.output == (
+        f"upgraded sqlite:///{empty} from no schema (an empty database) to revision {head_revision()}\n"
+    )
 
 
 def test_serve_refuses_an_older_schema_saying_what_to_run(postgres_url: str) -> None:
@@ -206,17 +279,17 @@ def test_serve_refuses_an_older_schema_saying_what_to_run(postgres_url: str) -> 
     assert served.exit_code == 2 and "run `template-engine db upgrade --database-url" in served.output
 
 
-def test_serve_refuses_a_newer_schema_naming_both_revisions(sqlite_url: str) -> None:
+def test_serve_refuses_an_unknown_revision_naming_it_and_its_own(sqlite_url: str) -> None:
     engine = create_db_engine(sqlite_url)
     ensure_schema(engine)
     with transaction(engine, write=True) as connection:
-        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0999'")
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
     engine.dispose()
     served = CliRunner().invoke(main, ["serve", "--dev", "--database-url", sqlite_url])
     assert served.exit_code == 2
     assert served.output == (
-        "error: the database schema is at revision 0999, newer than this service knows (its newest is "
-        f"revision {head_revision()}): run a template-engine release that has it\n"
+        "error: the database schema is at revision 0004, which this service does not know (its revisions: "
+        "0005): check the database URL, or run the template-engine release that made it\n"
     )
 
 
@@ -233,10 +306,13 @@ def test_ready_answers_with_the_revision_and_turns_503_when_the_schema_is_not_th
         assert client.head("/ready").status_code == 200
         engine = create_db_engine(sqlite_url)
         with transaction(engine, write=True) as connection:  # another release upgraded the database
-            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0999'")
-        ahead = client.get("/ready")
-        assert ahead.status_code == 503
-        assert ahead.json()["reason"].startswith("schema ahead: the database is at revision 0999")
+            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
+        unknown = client.get("/ready")
+        assert unknown.status_code == 503
+        assert unknown.json()["reason"] == (
+            "schema unknown: the database schema is at revision 0004, which this service does not know (its "
+            "revisions: 0005)"
+        )
         with transaction(engine, write=True) as connection:
             connection.exec_driver_sql("DROP TABLE alembic_version")
         behind = client.get("/ready")

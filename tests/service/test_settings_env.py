@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import ADMIN, bearer
+from conftest import ADMIN, TEMPLATES, bearer
 from servers import serve
 
+from template_engine.cli import main
 from template_engine.service.commands import db
 from template_engine.service.commands import serve as serve_command
 from template_engine.service.settings import (
@@ -96,6 +97,7 @@ UNREADABLE = [
     ("TEMPLATE_ENGINE_LOG_LEVEL", "loud", "critical, error, warning, info, debug"),
     ("TEMPLATE_ENGINE_DEV", "maybe", "1, true, yes, on, or 0, false, no, off"),
     ("TEMPLATE_ENGINE_DATABASE_URL", " ", "an SQLAlchemy URL"),
+    ("TEMPLATE_ENGINE_DATABASE_URL", "notaurl", "an SQLAlchemy URL: sqlite:///FILE or postgresql://"),
 ]
 
 
@@ -146,3 +148,138 @@ def test_a_real_server_takes_its_settings_from_the_environment(
     assert "route=/api/v1/workload-templates/count" in lines[0]
     assert not any(line.startswith("{") for line in server.output.splitlines())
     assert bearer(ADMIN)["Authorization"] not in server.output
+
+
+# -- every command that takes --database-url reads it from the same table ----------------------------------
+
+
+@pytest.mark.parametrize("command", ["upgrade", "export", "import"])
+def test_every_db_command_takes_the_database_from_the_settings_table(tmp_path: Path, command: str) -> None:
+    """``TEMPLATE_ENGINE_DATABASE_URL`` wins over ``DATABASE_URL`` for ``db upgrade`` as for ``serve`` (it
+    once read ``DATABASE_URL`` alone, through click), and every help says so."""
+    wanted, other = tmp_path / "wanted.db", tmp_path / "other.db"
+    other.touch()  # an empty SQLite database: db upgrade would give it the schema
+    env = {"TEMPLATE_ENGINE_DATABASE_URL": f"sqlite:///{wanted}", "DATABASE_URL": f"sqlite:///{other}"}
+    args = {"upgrade": [], "export": ["--root", str(tmp_path / "out")], "import": ["--root", str(TEMPLATES)]}
+    result = CliRunner().invoke(db, [command, *args[command]], env=env)
+    if command == "import":  # a missing file is created by an import
+        assert result.exit_code == 0, result.output
+        assert wanted.stat().st_size > 0
+    else:  # and refused by the others
+        assert result.exit_code == 2
+        assert result.output == (
+            f"error: no database at sqlite:///{wanted}: the SQLite file {str(wanted)!r} does not exist\n"
+        )
+    assert other.stat().st_size == 0  # the fallback's database was not touched
+    help_text = " ".join(CliRunner().invoke(db, [command, "--help"]).output.split())
+    assert (
+        "[env: TEMPLATE_ENGINE_DATABASE_URL, then DATABASE_URL; default: sqlite:///template-engine.db]"
+        in (help_text)
+    )
+
+
+BAD_URLS = [
+    ("postgresql://u:secret@127.0.0.1:abc/x", "postgresql://u:***@127.0.0.1:abc/x", "its port is not"),
+    ("postgresql://u:secret@[::1:1/x", "postgresql://u:***@[::1:1/x", "an IPv6 host in brackets"),
+    (
+        "postgresql://u:secret@127.0.0.1:70000/x",
+        "postgresql://u:***@127.0.0.1:70000/x",
+        "not from 0 to 65535",
+    ),
+    ("notaurl", "notaurl", "not a URL: it must start with DIALECT://"),
+    ("mongodb://u:secret@h/x", "mongodb://u:***@h/x", "SQLAlchemy knows no database 'mongodb'"),
+]
+
+
+@pytest.mark.parametrize(("url", "shown", "reason"), BAD_URLS, ids=[u[2] for u in BAD_URLS])
+@pytest.mark.parametrize("args", [["db", "upgrade"], ["serve", "--dev"]], ids=["db upgrade", "serve"])
+def test_a_database_url_that_cannot_be_read_is_a_clear_error_with_the_password_hidden(
+    url: str, shown: str, reason: str, args: list[str]
+) -> None:
+    """From the flag or from the variable: exit 2 naming where it came from and the form expected; never a
+    traceback (``ValueError: invalid literal for int()``), never the password."""
+    expected = "expected an SQLAlchemy URL: sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB"
+    for source, extra, env in (
+        ("--database-url", ["--database-url", url], {}),
+        ("TEMPLATE_ENGINE_DATABASE_URL", [], {"TEMPLATE_ENGINE_DATABASE_URL": url}),
+        ("DATABASE_URL", [], {"DATABASE_URL": url}),
+    ):
+        result = CliRunner().invoke(main, [*args, *extra], env=env)
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.output.startswith(f"error: {source}={shown!r} cannot be read: {expected} (")
+        assert reason in result.output
+        assert "secret" not in result.output and "Traceback" not in result.output
+
+
+def test_a_flag_does_not_hide_a_variable_that_cannot_be_read(tmp_path: Path) -> None:
+    """``TEMPLATE_ENGINE_PORT=abc serve --port N`` once started: every variable set is read."""
+    env = {"TEMPLATE_ENGINE_PORT": "abc", "TEMPLATE_ENGINE_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    result = CliRunner().invoke(serve_command, ["--dev", "--port", "18733"], env=env)
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: TEMPLATE_ENGINE_PORT='abc' cannot be read: expected a whole number from 0 to 65535\n"
+    )
+    flagged = CliRunner().invoke(
+        serve_command, ["--database-url", f"sqlite:///{tmp_path / 'y.db'}"], env={"DATABASE_URL": "not a url"}
+    )
+    assert flagged.exit_code == 2 and flagged.output.startswith("error: DATABASE_URL='not a url' cannot")
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "y.db").exists()
+
+
+def test_a_seed_or_auth_file_that_is_not_there_names_its_setting(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nonexistent")
+    url = {"TEMPLATE_ENGINE_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    cases = [
+        ({"TEMPLATE_ENGINE_SEED": missing}, ["--dev"], f"the seed folder {missing!r} (TEMPLATE_ENGINE_SEED)"),
+        ({}, ["--dev", "--seed", missing], f"the seed folder {missing!r} (--seed)"),
+        (
+            {"TEMPLATE_ENGINE_AUTH_FILE": missing},
+            [],
+            f"the auth file {missing!r} (TEMPLATE_ENGINE_AUTH_FILE)",
+        ),
+        ({}, ["--auth-file", missing], f"the auth file {missing!r} (--auth-file)"),
+    ]
+    for env, args, named in cases:
+        result = CliRunner().invoke(serve_command, args, env={**url, **env})
+        assert result.exit_code == 2
+        assert result.output == f"error: {named} does not exist\n"
+    folder = CliRunner().invoke(serve_command, [], env={**url, "TEMPLATE_ENGINE_AUTH_FILE": str(tmp_path)})
+    assert (
+        folder.output
+        == f"error: the auth file {str(tmp_path)!r} (TEMPLATE_ENGINE_AUTH_FILE) is a folder, not a file\n"
+    )
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_an_address_that_does_not_resolve_stops_serve_before_it_binds(tmp_path: Path) -> None:
+    """Exit 2 naming the setting, not uvicorn's exit 3 (the status of a port in use)."""
+    env = {
+        "TEMPLATE_ENGINE_HOST": "999.1.1.1",
+        "TEMPLATE_ENGINE_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+    }
+    result = CliRunner().invoke(serve_command, ["--dev"], env=env)
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        "error: cannot listen on '999.1.1.1' (TEMPLATE_ENGINE_HOST): the address does not resolve ("
+    )
+    flag = CliRunner().invoke(serve_command, ["--dev", "--host", "999.1.1.1"], env=env)
+    assert flag.exit_code == 2 and "(--host)" in flag.output
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_secrets_in_the_query_string_are_hidden_wherever_a_url_is_shown() -> None:
+    """``password``, ``sslpassword`` (and any name with password, secret or token in it) are secrets;
+    ``passfile`` and ``sslkey`` are paths, shown."""
+    url = "postgresql://te@127.0.0.1:1/x?password=s1&sslpassword=s2&auth_token=s3&passfile=/p&sslmode=require"
+    shown = database.shown_url(url)
+    assert not any(secret in shown for secret in ("s1", "s2", "s3"))
+    assert "password=***" in shown and "sslpassword=***" in shown and "auth_token=***" in shown
+    assert "passfile=" in shown and "sslmode=require" in shown
+    assert "s1" not in database.shown_url("postgresql://te@127.0.0.1:abc/x?password=s1")  # unreadable too
+    result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", url])
+    assert (
+        result.exit_code == 2
+        and "error: cannot upgrade postgresql+psycopg://te@127.0.0.1:1/x?" in result.output
+    )
+    assert not any(secret in result.output for secret in ("s1", "s2", "s3"))

@@ -24,10 +24,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from template_engine.service.storage.tables import SCHEMA_VERSION, org_revision, schema_info
+from template_engine.service.storage.tables import (
+    SCHEMA_VERSION,
+    metadata,
+    org_revision,
+    runtime,
+    schema_info,
+)
+from template_engine.service.url_secrets import hide_secrets
 
 if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
@@ -60,6 +67,67 @@ def normalise_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def url_problem(url: str) -> str | None:
+    """Why SQLAlchemy cannot use ``url`` (in words, naming no secret), or ``None``: not a URL at all, a port
+    that is not a whole number from 0 to 65535 (``make_url`` raises a bare ``ValueError`` there), or a kind
+    of database SQLAlchemy has no dialect for."""
+    try:
+        parsed = make_url(normalise_url(url))
+    except ArgumentError:
+        return "not a URL: it must start with DIALECT://"
+    except ValueError:
+        return "its port is not a whole number: HOST:PORT, an IPv6 host in brackets, [::1]:5432"
+    if parsed.port is not None and not 0 <= parsed.port <= 65535:
+        return f"its port {parsed.port} is not from 0 to 65535"
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        return f"SQLAlchemy knows no database {parsed.drivername!r} (use sqlite or postgresql)"
+    except ImportError:  # the dialect's driver is missing: the commands say what to install
+        pass
+    return None
+
+
+def shown_url(url: str | URL) -> str:
+    """``url`` as messages and logs show it: its password and every secret query parameter (a name with
+    ``password``, ``secret`` or ``token`` in it: :data:`..url_secrets.SECRET_QUERY_WORDS`) as ``***``.  A URL
+    SQLAlchemy cannot read is shown as written, with the same parts hidden."""
+    if isinstance(url, str):
+        try:
+            parsed = make_url(normalise_url(url))
+        except (ArgumentError, ValueError):
+            return hide_secrets(url)
+    else:
+        parsed = url
+    return hide_secrets(parsed.render_as_string(hide_password=True))
+
+
+def has_secret(url: URL) -> bool:
+    """Whether :func:`shown_url` hides part of ``url``."""
+    return bool(url.password) or shown_url(url) != url.render_as_string(hide_password=False)
+
+
+def sqlite_file_problem(url: str, must_exist: bool) -> str | None:
+    """What is wrong with the SQLite file ``url`` names, or ``None`` (or not an SQLite file): a folder there;
+    with ``must_exist``, no file there (``db export`` and ``db upgrade`` must not create an empty database
+    from a mistyped path).  An existing file, empty (0 bytes) or not, is SQLite's to judge."""
+    try:
+        parsed = make_url(normalise_url(url))
+    except (ArgumentError, ValueError):
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") or parsed.query.get("uri"):
+        return None
+    path = Path(database).expanduser()
+    if path.is_dir():
+        return f"the SQLite file {database!r} is a folder, not a database file"
+    if must_exist and not path.exists():
+        return f"the SQLite file {database!r} does not exist"
+    return None
 
 
 def create_db_engine(url: str) -> Engine:
@@ -226,20 +294,27 @@ def head_revision() -> str:
 @dataclass(frozen=True, slots=True)
 class SchemaState:
     """Where a database's schema stands: its Alembic ``revision``; or, for a database made before Alembic
-    (no ``alembic_version`` table), its ``schema_info`` version in ``legacy``; neither for an empty one."""
+    (no ``alembic_version`` table), its ``schema_info`` version in ``legacy``; neither for an empty one.
+    ``foreign``: the tables not this service's of a database with neither a revision nor a schema version
+    (another application's, or a mistyped URL): never given the schema beside them."""
 
     revision: str | None
     legacy: int | None = None
+    foreign: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return self.revision is None and self.legacy is None
+        return self.revision is None and self.legacy is None and not self.foreign
 
     def describe(self) -> str:
         if self.revision is not None:
             return f"revision {self.revision}"
         if self.legacy is not None:
             return f"schema version {self.legacy} (before Alembic)"
+        if self.foreign:
+            more = len(self.foreign) - 5
+            names = ", ".join(self.foreign[:5]) + (f" and {more} more" if more > 0 else "")
+            return f"tables ({names}) but no revision in alembic_version and no version in schema_info"
         return "no schema (an empty database)"
 
 
@@ -254,7 +329,8 @@ def read_schema(connection: Connection) -> SchemaState:
         found = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
         if found is not None:
             return SchemaState(None, int(found))
-    return SchemaState(None)
+    others = tables - set(metadata.tables) - set(runtime.tables) - {"alembic_version", "schema_info"}
+    return SchemaState(None, foreign=tuple(sorted(others)))  # only some of its own tables: the baseline adds
 
 
 def _locked(connection: Connection) -> None:
@@ -272,22 +348,43 @@ def _known(revision: str) -> bool:
         return False
 
 
-def _newer(state: SchemaState) -> bool:
-    """Whether ``state`` is a schema newer than this code knows (a revision it has not, or a pre-Alembic
-    version past the baseline's)."""
+def _unknown(state: SchemaState) -> bool:
+    """Whether ``state`` is a schema this code does not know: a revision not in its chain, a pre-Alembic
+    version past the baseline's, or another application's tables.  Not "newer": a revision this code has
+    not got could be a later release's or one of another project's Alembic chain, and nothing in the
+    database tells which (Alembic knows a revision's ancestors only from its script)."""
+    if state.foreign:
+        return True
     if state.revision is not None:
         return not _known(state.revision)
     return state.legacy is not None and state.legacy > SCHEMA_VERSION
 
 
+def known_revisions() -> str:
+    """This code's revisions, oldest first (``0005``; ``0005, 0006`` once there is a later one)."""
+    return ", ".join(reversed([script.revision for script in _scripts().walk_revisions()]))
+
+
+def unknown_schema(state: SchemaState, who: str) -> str:
+    """The words for a schema ``who`` (``this service``) does not know, naming what was found and what it
+    knows."""
+    if state.foreign:
+        return f"the database is not this service's: it has {state.describe()}"
+    return (
+        f"the database schema is at {state.describe()}, which {who} does not know "
+        f"(its revisions: {known_revisions()})"
+    )
+
+
 def _shown(engine: Engine) -> str:
-    return engine.url.render_as_string(hide_password=True)
+    return shown_url(engine.url)
 
 
 def ensure_schema(engine: Engine) -> SchemaState:
     """The start-up check: an empty database gets the schema (every revision, to the head); one at the head
-    is used as it is; any other is refused with :class:`SchemaError` (newer: the message names both
-    revisions; older: it says what to run).  Returns the state found."""
+    is used as it is; any other is refused with :class:`SchemaError` (unknown, or another application's
+    tables: the message names what was found and this code's revisions; older: it says what to run).
+    Returns the state found."""
     with transaction(engine, write=True, org=False) as connection:
         _locked(connection)
         state = read_schema(connection)
@@ -298,12 +395,17 @@ def ensure_schema(engine: Engine) -> SchemaState:
             return state
         if state.revision == head:
             return state
-        if _newer(state):
+        if state.foreign:
             raise SchemaError(
-                f"the database schema is at {state.describe()}, newer than this service knows (its newest "
-                f"is revision {head}): run a template-engine release that has it"
+                f"{unknown_schema(state, 'this service')}: give the URL of an empty database or of one this "
+                "service made"
             )
-        hidden = " (with the password in place of ***)" if engine.url.password else ""
+        if _unknown(state):
+            raise SchemaError(
+                f"{unknown_schema(state, 'this service')}: check the database URL, or run the "
+                "template-engine release that made it"
+            )
+        hidden = " (with the password in place of ***)" if has_secret(engine.url) else ""
         raise SchemaError(
             f"the database schema is at {state.describe()}, older than this service's revision {head}: "
             f"run `template-engine db upgrade --database-url {_shown(engine)}`{hidden}, then start again"
@@ -325,19 +427,17 @@ class Upgrade:
 def upgrade(engine: Engine) -> Upgrade:
     """Bring the schema to the head, every row kept, in one transaction (PostgreSQL's DDL is transactional;
     SQLite's too).  A database made before Alembic is adopted first: at schema version 5 it is stamped with
-    the baseline revision; at 1 to 4 the baseline brings it up.  A schema newer than this code knows is
-    refused (:class:`SchemaError`); one at the head is left untouched."""
+    the baseline revision; at 1 to 4 the baseline brings it up.  A schema this code does not know, or a
+    database of another application's tables, is refused (:class:`SchemaError`); one at the head is left
+    untouched."""
     with transaction(engine, write=True, org=False) as connection:
         _locked(connection)
         state = read_schema(connection)
         head = head_revision()
         if state.revision == head:
             return Upgrade(state, head)
-        if _newer(state):
-            raise SchemaError(
-                f"the database schema is at {state.describe()}, newer than this code knows (its newest is "
-                f"revision {head}): nothing changed"
-            )
+        if _unknown(state):
+            raise SchemaError(f"{unknown_schema(state, 'this code')}: nothing changed")
         if state.legacy == SCHEMA_VERSION:
             _stamp(connection, _BASELINE)
         _run_upgrade(connection)
@@ -406,8 +506,8 @@ class Readiness:
         head = head_revision()
         if state.revision == head:
             return None
-        if _newer(state):
-            return f"schema ahead: the database is at {state.describe()}, this service knows up to {head}"
+        if _unknown(state):
+            return f"schema unknown: {unknown_schema(state, 'this service')}"
         return f"schema behind: the database is at {state.describe()}, this service needs {head}"
 
     def dispose(self) -> None:
