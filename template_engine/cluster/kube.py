@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_UP, Context, Decimal, localcontext
+from functools import lru_cache
 from typing import Any
 
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
@@ -43,6 +44,11 @@ TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
 _MAX_INT32 = 2**31 - 1
 
 
+#: The name predicates below are pure functions of one string, and an org's objects repeat the same names
+#: (label keys, environment variable names) in every pair: each answer is kept (the same function, memoized).
+_memo = lru_cache(maxsize=1 << 14)
+
+
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -55,6 +61,7 @@ def _max_len(limit: int) -> str:
 # Name predicates
 
 
+@_memo
 def dns1123_label(s: str) -> str | None:
     """``IsDNS1123Label`` (apimachinery ``content/dns.go``): at most 63 lowercase letters, digits, ``-``;
     starts and ends with a letter or digit."""
@@ -68,6 +75,7 @@ def dns1123_label(s: str) -> str | None:
     return None
 
 
+@_memo
 def dns1123_subdomain(s: str) -> str | None:
     """``IsDNS1123Subdomain`` (apimachinery ``content/dns.go``): dot-separated DNS-1123 labels, at most
     253 characters."""
@@ -81,6 +89,7 @@ def dns1123_subdomain(s: str) -> str | None:
     return None
 
 
+@_memo
 def dns1035_label(s: str) -> str | None:
     """``IsDNS1035Label`` (apimachinery ``util/validation/validation.go``): like a DNS-1123 label but
     starting with a letter."""
@@ -94,6 +103,7 @@ def dns1035_label(s: str) -> str | None:
     return None
 
 
+@_memo
 def qualified_name(s: str) -> str | None:
     """``IsLabelKey`` (= ``IsQualifiedName``, apimachinery ``content/kube.go``): a name of at most 63
     alphanumerics, ``-``, ``_``, ``.`` (alphanumeric at both ends), with an optional DNS-1123 subdomain
@@ -119,6 +129,7 @@ def qualified_name(s: str) -> str | None:
     return None
 
 
+@_memo
 def label_value(s: str) -> str | None:
     """``IsLabelValue`` (apimachinery ``content/kube.go``): empty, or at most 63 alphanumerics, ``-``,
     ``_``, ``.`` with an alphanumeric at both ends."""
@@ -148,6 +159,7 @@ def port_name(s: str) -> str | None:
     return None
 
 
+@_memo
 def env_var_name(s: str) -> str | None:
     """``IsRelaxedEnvVarName`` (apimachinery ``util/validation/validation.go``): non-empty printable ASCII
     but ``=``.  This is the rule since Kubernetes 1.32 (``RelaxedEnvironmentVariableValidation`` beta, on by
@@ -273,7 +285,7 @@ def _json_quantity(value: object) -> Decimal | bool | None:
 
 
 def _map(value: object) -> Mapping[str, Any] | None:
-    return value if isinstance(value, Mapping) else None
+    return value if type(value) is dict or isinstance(value, Mapping) else None  # the exact type first
 
 
 def _seq(value: object) -> Sequence[Any]:
@@ -323,8 +335,10 @@ def _labels(out: _Problems, at: ObjectPath, labels: object) -> None:
     label values."""
     for key, value in (_map(labels) or {}).items():
         if isinstance(key, str):
-            out.check((*at, key), "labelKey", qualified_name, key)
-            out.check((*at, key), "labelValue", label_value, value)
+            if (message := qualified_name(key)) is not None:
+                out.add((*at, key), "labelKey", message)
+            if isinstance(value, str) and (message := label_value(value)) is not None:
+                out.add((*at, key), "labelValue", message)
 
 
 def _annotations(out: _Problems, at: ObjectPath, annotations: object) -> None:
@@ -608,9 +622,13 @@ def _env(out: _Problems, at: ObjectPath, env: object) -> None:
         if var is None:
             continue
         name = var.get("name")
-        if out.required((*at, i, "name"), name):
-            out.check((*at, i, "name"), "envVarName", env_var_name, name)
-        value_from = _map(var.get("valueFrom")) or {}
+        if name == "":
+            out.add((*at, i, "name"), "required", "must be set")  # field.Required, as _Problems.required
+        elif isinstance(name, str) and (message := env_var_name(name)) is not None:
+            out.add((*at, i, "name"), "envVarName", message)
+        value_from = _map(var.get("valueFrom"))
+        if value_from is None:  # no reference to check (most variables have a value)
+            continue
         for ref in ("configMapKeyRef", "secretKeyRef"):
             selector = _map(value_from.get(ref))
             if selector is not None:

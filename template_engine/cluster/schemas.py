@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -302,7 +302,8 @@ def list_duplicates(
     (``defaults``: a key's default). The one rule both validators call (the full one's ``list_type`` and
     the fast one's keyword, :func:`template_engine.cluster.fastpath.list_keyword`)."""
     if kind == "set":
-        for index in _repeated([_canonical(item) for item in items]):
+        found = _scalar_identities(items)
+        for index in _repeated(found if found is not None else [_canonical(item) for item in items]):
             yield index, f"duplicate item {_short(items[index])}"
         return
     if kind != "map":
@@ -311,7 +312,17 @@ def list_duplicates(
         if item is not None and not isinstance(item, Mapping):
             yield index, "must be an object in a list of list-type map"
             return
-    keys: list[str] = []
+    keys = _scalar_keys(items, names, defaults)
+    if keys is None:
+        keys = [_canonical(key) for key in _key_maps(items, names, defaults)]
+    for index in _repeated(keys):
+        shown = ", ".join(f"{name}={items[index].get(name)!r}" for name in names if items[index])
+        yield index, f"duplicate item by its keys ({shown})"
+
+
+def _key_maps(items: list[Any], names: list[str], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each list-map item's keys ``names``, a default standing in for a key the item lacks."""
+    keys: list[dict[str, Any]] = []
     for item in items:
         key = {}
         for name in names:
@@ -319,15 +330,59 @@ def list_duplicates(
                 key[name] = item[name]
             elif name in defaults:
                 key[name] = defaults[name]
-        keys.append(_canonical(key))
-    for index in _repeated(keys):
-        shown = ", ".join(f"{name}={items[index].get(name)!r}" for name in names if items[index])
-        yield index, f"duplicate item by its keys ({shown})"
+        keys.append(key)
+    return keys
 
 
-def _repeated(keys: list[str]) -> list[int]:
+#: The exact types whose values the fast identities below take as they are (``float`` is not one: JSON
+#: tells ``-0.0`` from ``0.0``, Python's equality does not).
+_SCALARS = frozenset({str, int, bool, type(None)})
+#: Integers at or beyond this size go to :func:`_canonical` (whose ``json.dumps`` may refuse them: Python's
+#: limit on the digits of ``int`` -> ``str``).
+_BIG = 10**18
+
+
+def _scalar_identities(values: list[Any]) -> list[Hashable] | None:
+    """Fast twin of :func:`_canonical` for a list-set: when every value is a scalar of :data:`_SCALARS`,
+    ``(type, value)`` for each, equal exactly when :func:`_canonical`'s texts are (the type tells ``1``
+    from ``true``); ``None`` (the caller takes :func:`_canonical` of every value) when any is anything
+    else. Proved equal by ``tests/cluster/test_list_identities.py``."""
+    out: list[Hashable] = []
+    for value in values:
+        kind = type(value)
+        if kind not in _SCALARS or (kind is int and not -_BIG < value < _BIG):
+            return None
+        out.append((kind, value))
+    return out
+
+
+def _scalar_keys(items: list[Any], names: list[str], defaults: Mapping[str, Any]) -> list[Hashable] | None:
+    """Fast twin of :func:`_canonical` of :func:`_key_maps` for a list-map: when every key (or its default)
+    is a scalar of :data:`_SCALARS`, a tuple of ``(name, type, value)`` in the order of ``names`` for each
+    item, equal exactly when the canonical texts of the key maps are (the same keys with the same typed
+    values); ``None`` (the caller takes :func:`_canonical`) when any is anything else. Proved equal by
+    ``tests/cluster/test_list_identities.py``."""
+    out: list[Hashable] = []
+    for item in items:
+        key = []
+        for name in names:
+            if item is not None and name in item:
+                value = item[name]
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                continue
+            kind = type(value)
+            if kind not in _SCALARS or (kind is int and not -_BIG < value < _BIG):
+                return None
+            key.append((name, kind, value))
+        out.append(tuple(key))
+    return out
+
+
+def _repeated(keys: Sequence[Hashable]) -> list[int]:
     """The index of each key's second appearance, as Kubernetes reports duplicates (``validateListSet``)."""
-    seen: dict[str, int] = {}
+    seen: dict[Hashable, int] = {}
     out = []
     for index, key in enumerate(keys):
         seen[key] = seen.get(key, 0) + 1
