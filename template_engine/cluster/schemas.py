@@ -624,14 +624,52 @@ def fast_core_accepts(obj: Mapping[str, Any]) -> bool:
         return False
 
 
+def fast_crd_schema(kind: str) -> dict[str, Any] | None:
+    """``kind``'s CRD schema rewritten for the fast validator
+    (:func:`template_engine.cluster.fastpath.structural_schema`), from the vendored YAML; ``None`` if the
+    rewriting declines it."""
+    from template_engine.cluster.fastpath import structural_schema
+
+    return structural_schema(crd_schema(kind), _INT_RANGES, DATE_TIME_PATTERN)
+
+
+def fast_schema_file(kind: str) -> str:
+    """The name of the packaged JSON file (in ``crds/``) that holds :func:`fast_crd_schema` of ``kind``:
+    the CRD's YAML file's stem with ``.fast.json``."""
+    return KINDS[kind][1].removesuffix(".yaml") + ".fast.json"
+
+
+def write_fast_schemas(folder: Path) -> list[Path]:
+    """Write :func:`fast_crd_schema` of every kind into ``folder`` (the package's ``crds/``) as JSON: run
+    ``python -c 'from template_engine.cluster.schemas import *; write_fast_schemas(Path(...))'`` after a
+    vendored CRD or the rewriting changes (``tests/cluster/test_fast_schemas.py`` fails until then)."""
+    written = []
+    for kind in KINDS:
+        target = folder / fast_schema_file(kind)
+        target.write_text(json.dumps(fast_crd_schema(kind)) + "\n", encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def _packaged_fast_schema(kind: str) -> dict[str, Any] | None:
+    """:func:`fast_crd_schema` of ``kind`` as the package holds it (one ``json.loads``, about 1 ms, where
+    reading the YAML CRD takes about 40); computed when the file is missing. Twin of
+    :func:`fast_crd_schema`: equal for every kind (``tests/cluster/test_fast_schemas.py``)."""
+    packaged = resources.files(__package__).joinpath("crds", fast_schema_file(kind))
+    if not packaged.is_file():
+        return fast_crd_schema(kind)
+    schema: dict[str, Any] | None = json.loads(packaged.read_text(encoding="utf-8"))
+    return schema
+
+
 @cache
 def _fast_crd(kind: str) -> Any:
     """``kind``'s fast validator, compiled once; ``None`` if its schema says what the rewriting declines."""
     import jsonschema_rs
 
-    from template_engine.cluster.fastpath import LIST_KEYWORD, list_keyword, structural_schema
+    from template_engine.cluster.fastpath import LIST_KEYWORD, list_keyword
 
-    schema = structural_schema(crd_schema(kind), _INT_RANGES, DATE_TIME_PATTERN)
+    schema = _packaged_fast_schema(kind)
     if schema is None:
         return None
     keywords = {LIST_KEYWORD: list_keyword(list_duplicates)}
@@ -669,9 +707,12 @@ __all__ = [
     "crd_schema",
     "fast_accepts",
     "fast_core_accepts",
+    "fast_crd_schema",
+    "fast_schema_file",
     "full_core_problems",
     "full_schema_problems",
     "go_regex",
     "list_duplicates",
     "schema_problems",
+    "write_fast_schemas",
 ]
