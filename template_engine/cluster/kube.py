@@ -24,7 +24,6 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_UP, Context, Decimal, localcontext
-from functools import lru_cache
 from typing import Any
 
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
@@ -44,11 +43,6 @@ TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
 _MAX_INT32 = 2**31 - 1
 
 
-#: The name predicates below are pure functions of one string, and an org's objects repeat the same names
-#: (label keys, environment variable names) in every pair: each answer is kept (the same function, memoized).
-_memo = lru_cache(maxsize=1 << 14)
-
-
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -61,7 +55,6 @@ def _max_len(limit: int) -> str:
 # Name predicates
 
 
-@_memo
 def dns1123_label(s: str) -> str | None:
     """``IsDNS1123Label`` (apimachinery ``content/dns.go``): at most 63 lowercase letters, digits, ``-``;
     starts and ends with a letter or digit."""
@@ -75,7 +68,6 @@ def dns1123_label(s: str) -> str | None:
     return None
 
 
-@_memo
 def dns1123_subdomain(s: str) -> str | None:
     """``IsDNS1123Subdomain`` (apimachinery ``content/dns.go``): dot-separated DNS-1123 labels, at most
     253 characters."""
@@ -89,7 +81,6 @@ def dns1123_subdomain(s: str) -> str | None:
     return None
 
 
-@_memo
 def dns1035_label(s: str) -> str | None:
     """``IsDNS1035Label`` (apimachinery ``util/validation/validation.go``): like a DNS-1123 label but
     starting with a letter."""
@@ -103,7 +94,6 @@ def dns1035_label(s: str) -> str | None:
     return None
 
 
-@_memo
 def qualified_name(s: str) -> str | None:
     """``IsLabelKey`` (= ``IsQualifiedName``, apimachinery ``content/kube.go``): a name of at most 63
     alphanumerics, ``-``, ``_``, ``.`` (alphanumeric at both ends), with an optional DNS-1123 subdomain
@@ -129,7 +119,6 @@ def qualified_name(s: str) -> str | None:
     return None
 
 
-@_memo
 def label_value(s: str) -> str | None:
     """``IsLabelValue`` (apimachinery ``content/kube.go``): empty, or at most 63 alphanumerics, ``-``,
     ``_``, ``.`` with an alphanumeric at both ends."""
@@ -159,7 +148,6 @@ def port_name(s: str) -> str | None:
     return None
 
 
-@_memo
 def env_var_name(s: str) -> str | None:
     """``IsRelaxedEnvVarName`` (apimachinery ``util/validation/validation.go``): non-empty printable ASCII
     but ``=``.  This is the rule since Kubernetes 1.32 (``RelaxedEnvironmentVariableValidation`` beta, on by
