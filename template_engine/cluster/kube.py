@@ -273,7 +273,7 @@ def _json_quantity(value: object) -> Decimal | bool | None:
 
 
 def _map(value: object) -> Mapping[str, Any] | None:
-    return value if isinstance(value, Mapping) else None
+    return value if type(value) is dict or isinstance(value, Mapping) else None  # the exact type first
 
 
 def _seq(value: object) -> Sequence[Any]:
@@ -323,8 +323,10 @@ def _labels(out: _Problems, at: ObjectPath, labels: object) -> None:
     label values."""
     for key, value in (_map(labels) or {}).items():
         if isinstance(key, str):
-            out.check((*at, key), "labelKey", qualified_name, key)
-            out.check((*at, key), "labelValue", label_value, value)
+            if (message := qualified_name(key)) is not None:
+                out.add((*at, key), "labelKey", message)
+            if isinstance(value, str) and (message := label_value(value)) is not None:
+                out.add((*at, key), "labelValue", message)
 
 
 def _annotations(out: _Problems, at: ObjectPath, annotations: object) -> None:
@@ -608,9 +610,13 @@ def _env(out: _Problems, at: ObjectPath, env: object) -> None:
         if var is None:
             continue
         name = var.get("name")
-        if out.required((*at, i, "name"), name):
-            out.check((*at, i, "name"), "envVarName", env_var_name, name)
-        value_from = _map(var.get("valueFrom")) or {}
+        if name == "":
+            out.add((*at, i, "name"), "required", "must be set")  # field.Required, as _Problems.required
+        elif isinstance(name, str) and (message := env_var_name(name)) is not None:
+            out.add((*at, i, "name"), "envVarName", message)
+        value_from = _map(var.get("valueFrom"))
+        if value_from is None:  # no reference to check (most variables have a value)
+            continue
         for ref in ("configMapKeyRef", "secretKeyRef"):
             selector = _map(value_from.get(ref))
             if selector is not None:

@@ -408,13 +408,14 @@ def _pairs(
 ) -> dict[str, Any]:
     """``labels`` or ``annotations`` (items ``{name, value}``) as a Kubernetes string map."""
     found: dict[str, Any] = {}
+    origins = out.origins  # origins[...] = ...: out.note
     for path, item in _keyed_items(spec, (field_name,)):
         name = item.get("name")
         if name is None:
             continue
         value = item.get("value")
         found[str(name)] = "" if value is None else str(value)
-        out.note((*at, str(name)), SpecSource(replica, (*path, "value") if value is not None else path))
+        origins[(*at, str(name))] = SpecSource(replica, (*path, "value") if value is not None else path)
     return found
 
 
@@ -427,10 +428,11 @@ def _keyed_items(spec: Mapping[str, Any], names: tuple[str, ...]) -> Iterator[tu
         node = node.child(name)
     if not isinstance(value, list):
         return
+    key = node.key
     for index, item in enumerate(value):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):  # the exact type first: cheaper
             continue
-        match = item_key(item, node.key) if node.key is not None else None
+        match = item_key(item, key) if key is not None else None
         segment: Segment = match if match is not None else index
         yield (*names, segment), item
 
@@ -475,7 +477,7 @@ class _Pod:
         return (*self.at, "spec", *path)
 
     def c_at(self, *path: str | int) -> ObjectPath:
-        return self.pod_at("containers", 0, *path)
+        return (*self.at, "spec", "containers", 0, *path)  # pod_at("containers", 0, *path)
 
     def warn(self, path: Path, key: str) -> None:
         self.out.warn(self.replica, path, NOT_REPRESENTABLE[key])
@@ -540,6 +542,7 @@ class _Pod:
 
     def _environment(self) -> None:
         env: list[dict[str, Any]] = []
+        env_at, origins, replica = self.c_at("env"), self.out.origins, self.replica  # origins[...]: note()
         for path, item in _keyed_items(self.spec, ("environmentVariables",)):
             name = item.get("name")
             if name is None:
@@ -563,8 +566,8 @@ class _Pod:
                 continue
             if item.get("description") is not None:
                 self.warn((*path, "description"), "environmentVariables[].description")
-            self.out.note(self.c_at("env", len(env)), SpecSource(self.replica, value_path))
-            self.out.note(self.c_at("env", len(env), "name"), SpecSource(self.replica, path))
+            origins[(*env_at, len(env))] = SpecSource(replica, value_path)
+            origins[(*env_at, len(env), "name")] = SpecSource(replica, path)
             env.append(entry)
         if env:
             self.container["env"] = env

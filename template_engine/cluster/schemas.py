@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -302,7 +302,8 @@ def list_duplicates(
     (``defaults``: a key's default). The one rule both validators call (the full one's ``list_type`` and
     the fast one's keyword, :func:`template_engine.cluster.fastpath.list_keyword`)."""
     if kind == "set":
-        for index in _repeated([_canonical(item) for item in items]):
+        found = _scalar_identities(items)
+        for index in _repeated(found if found is not None else [_canonical(item) for item in items]):
             yield index, f"duplicate item {_short(items[index])}"
         return
     if kind != "map":
@@ -311,7 +312,17 @@ def list_duplicates(
         if item is not None and not isinstance(item, Mapping):
             yield index, "must be an object in a list of list-type map"
             return
-    keys: list[str] = []
+    keys = _scalar_keys(items, names, defaults)
+    if keys is None:
+        keys = [_canonical(key) for key in _key_maps(items, names, defaults)]
+    for index in _repeated(keys):
+        shown = ", ".join(f"{name}={items[index].get(name)!r}" for name in names if items[index])
+        yield index, f"duplicate item by its keys ({shown})"
+
+
+def _key_maps(items: list[Any], names: list[str], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each list-map item's keys ``names``, a default standing in for a key the item lacks."""
+    keys: list[dict[str, Any]] = []
     for item in items:
         key = {}
         for name in names:
@@ -319,15 +330,59 @@ def list_duplicates(
                 key[name] = item[name]
             elif name in defaults:
                 key[name] = defaults[name]
-        keys.append(_canonical(key))
-    for index in _repeated(keys):
-        shown = ", ".join(f"{name}={items[index].get(name)!r}" for name in names if items[index])
-        yield index, f"duplicate item by its keys ({shown})"
+        keys.append(key)
+    return keys
 
 
-def _repeated(keys: list[str]) -> list[int]:
+#: The exact types whose values the fast identities below take as they are (``float`` is not one: JSON
+#: tells ``-0.0`` from ``0.0``, Python's equality does not).
+_SCALARS = frozenset({str, int, bool, type(None)})
+#: Integers at or beyond this size go to :func:`_canonical` (whose ``json.dumps`` may refuse them: Python's
+#: limit on the digits of ``int`` -> ``str``).
+_BIG = 10**18
+
+
+def _scalar_identities(values: list[Any]) -> list[Hashable] | None:
+    """Fast twin of :func:`_canonical` for a list-set: when every value is a scalar of :data:`_SCALARS`,
+    ``(type, value)`` for each, equal exactly when :func:`_canonical`'s texts are (the type tells ``1``
+    from ``true``); ``None`` (the caller takes :func:`_canonical` of every value) when any is anything
+    else. Proved equal by ``tests/cluster/test_list_identities.py``."""
+    out: list[Hashable] = []
+    for value in values:
+        kind = type(value)
+        if kind not in _SCALARS or (kind is int and not -_BIG < value < _BIG):
+            return None
+        out.append((kind, value))
+    return out
+
+
+def _scalar_keys(items: list[Any], names: list[str], defaults: Mapping[str, Any]) -> list[Hashable] | None:
+    """Fast twin of :func:`_canonical` of :func:`_key_maps` for a list-map: when every key (or its default)
+    is a scalar of :data:`_SCALARS`, a tuple of ``(name, type, value)`` in the order of ``names`` for each
+    item, equal exactly when the canonical texts of the key maps are (the same keys with the same typed
+    values); ``None`` (the caller takes :func:`_canonical`) when any is anything else. Proved equal by
+    ``tests/cluster/test_list_identities.py``."""
+    out: list[Hashable] = []
+    for item in items:
+        key = []
+        for name in names:
+            if item is not None and name in item:
+                value = item[name]
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                continue
+            kind = type(value)
+            if kind not in _SCALARS or (kind is int and not -_BIG < value < _BIG):
+                return None
+            key.append((name, kind, value))
+        out.append(tuple(key))
+    return out
+
+
+def _repeated(keys: Sequence[Hashable]) -> list[int]:
     """The index of each key's second appearance, as Kubernetes reports duplicates (``validateListSet``)."""
-    seen: dict[str, int] = {}
+    seen: dict[Hashable, int] = {}
     out = []
     for index, key in enumerate(keys):
         seen[key] = seen.get(key, 0) + 1
@@ -569,14 +624,52 @@ def fast_core_accepts(obj: Mapping[str, Any]) -> bool:
         return False
 
 
+def fast_crd_schema(kind: str) -> dict[str, Any] | None:
+    """``kind``'s CRD schema rewritten for the fast validator
+    (:func:`template_engine.cluster.fastpath.structural_schema`), from the vendored YAML; ``None`` if the
+    rewriting declines it."""
+    from template_engine.cluster.fastpath import structural_schema
+
+    return structural_schema(crd_schema(kind), _INT_RANGES, DATE_TIME_PATTERN)
+
+
+def fast_schema_file(kind: str) -> str:
+    """The name of the packaged JSON file (in ``crds/``) that holds :func:`fast_crd_schema` of ``kind``:
+    the CRD's YAML file's stem with ``.fast.json``."""
+    return KINDS[kind][1].removesuffix(".yaml") + ".fast.json"
+
+
+def write_fast_schemas(folder: Path) -> list[Path]:
+    """Write :func:`fast_crd_schema` of every kind into ``folder`` (the package's ``crds/``) as JSON: run
+    ``python -c 'from template_engine.cluster.schemas import *; write_fast_schemas(Path(...))'`` after a
+    vendored CRD or the rewriting changes (``tests/cluster/test_fast_schemas.py`` fails until then)."""
+    written = []
+    for kind in KINDS:
+        target = folder / fast_schema_file(kind)
+        target.write_text(json.dumps(fast_crd_schema(kind)) + "\n", encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def _packaged_fast_schema(kind: str) -> dict[str, Any] | None:
+    """:func:`fast_crd_schema` of ``kind`` as the package holds it (one ``json.loads``, about 1 ms, where
+    reading the YAML CRD takes about 40); computed when the file is missing. Twin of
+    :func:`fast_crd_schema`: equal for every kind (``tests/cluster/test_fast_schemas.py``)."""
+    packaged = resources.files(__package__).joinpath("crds", fast_schema_file(kind))
+    if not packaged.is_file():
+        return fast_crd_schema(kind)
+    schema: dict[str, Any] | None = json.loads(packaged.read_text(encoding="utf-8"))
+    return schema
+
+
 @cache
 def _fast_crd(kind: str) -> Any:
     """``kind``'s fast validator, compiled once; ``None`` if its schema says what the rewriting declines."""
     import jsonschema_rs
 
-    from template_engine.cluster.fastpath import LIST_KEYWORD, list_keyword, structural_schema
+    from template_engine.cluster.fastpath import LIST_KEYWORD, list_keyword
 
-    schema = structural_schema(crd_schema(kind), _INT_RANGES, DATE_TIME_PATTERN)
+    schema = _packaged_fast_schema(kind)
     if schema is None:
         return None
     keywords = {LIST_KEYWORD: list_keyword(list_duplicates)}
@@ -614,9 +707,12 @@ __all__ = [
     "crd_schema",
     "fast_accepts",
     "fast_core_accepts",
+    "fast_crd_schema",
+    "fast_schema_file",
     "full_core_problems",
     "full_schema_problems",
     "go_regex",
     "list_duplicates",
     "schema_problems",
+    "write_fast_schemas",
 ]

@@ -11,7 +11,9 @@ the fast path and so always explained by the full one (``test_a_value_that_is_no
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -241,3 +243,18 @@ def test_the_rewriting_of_a_crd() -> None:
     assert "name" in container["items"]["required"]
     ports = container["items"]["properties"]["ports"]
     assert ports[fastpath.LIST_KEYWORD]["defaults"] == {"protocol": "TCP"}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_the_packaged_fast_schema_is_the_rewrite_of_the_vendored_crd(kind: str) -> None:
+    """The fast validator reads its schema from ``crds/*.fast.json`` (one ``json.loads``, not the YAML CRD):
+    it must be what ``structural_schema`` makes of the vendored CRD now, key order included
+    (``schemas.write_fast_schemas`` rewrites the files)."""
+    packaged = resources.files("template_engine.cluster").joinpath("crds", schemas.fast_schema_file(kind))
+    text = packaged.read_text(encoding="utf-8")
+    assert text == json.dumps(schemas.fast_crd_schema(kind)) + "\n"
+
+
+def test_a_missing_packaged_fast_schema_is_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schemas, "fast_schema_file", lambda kind: "no-such-file.fast.json")
+    assert schemas._packaged_fast_schema("PyTorchJob") == schemas.fast_crd_schema("PyTorchJob")
