@@ -159,6 +159,6 @@ def test_the_summary_counts_pairs_that_fail_to_compose_as_errors_not_as_not_runn
 
 
 def test_the_summary_says_no_errors_when_every_pair_composes(org: Path) -> None:
-    code, text = _run("check", "--root", str(org))
+    _, text = _run("check", "--root", str(org))
     assert "\n15 runnable, 3 not runnable, 18 in all\n" in text and "error" not in text
     assert json.loads(_run("check", "--root", str(org), "-o", "json")[1])["errors"] == 0

@@ -52,7 +52,9 @@ def test_summary_table_and_field_changes(changed: Path) -> None:
     )
     assert "| <code>projects/recsys/mpi-horovod</code> | system | changed | runnable | 1 | 2 |" in lines
     # the field path's brackets are written as references: a path, like a value, is the org's text
-    row = next(line for line in lines if line.startswith("| <code>combinedSpec.storage.nfs&#91;name=datasets&#93;"))
+    row = next(
+        line for line in lines if line.startswith("| <code>combinedSpec.storage.nfs&#91;name=datasets&#93;")
+    )
     assert '<code>"/mnt/datasets"</code> | <code>"/datasets"</code>' in row
     assert "system/templates/mpi-horovod.yaml:14" in row
     assert text.count("#### ") == 5
@@ -99,7 +101,8 @@ def test_a_hostile_value_mentions_nobody_and_links_nothing(changed: Path) -> Non
     """GitHub renders Markdown inside ``<code>`` and table cells: a value must not ping, link nor format."""
     defaults = changed / "system" / "defaults.yaml"
     defaults.write_text(
-        defaults.read_text(encoding="utf-8").replace("value: cc-1000", f"value: '{HOSTILE}'"), encoding="utf-8"
+        defaults.read_text(encoding="utf-8").replace("value: cc-1000", f"value: '{HOSTILE}'"),
+        encoding="utf-8",
     )
     text = _comment(changed)
     rows = [line for line in text.splitlines() if "octocat" in line]

@@ -9,9 +9,9 @@ Every text that comes from the org or the command line (a value, a field path, a
 ``--against`` ref) goes through :func:`inert`: GitHub renders Markdown inside ``<code>`` and inside a table's
 cells, and mentions people, links issues and turns URLs into links there, so a template's value could ping
 ``@someone`` or put a link in the comment. It is HTML-escaped, ``|`` is written ``&#124;`` (a value cannot
-break the table), Markdown's inline punctuation is written as character references (which CommonMark never reads as
-syntax), and a zero-width space follows ``@`` and ``#`` and breaks ``://`` and ``www.`` (no mention, no
-issue reference, no autolink); it reads the same once rendered.
+break the table), Markdown's inline punctuation is written as character references (which CommonMark never
+reads as syntax), and a zero-width space follows ``@`` and ``#`` and breaks ``://`` and ``www.`` (no
+mention, no issue reference, no autolink); it reads the same once rendered.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ def test_a_real_server_logs_one_json_object_per_line(tmp_path: Path) -> None:
     assert bearer(ADMIN)["Authorization"] not in server.output
 
 
-# -- the text format: one record, one line, whatever the client sends -----------------------------------------
+# -- the text format: one record, one line, whatever the client sends ----------------------------------------
 
 #: A path that, unescaped, ends the access line and writes a second one that passes for a real record.
 FORGED = '/api/v1/x/a\n2026-12-02T00:00:00Z 127.0.0.1 "GET /admin" 200 1.0 ms route=/admin request_id=forged'
