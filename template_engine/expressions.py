@@ -349,6 +349,18 @@ def _replaced_length(text: str, old: str, new: str, count: int | None) -> int:
     return len(text) + occurrences * (len(new) - len(old))
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    """The type of an operand, as a message names it: ``a str``, ``an int``, ``None``."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
 def _number(value: Any, what: str) -> int | float:
     if isinstance(value, Missing):
         value.fail()
@@ -761,6 +773,8 @@ class _Evaluator:
             _refuse("repeating a string or list with * is not allowed (it can multiply sizes)")
         if op == "%" and isinstance(left, str):
             _refuse("string formatting with % is not allowed")
+        if not (_is_number(left) and _is_number(right)):
+            raise TypeError(f"{op} cannot combine {_kind(left)} and {_kind(right)}")
         a, b = _number(left, op), _number(right, op)
         if isinstance(a, int) and isinstance(b, int):
             bits = max(a.bit_length(), b.bit_length()) + 1

@@ -290,13 +290,25 @@ def test_every_container_has_resource_requests_and_limits() -> None:
             assert set(resources[bound]) == {"cpu", "memory"}, f"{obj['kind']} {bound}"
 
 
-def test_the_kustomization_lists_every_file_of_the_folder() -> None:
+#: The placeholder Secrets: an example applied by hand once, if at all, never by ``kubectl apply -k``, which
+#: would put the placeholders back over the real Secrets on every release.
+EXAMPLE_SECRET = "secret.example.yaml"
+
+
+def test_the_kustomization_lists_every_file_of_the_folder_but_the_example_secret() -> None:
     kustomization = _kustomization()
     assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1beta1"
     assert kustomization["kind"] == "Kustomization"
-    files = sorted(p.name for p in KUBE.iterdir() if p.name != "kustomization.yaml")
+    files = sorted(p.name for p in KUBE.iterdir() if p.name not in {"kustomization.yaml", EXAMPLE_SECRET})
     assert sorted(kustomization["resources"]) == files
     assert len(set(kustomization["resources"])) == len(kustomization["resources"])
+
+
+def test_the_kustomization_applies_no_secret() -> None:
+    assert (KUBE / EXAMPLE_SECRET).is_file()
+    assert EXAMPLE_SECRET not in _kustomization()["resources"]
+    applied = [obj["kind"] for name, _, obj in _documents() if name in _kustomization()["resources"]]
+    assert "Secret" not in applied
 
 
 def test_every_image_is_set_by_the_kustomization_to_this_release() -> None:
@@ -308,14 +320,34 @@ def test_every_image_is_set_by_the_kustomization_to_this_release() -> None:
         )
 
 
-def test_the_upgrade_job_runs_once_with_the_database_url_expanded_from_its_env() -> None:
+def test_the_upgrade_job_runs_once_and_reads_the_database_url_from_its_env() -> None:
     job = _one("Job")
     assert _pod_spec(job)["restartPolicy"] == "Never"
     container = _container(job)
-    assert container["args"][:2] == ["db", "upgrade"]
+    assert container["args"] == ["db", "upgrade"]
     env = {e["name"] for e in container["env"]}
-    for variable in re.findall(r"\$\((\w+)\)", " ".join(container["args"])):
-        assert variable in env, f"$({variable}) is not in the Job's env: Kubernetes would pass it as it is"
+    assert "TEMPLATE_ENGINE_DATABASE_URL" in env
+
+
+def _secret_variables(obj: Obj) -> set[str]:
+    """The env variables of a workload's container that hold a Secret's value."""
+    return {e["name"] for e in _container(obj).get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
+
+
+def test_no_secret_is_on_a_command_line() -> None:
+    """An argument is on the node's process list (``ps``) for anyone on the node: a Secret is read from the
+    environment, never expanded into ``command`` or ``args`` (``$(VAR)``), nor written there."""
+    placeholders = [v for s in _objects("Secret") for v in s["stringData"].values()]
+    for obj in _workloads():
+        container = _container(obj)
+        words = [*container.get("command", []), *container.get("args", [])]
+        for variable in _secret_variables(obj):
+            assert not any(f"$({variable})" in word for word in words), (
+                f"{obj['kind']} passes the Secret in ${variable} on its command line"
+            )
+        for value in placeholders:
+            assert not any(value in word for word in words), f"{obj['kind']} writes a Secret's value"
+        assert not any(word.startswith("--database-url") for word in words)
 
 
 # -- the Containerfile ---------------------------------------------------------------------------------------

@@ -152,6 +152,30 @@ def test_a_runtime_error_in_an_expression_is_a_render_problem(text: str) -> None
     assert out["workingDir"] == text
 
 
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("{{ 'a' + 1 }}", "(+ cannot combine a str and an int)"),
+        ("{{ 1 + 'a' }}", "(+ cannot combine an int and a str)"),
+        ("{{ 'a' - 'b' }}", "(- cannot combine a str and a str)"),
+        ("{{ 'a,b'.split(',') + 'c' }}", "(+ cannot combine a list and a str)"),
+        ("{{ 2 * true }}", "(* cannot combine an int and a bool)"),
+        ("{{ 1.5 / none }}", "(/ cannot combine a float and None)"),
+    ],
+)
+def test_an_operator_refused_names_both_operand_types(text: str, detail: str) -> None:
+    """Text plus text works: the message says the two types cannot be combined, not that ``+`` needs a
+    number (docs/decisions.md, 'Expressions')."""
+    _, (problem,) = render({"workingDir": text})
+    assert detail in problem.message, problem.message
+    assert "needs a number" not in problem.message
+
+
+def test_text_plus_text_and_numbers_still_combine() -> None:
+    out, problems = render({"workingDir": "{{ 'a' + 'b' }}-{{ 1 + 2.5 }}"})
+    assert problems == [] and out["workingDir"] == "ab-3.5"
+
+
 # -- through compose -----------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from template_engine import load_org
 from template_engine.diff import diff_orgs
 from template_engine.loader.sources import FolderSource
 from template_engine.reports import markdown
-from template_engine.reports.markdown import diff_markdown
+from template_engine.reports.markdown import diff_markdown, inert
 
 
 @pytest.fixture
@@ -51,7 +51,10 @@ def test_summary_table_and_field_changes(changed: Path) -> None:
         in lines
     )
     assert "| <code>projects/recsys/mpi-horovod</code> | system | changed | runnable | 1 | 2 |" in lines
-    row = next(line for line in lines if line.startswith("| <code>combinedSpec.storage.nfs[name=datasets]"))
+    # the field path's brackets are written as references: a path, like a value, is the org's text
+    row = next(
+        line for line in lines if line.startswith("| <code>combinedSpec.storage.nfs&#91;name=datasets&#93;")
+    )
     assert '<code>"/mnt/datasets"</code> | <code>"/datasets"</code>' in row
     assert "system/templates/mpi-horovod.yaml:14" in row
     assert text.count("#### ") == 5
@@ -89,3 +92,46 @@ def test_nothing_differs() -> None:
     assert result.exit_code == 0
     assert result.stdout.splitlines()[2] == "no pair differs (18 pairs)"
     assert "| pair |" not in result.stdout
+
+
+HOSTILE = "@octocat [click](https://evil.example) **bold** #123 <img src=x onerror=alert(1)> www.evil.example"
+
+
+def test_a_hostile_value_mentions_nobody_and_links_nothing(changed: Path) -> None:
+    """GitHub renders Markdown inside ``<code>`` and table cells: a value must not ping, link nor format."""
+    defaults = changed / "system" / "defaults.yaml"
+    defaults.write_text(
+        defaults.read_text(encoding="utf-8").replace("value: cc-1000", f"value: '{HOSTILE}'"),
+        encoding="utf-8",
+    )
+    text = _comment(changed)
+    rows = [line for line in text.splitlines() if "octocat" in line]
+    assert rows  # the value is in the comment...
+    for row in rows:  # ...and inert
+        assert "@octocat" not in row and "@&#8203;octocat" in row
+        assert "](" not in row and "[click" not in row
+        assert "**" not in row
+        assert "#123" not in row and "#&#8203;123" in row
+        assert "://" not in row and "www." not in row
+        assert "<img" not in row and "&lt;img" in row
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("@octocat", "@&#8203;octocat"),
+        ("owner/repo#7", "owner/repo#&#8203;7"),
+        ("[a](b)", "&#91;a&#93;&#40;b&#41;"),
+        ("![x](y)", "!&#91;x&#93;&#40;y&#41;"),
+        ("*a* _b_ ~~c~~ `d`", "&#42;a&#42; &#95;b&#95; &#126;&#126;c&#126;&#126; &#96;d&#96;"),
+        ("https://x.example", "https:/&#8203;/x.example"),
+        ("WWW.x.example", "WWW&#8203;.x.example"),
+        ("a@b.example", "a@&#8203;b.example"),
+        ("<b>&</b>", "&lt;b&gt;&amp;&lt;/b&gt;"),
+        ("a|b\nc", "a&#124;b<br>c"),
+        ("\\*", "&#92;&#42;"),
+        ('/mnt/data-sets "x" 1.5', '/mnt/data-sets "x" 1.5'),  # plain text stays as it is
+    ],
+)
+def test_inert_neutralises_markdown_mentions_references_autolinks_and_html(text: str, written: str) -> None:
+    assert inert(text) == written

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import platform
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path as FsPath
@@ -218,8 +219,7 @@ def check(
     elif output in CHECK_REPORTS:
         click.echo(_ci_report(output, _check_report(org, root, rows, problems), docs_url), nl=False)
     else:
-        results = [r.to_dict() for r in rows]
-        answer = {"results": results, "runnable": sum(r.is_runnable for r in rows), "total": len(rows)}
+        answer = {"results": [r.to_dict() for r in rows], **_counts(rows)}
         emit({**answer, "problems": [p.to_dict() for p in problems]}, output)
     sys.exit(0 if all(r.is_runnable for r in rows) and not problems else EXIT_FINDINGS)
 
@@ -332,6 +332,29 @@ def _describe(note: Note) -> str:
     return ": ".join(part for part in (where, path, message) if part)
 
 
+def _counts(rows: Sequence[_Row]) -> dict[str, int]:
+    """The pairs by status, as ``check -o json`` writes them: ``runnable``, ``notRunnable`` (composed, with
+    issues), ``errors`` (did not compose: the ``error`` rows) and ``total``, the three adding up to it."""
+    errors = sum(r.status == "error" for r in rows)
+    runnable = sum(r.is_runnable for r in rows)
+    return {
+        "runnable": runnable,
+        "notRunnable": len(rows) - runnable - errors,
+        "errors": errors,
+        "total": len(rows),
+    }
+
+
+def _summary_line(rows: Sequence[_Row]) -> str:
+    """``3 runnable, 1 not runnable, 2 errors, 6 in all``: the counts of :func:`_counts`; the errors only
+    when a pair failed to compose."""
+    counts = _counts(rows)
+    errors = counts["errors"]
+    failed = f"{errors} error{'s' * (errors != 1)}, " if errors else ""
+    runnable, not_runnable = counts["runnable"], counts["notRunnable"]
+    return f"{runnable} runnable, {not_runnable} not runnable, {failed}{counts['total']} in all"
+
+
 def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
     head = ("PROJECT", "TEMPLATE", "SCOPE", "STATUS", "FIRST ISSUE")
     table = [
@@ -352,8 +375,7 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
             for i, (x, w) in enumerate(zip(line, widths, strict=True))
         ]
         click.echo("  ".join(cells).rstrip())
-    bad = sum(not r.is_runnable for r in rows)
-    summary = f"{len(rows) - bad} runnable, {bad} not runnable, {len(rows)} in all"
+    summary = _summary_line(rows)
     if problems:
         summary += f"; {len(problems)} problem(s) in the org (as `validate` reports them)"
     click.echo(f"\n{summary}")

@@ -3,13 +3,21 @@
 A heading with the summary line (as ``diff`` prints it), a table of the pairs that differ (how, their status
 before and after, how many fields and object values change), then each pair's changes as a table of field,
 change and the layer that now sets it.  Lists longer than :data:`FOLD` rows (a pair's changes, its object
-changes, the invalid files' problems) are folded in a ``<details>`` element.  Cells are HTML-escaped and
-``|`` is written ``&#124;``, so a value cannot break the table.
+changes, the invalid files' problems) are folded in a ``<details>`` element.
+
+Every text that comes from the org or the command line (a value, a field path, a file, a problem, the
+``--against`` ref) goes through :func:`inert`: GitHub renders Markdown inside ``<code>`` and inside a table's
+cells, and mentions people, links issues and turns URLs into links there, so a template's value could ping
+``@someone`` or put a link in the comment. It is HTML-escaped, ``|`` is written ``&#124;`` (a value cannot
+break the table), Markdown's inline punctuation is written as character references (which CommonMark never
+reads as syntax), and a zero-width space follows ``@`` and ``#`` and breaks ``://`` and ``www.`` (no
+mention, no issue reference, no autolink); it reads the same once rendered.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +36,31 @@ def _code(text: str) -> str:
     return f"<code>{_cell(text)}</code>" if text else ""
 
 
-def _cell(text: str) -> str:
-    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", "<br>")
+#: A zero-width space: what breaks a mention, an issue reference or an autolink without being seen.
+_ZWSP = "&#8203;"
+#: Markdown's inline punctuation (code, emphasis, links and images, strikethrough; what can start syntax in
+#: the middle of a line), ``|`` for the tables, and a newline (a cell is one line), after HTML escaping (which
+#: has written ``&``, ``<`` and ``>``).
+_INERT = str.maketrans(
+    {
+        **{char: f"&#{ord(char)};" for char in "\\`*_[]()~|"},
+        "\n": "<br>",
+        "@": "@" + _ZWSP,
+        "#": "#" + _ZWSP,
+    }
+)
+#: What GitHub's autolinks start with (``https://``, ``www.``): broken after the translation above.
+_AUTOLINK = re.compile(r"://|www\.", re.IGNORECASE)
+
+
+def inert(text: str) -> str:
+    """``text`` as Markdown that renders as the same characters and nothing else (see the module): no
+    element, emphasis, link, table cell, mention (``@``), issue reference (``#123``) nor autolink."""
+    translated = html.escape(text, quote=False).translate(_INERT)  # html.escape writes no "#"
+    return _AUTOLINK.sub(lambda match: match.group()[:-1] + _ZWSP + match.group()[-1], translated)
+
+
+_cell = inert
 
 
 def _value(value: Any) -> str:
@@ -124,4 +155,4 @@ def diff_markdown(result: OrgDiff, against: str) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-__all__ = ["FOLD", "diff_markdown"]
+__all__ = ["FOLD", "diff_markdown", "inert"]

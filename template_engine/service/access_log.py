@@ -215,24 +215,55 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data, ensure_ascii=False)
 
 
+#: What :func:`text_safe` escapes: the backslash (so that an escape is never ambiguous), the ``"`` that
+#: delimits the request line, every C0 control and DEL, every C1 control (U+0085 is a newline to some
+#: readers) and the Unicode line and paragraph separators.
+_UNSAFE = re.compile(r'[\\"\x00-\x1f\x7f-\x9f\u2028\u2029]')
+_NAMED = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def text_safe(text: str) -> str:
+    """``text`` with no character that could end a log line or forge one: ``\\n``, ``\\r``, ``\\t``,
+    ``\\"`` and ``\\\\`` for those, ``\\xHH`` or ``\\uHHHH`` for the other controls (:data:`_UNSAFE`), as a
+    Python string literal writes them. What a client sends (path, client address, a template's name in a
+    warning) goes through it before a line of text is written; JSON lines escape it by themselves."""
+    return _UNSAFE.sub(_escape, text)
+
+
 class TextFormatter(logging.Formatter):
     """A line of text: ``TIME LEVEL logger: message [request_id]``; an access record as
-    ``TIME client "METHOD path" status duration ms route=... request_id=...``."""
+    ``TIME client "METHOD path" status duration ms route=... request_id=...``.
+
+    Every field a client may choose, and every message (which may quote a path or a name), is
+    :func:`text_safe`, so a record is exactly one line; a traceback follows on lines of its own, each indented
+    by four spaces and escaped too, so that a line starting in column 0 is always the start of a record."""
 
     def format(self, record: logging.LogRecord) -> str:
         when = _record_time(record)
         access = getattr(record, "access", None)
         if isinstance(access, Finished):
+            client = text_safe(access.client) if access.client else "-"
             return (
-                f'{access.time} {access.client or "-"} "{access.method} {access.path}" {access.status} '
-                f"{access.duration_ms:.1f} ms route={access.route} request_id={access.request_id}"
+                f'{access.time} {client} "{text_safe(access.method)} {text_safe(access.path)}" '
+                f"{access.status} {access.duration_ms:.1f} ms route={text_safe(access.route)} "
+                f"request_id={text_safe(access.request_id)}"
             )
-        line = f"{when} {record.levelname} {record.name}: {record.getMessage()}"
+        line = f"{when} {record.levelname} {record.name}: {text_safe(record.getMessage())}"
         request_id = getattr(record, "request_id", None)
         if request_id is not None:
-            line += f" [request_id={request_id}]"
+            line += f" [request_id={text_safe(str(request_id))}]"
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            trace = self.formatException(record.exc_info)
+            line += "".join(f"\n    {text_safe(part)}" for part in trace.split("\n"))
         return line
 
 

@@ -22,6 +22,8 @@ from template_engine.service.access_log import (
     Finished,
     JsonFormatter,
     RequestIdFilter,
+    TextFormatter,
+    text_safe,
 )
 
 T = "/api/v1/workload-templates/distributed"
@@ -115,3 +117,114 @@ def test_a_real_server_logs_one_json_object_per_line(tmp_path: Path) -> None:
     assert any("Finished server process" in line.get("message", "") for line in lines)
     assert not any(line.get("logger") == "uvicorn.access" for line in lines)  # uvicorn's lines are off
     assert bearer(ADMIN)["Authorization"] not in server.output
+
+
+# -- the text format: one record, one line, whatever the client sends ----------------------------------------
+
+#: A path that, unescaped, ends the access line and writes a second one that passes for a real record.
+FORGED = '/api/v1/x/a\n2026-12-02T00:00:00Z 127.0.0.1 "GET /admin" 200 1.0 ms route=/admin request_id=forged'
+FORGED_SENT = (
+    "/api/v1/x/a%0A2026-12-02T00:00:00Z%20127.0.0.1%20%22GET%20/admin%22%20200%201.0%20ms"
+    "%20route=/admin%20request_id=forged"
+)
+
+
+@pytest.fixture
+def text_lines() -> Iterator[io.StringIO]:
+    """The service's records as ``serve --log-format text`` formats them, into a buffer."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(TextFormatter())
+    handler.addFilter(RequestIdFilter())
+    logger = logging.getLogger("template_engine")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield stream
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_path_with_a_newline_is_one_escaped_text_line(client: TestClient, text_lines: io.StringIO) -> None:
+    assert client.get(FORGED_SENT, headers={"X-Request-Id": "real-1"}).status_code == 404
+    (line,) = text_lines.getvalue().splitlines()
+    assert line.endswith("route=unmatched request_id=real-1")
+    assert '"GET /api/v1/x/a\\n2026-12-02T00:00:00Z 127.0.0.1 \\"GET /admin\\" 200' in line
+
+
+@pytest.mark.parametrize(
+    ("sent", "written"),
+    [
+        ("a\rb", "a\\rb"),
+        ("a\tb", "a\\tb"),
+        ("a\x1b[31mb", "a\\x1b[31mb"),
+        ("a\x85b", "a\\x85b"),
+        ("a\u2028b", "a\\u2028b"),
+        ('a"b', 'a\\"b'),
+        ("a\\nb", "a\\\\nb"),  # a backslash the client sent is not mistaken for an escape
+        ("caf\u00e9", "caf\u00e9"),  # printable text is written as it is
+    ],
+)
+def test_text_safe_escapes_every_control_the_quote_and_the_backslash(sent: str, written: str) -> None:
+    assert text_safe(sent) == written
+
+
+def _text_line(finished: Finished) -> str:
+    record = logging.LogRecord(ACCESS_LOGGER, logging.INFO, __file__, 1, "access", None, None)
+    record.access = finished
+    return TextFormatter().format(record)
+
+
+def test_every_field_of_an_access_line_a_client_chooses_is_escaped() -> None:
+    """The client address may come from ``X-Forwarded-For`` (uvicorn's ``FORWARDED_ALLOW_IPS``)."""
+    finished = Finished(
+        time="2026-12-02T00:00:00.000Z",
+        method="GET",
+        route="/r\n",
+        path="/p\n",
+        status=200,
+        duration_ms=1.0,
+        request_id="id\n",
+        client="1.2.3.4\nforged",
+    )
+    line = _text_line(finished)
+    assert "\n" not in line
+    assert line == (
+        '2026-12-02T00:00:00.000Z 1.2.3.4\\nforged "GET /p\\n" 200 1.0 ms route=/r\\n request_id=id\\n'
+    )
+
+
+def test_an_error_line_quoting_the_path_and_its_traceback_cannot_forge_a_record(
+    app: FastAPI, text_lines: io.StringIO
+) -> None:
+    """The 500's record names the path (``errors.py``); its traceback, which may quote what the client sent,
+    follows indented, so no line starting in column 0 is anything but a record's own first line."""
+
+    async def broken(name: str) -> None:
+        raise RuntimeError(f"no template {name}")
+
+    app.add_api_route("/broken-for-this-test/{name}", broken)
+    with TestClient(app, raise_server_exceptions=False) as http:
+        sent = "/broken-for-this-test/a%0A2026-12-02T00:00:00Z%20forged"
+        assert http.get(sent, headers={"X-Request-Id": "real-2"}).status_code == 500
+    lines = text_lines.getvalue().splitlines()
+    records = [line for line in lines if not line.startswith("    ")]
+    assert len(records) == 2, lines  # the error and the access record
+    assert not any(line.startswith("2026-12-02T00:00:00Z forged") for line in lines)
+    (error,) = [line for line in records if " ERROR " in line]
+    assert "unhandled error in GET /broken-for-this-test/a\\n2026-12-02T00:00:00Z forged" in error
+    assert error.endswith("[request_id=real-2]")
+    # the exception's own newline breaks the traceback's line, indented like the rest of it
+    assert lines[lines.index("    RuntimeError: no template a") + 1] == "    2026-12-02T00:00:00Z forged"
+
+
+def test_a_real_server_in_text_format_writes_a_forged_path_on_one_line(tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    with serve(database, None, "--log-format", "text") as server, server.client() as http:
+        assert http.get(FORGED_SENT, headers={"X-Request-Id": "live-text"}).status_code == 404
+    (line,) = [line for line in server.output.splitlines() if "live-text" in line]
+    assert line.endswith("route=unmatched request_id=live-text")
+    assert "request_id=forged" in line  # inside the escaped path, on the real record's line
+    assert not any(line.startswith("2026-12-02T00:00:00Z") for line in server.output.splitlines())
