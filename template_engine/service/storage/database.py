@@ -113,6 +113,20 @@ def sqlite_file_problem(url: str, must_exist: bool) -> str | None:
     """What is wrong with the SQLite file ``url`` names, or ``None`` (or not an SQLite file): a folder there;
     with ``must_exist``, no file there (``db export`` and ``db upgrade`` must not create an empty database
     from a mistyped path).  An existing file, empty (0 bytes) or not, is SQLite's to judge."""
+    named = _sqlite_file(url)
+    if named is None:
+        return None
+    database, path = named
+    if path.is_dir():
+        return f"the SQLite file {database!r} is a folder, not a database file"
+    if must_exist and not path.exists():
+        return f"the SQLite file {database!r} does not exist"
+    return None
+
+
+def _sqlite_file(url: str) -> tuple[str, Path] | None:
+    """The file an ``sqlite:///FILE`` URL names, as written and as a path; ``None`` for any other URL, an
+    unreadable one, an in-memory database or SQLite's own ``file:`` URIs."""
     try:
         parsed = make_url(normalise_url(url))
     except (ArgumentError, ValueError):
@@ -122,12 +136,7 @@ def sqlite_file_problem(url: str, must_exist: bool) -> str | None:
         return None
     if database.startswith("file:") or parsed.query.get("uri"):
         return None
-    path = Path(database).expanduser()
-    if path.is_dir():
-        return f"the SQLite file {database!r} is a folder, not a database file"
-    if must_exist and not path.exists():
-        return f"the SQLite file {database!r} does not exist"
-    return None
+    return database, Path(database).expanduser()
 
 
 def create_db_engine(url: str) -> Engine:
@@ -254,16 +263,10 @@ class NewSqliteFile:
 
 def new_sqlite_file(url: str) -> NewSqliteFile | None:
     """The SQLite file ``url`` would create, when it names one that does not exist yet."""
-    try:
-        parsed = make_url(normalise_url(url))
-    except ArgumentError:
+    named = _sqlite_file(url)
+    if named is None:
         return None
-    database = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
-        return None
-    if database.startswith("file:") or parsed.query.get("uri"):
-        return None
-    path = Path(database).expanduser().resolve()
+    path = named[1].resolve()
     if path.exists():
         return None
     folders = []
