@@ -305,13 +305,21 @@ def test_ready_answers_with_the_revision_and_turns_503_when_the_schema_is_not_th
         assert got.status_code == 200 and got.json() == {"status": "ready", "revision": head_revision()}
         assert client.head("/ready").status_code == 200
         engine = create_db_engine(sqlite_url)
-        with transaction(engine, write=True) as connection:  # another release upgraded the database
+        with transaction(engine, write=True) as connection:  # not a revision of this chain
             connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
         unknown = client.get("/ready")
         assert unknown.status_code == 503
         assert unknown.json()["reason"] == (
             "schema unknown: the database schema is at revision 0004, which this service does not know (its "
             "revisions: 0005)"
+        )
+        with transaction(engine, write=True) as connection:  # a later release's revision
+            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0006'")
+        ahead = client.get("/ready")
+        assert ahead.status_code == 503
+        assert ahead.json()["reason"] == (
+            "schema ahead: the database schema is at revision 0006, newer than this service knows (its "
+            "newest is revision 0005): a later release upgraded it"
         )
         with transaction(engine, write=True) as connection:
             connection.exec_driver_sql("DROP TABLE alembic_version")

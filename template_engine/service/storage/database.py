@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
 from template_engine.service.storage.tables import (
     SCHEMA_VERSION,
@@ -363,6 +364,20 @@ def _unknown(state: SchemaState) -> bool:
     return state.legacy is not None and state.legacy > SCHEMA_VERSION
 
 
+def newer(state: SchemaState) -> bool:
+    """Whether ``state`` is a revision of a later release of this service: this chain's revision ids are
+    four-digit numbers counted up from the baseline's ``0005`` (``migrations/versions/``), so an unknown id
+    of that form above the head is one a later release added.  Any other unknown id is only unknown."""
+    revision, head = state.revision, head_revision()
+    return (
+        revision is not None
+        and len(revision) == len(head)
+        and revision.isdigit()
+        and head.isdigit()
+        and int(revision) > int(head)
+    )
+
+
 def known_revisions() -> str:
     """This code's revisions, oldest first (``0005``; ``0005, 0006`` once there is a later one)."""
     return ", ".join(reversed([script.revision for script in _scripts().walk_revisions()]))
@@ -373,6 +388,11 @@ def unknown_schema(state: SchemaState, who: str) -> str:
     knows."""
     if state.foreign:
         return f"the database is not this service's: it has {state.describe()}"
+    if newer(state):
+        return (
+            f"the database schema is at {state.describe()}, newer than {who} knows "
+            f"(its newest is revision {head_revision()}): a later release upgraded it"
+        )
     return (
         f"the database schema is at {state.describe()}, which {who} does not know "
         f"(its revisions: {known_revisions()})"
@@ -475,19 +495,21 @@ def _run_upgrade(connection: Connection) -> None:
 
 
 class Readiness:
-    """What ``GET /ready`` asks the database: one statement, its own small pool and short timeouts, so that a
-    probe never waits for a connection the request handlers hold, nor longer than :data:`READY_TIMEOUT`."""
+    """What ``GET /ready`` asks the database: one statement, its own connection (no pool) and short timeouts,
+    so that a probe never waits for a connection the request handlers hold, nor longer than
+    :data:`READY_TIMEOUT`."""
 
     def __init__(self, engine: Engine) -> None:
         self._own: Engine | None = None
         if engine.dialect.name == "postgresql":
             seconds = max(2, int(READY_TIMEOUT))  # libpq's connect_timeout: whole seconds, at least 2
+            # No pool: each probe opens its connection and closes it, so a probe proves that a new
+            # connection can be made (what a restarted database needs), and no connection outlives it,
+            # even in an application whose lifespan never ran to dispose of this engine.
             self._own = create_engine(
                 engine.url,
                 isolation_level="AUTOCOMMIT",
-                pool_size=1,
-                max_overflow=1,
-                pool_pre_ping=True,
+                poolclass=NullPool,
                 connect_args={
                     "connect_timeout": seconds,
                     "options": f"-c statement_timeout={int(READY_TIMEOUT * 1000)}",
@@ -510,7 +532,8 @@ class Readiness:
         if state.revision == head:
             return None
         if _unknown(state):
-            return f"schema unknown: {unknown_schema(state, 'this service')}"
+            word = "ahead" if newer(state) else "unknown"
+            return f"schema {word}: {unknown_schema(state, 'this service')}"
         return f"schema behind: the database is at {state.describe()}, this service needs {head}"
 
     def dispose(self) -> None:

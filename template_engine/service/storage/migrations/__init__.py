@@ -9,6 +9,9 @@ tables and columns that are missing, as those releases' own migrations did).
 
 A later revision (``0006``...) is written by hand here, with ``down_revision`` the one before, and:
 
+- keeps the numbering: its id is the next four-digit number (:func:`..database.newer` calls an unknown id of
+  that form above the head a later release's, and every other unknown id only unknown);
+
 - changes :mod:`..tables` in the same commit (``tests/service/test_schema_upgrades.py`` holds a database
   made by the revisions equal to the tables);
 - uses ``op.batch_alter_table`` for anything SQLite's ``ALTER TABLE`` cannot do (it is a no-op wrapper on
