@@ -634,15 +634,17 @@ def fast_crd_schema(kind: str) -> dict[str, Any] | None:
 
 
 def fast_schema_file(kind: str) -> str:
-    """The name of the packaged JSON file (in ``crds/``) that holds :func:`fast_crd_schema` of ``kind``:
+    """The name of the packaged JSON file (in ``fast_schemas/``, beside the vendored ``crds/``, which stay
+    byte for byte the shared copies) that holds :func:`fast_crd_schema` of ``kind``:
     the CRD's YAML file's stem with ``.fast.json``."""
     return KINDS[kind][1].removesuffix(".yaml") + ".fast.json"
 
 
 def write_fast_schemas(folder: Path) -> list[Path]:
-    """Write :func:`fast_crd_schema` of every kind into ``folder`` (the package's ``crds/``) as JSON: run
-    ``python -c 'from template_engine.cluster.schemas import *; write_fast_schemas(Path(...))'`` after a
-    vendored CRD or the rewriting changes (``tests/cluster/test_fast_schemas.py`` fails until then)."""
+    """Write :func:`fast_crd_schema` of every kind into ``folder`` (the package's ``fast_schemas/``) as
+    JSON: run ``python -c 'from template_engine.cluster.schemas import *; write_fast_schemas(Path(...))'``
+    after a vendored CRD or the rewriting changes (``tests/cluster/test_fast_schemas.py`` fails until
+    then)."""
     written = []
     for kind in KINDS:
         target = folder / fast_schema_file(kind)
@@ -655,7 +657,7 @@ def _packaged_fast_schema(kind: str) -> dict[str, Any] | None:
     """:func:`fast_crd_schema` of ``kind`` as the package holds it (one ``json.loads``, about 1 ms, where
     reading the YAML CRD takes about 40); computed when the file is missing. Twin of
     :func:`fast_crd_schema`: equal for every kind (``tests/cluster/test_fast_schemas.py``)."""
-    packaged = resources.files(__package__).joinpath("crds", fast_schema_file(kind))
+    packaged = resources.files(__package__).joinpath("fast_schemas", fast_schema_file(kind))
     if not packaged.is_file():
         return fast_crd_schema(kind)
     schema: dict[str, Any] | None = json.loads(packaged.read_text(encoding="utf-8"))

@@ -247,10 +247,11 @@ def test_the_rewriting_of_a_crd() -> None:
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_the_packaged_fast_schema_is_the_rewrite_of_the_vendored_crd(kind: str) -> None:
-    """The fast validator reads its schema from ``crds/*.fast.json`` (one ``json.loads``, not the YAML CRD):
-    it must be what ``structural_schema`` makes of the vendored CRD now, key order included
+    """The fast validator reads its schema from ``fast_schemas/*.fast.json`` (one ``json.loads``, not the
+    YAML CRD): it must be what ``structural_schema`` makes of the vendored CRD now, key order included
     (``schemas.write_fast_schemas`` rewrites the files)."""
-    packaged = resources.files("template_engine.cluster").joinpath("crds", schemas.fast_schema_file(kind))
+    folder = resources.files("template_engine.cluster").joinpath("fast_schemas")
+    packaged = folder.joinpath(schemas.fast_schema_file(kind))
     text = packaged.read_text(encoding="utf-8")
     assert text == json.dumps(schemas.fast_crd_schema(kind)) + "\n"
 
