@@ -990,10 +990,8 @@ def test_the_org_tree_counts_each_scopes_templates_as_the_engine_composes_them(b
     assert ">1 non-compliant</span>" in page.text or ">2 non-compliant</span>" in page.text
 
 
-def test_the_org_tree_s_counts_are_priced_before_they_compose(
-    browser_for: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Beyond the page's budget the tree composes nothing and says why; within it, it counts."""
+def _counting_compositions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the templates the UI's pages compose from now on, in order."""
     from template_engine.service.ui import pages
 
     composed: list[str] = []
@@ -1004,6 +1002,16 @@ def test_the_org_tree_s_counts_are_priced_before_they_compose(
         return real(stored, template, view)
 
     monkeypatch.setattr(pages, "compose_template", counted)
+    return composed
+
+
+def test_the_org_tree_s_counts_are_priced_before_they_compose(
+    browser_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond the page's budget the tree composes nothing and says why; within it, it counts."""
+    from template_engine.service.ui import pages
+
+    composed = _counting_compositions(monkeypatch)
     monkeypatch.setattr(pages, "TREE_BUDGET", 1_000)  # the example org's counts cost far more
     page = browser_for(ADMIN).get("/ui/")
     assert page.status_code == 200 and composed == []
@@ -1021,14 +1029,7 @@ def test_a_scope_page_composes_what_fits_a_page_s_budget_and_says_how_many_are_l
 ) -> None:
     from template_engine.service.ui import pages
 
-    composed: list[str] = []
-    real = pages.compose_template
-
-    def counted(stored: Any, template: Any, view: Any) -> Any:
-        composed.append(template.name)
-        return real(stored, template, view)
-
-    monkeypatch.setattr(pages, "compose_template", counted)
+    composed = _counting_compositions(monkeypatch)
     browser = browser_for(ADMIN)
     whole = browser.get("/ui/scope/system")
     assert whole.status_code == 200 and "data-templates-left" not in whole.text
