@@ -4,6 +4,7 @@ error records of that request, and JSON lines on a real server's stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -66,12 +67,12 @@ def test_without_a_request_id_each_answer_gets_its_own(client: TestClient) -> No
     assert client.get("/health", headers={"X-Request-Id": "x" * 128}).headers["X-Request-Id"] == "x" * 128
 
 
-@pytest.fixture
-def json_lines() -> Iterator[io.StringIO]:
-    """The service's records as ``serve`` formats them (:func:`log_config`'s handler), into a buffer."""
+@contextlib.contextmanager
+def _records(formatter: logging.Formatter) -> Iterator[io.StringIO]:
+    """The service's records formatted by ``formatter`` (with the request id filter), into a buffer."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(formatter)
     handler.addFilter(RequestIdFilter())
     logger = logging.getLogger("template_engine")
     level = logger.level
@@ -82,6 +83,13 @@ def json_lines() -> Iterator[io.StringIO]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+@pytest.fixture
+def json_lines() -> Iterator[io.StringIO]:
+    """The service's records as ``serve`` formats them (:func:`log_config`'s handler), into a buffer."""
+    with _records(JsonFormatter()) as stream:
+        yield stream
 
 
 def test_an_error_record_carries_the_request_id_of_its_request(app: FastAPI, json_lines: io.StringIO) -> None:
@@ -132,19 +140,8 @@ FORGED_SENT = (
 @pytest.fixture
 def text_lines() -> Iterator[io.StringIO]:
     """The service's records as ``serve --log-format text`` formats them, into a buffer."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(TextFormatter())
-    handler.addFilter(RequestIdFilter())
-    logger = logging.getLogger("template_engine")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
+    with _records(TextFormatter()) as stream:
         yield stream
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def test_a_path_with_a_newline_is_one_escaped_text_line(client: TestClient, text_lines: io.StringIO) -> None:
