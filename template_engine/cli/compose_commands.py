@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path as FsPath
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from template_engine.cli.conventions import current, error_prefix, phase, say, status_word, warn
+from template_engine.cli.fanout import available_cpus, map_runs, plan_processes
 from template_engine.cli.options import (
     CHECK_REPORTS,
     EXIT_FINDINGS,
@@ -32,7 +34,7 @@ from template_engine.compose import Composition, MergeCache, compose, unused_var
 from template_engine.errors import CompositionWarning, Problem, TemplateEngineError, WarningKind
 from template_engine.explain import explain
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
-from template_engine.org import Org, Scope, TemplateRef
+from template_engine.org import Org, Scope, Template, TemplateRef, View
 from template_engine.paths import format_path, parse_path
 from template_engine.runnable import RunnableIssue
 
@@ -42,14 +44,22 @@ if TYPE_CHECKING:  # the CI formats are imported when one is asked for (tests/te
 __all__ = ["check", "explain_command", "preview", "validate"]
 
 
-def _load(root: FsPath) -> Org:
-    """The org in ``root``; with ``-v``, what was read and how long it took."""
+def _load(root: FsPath, jobs: int = 1) -> Org:
+    """The org in ``root``; with ``-v``, what was read and how long it took.  ``jobs`` as ``check --jobs``:
+    the files read in that many processes (0: one per core, when there are enough files to gain)."""
+
+    def spread(work: Callable[[Sequence[Any]], Any], items: Sequence[Any]) -> list[Any]:
+        processes = plan_processes(jobs, len(items), available_cpus())
+        if processes > 1:
+            said.append(f"{processes} processes")
+        return map_runs(work, items, processes)
+
     with phase(f"loaded {root}") as said:
         try:
-            org = load_org(resolve_root(root))
+            org = load_org(resolve_root(root), spread=None if jobs == 1 else spread)
         except TemplateEngineError as exc:
             fail(exc)
-        said.append(org_counts(org))
+        said.insert(0, org_counts(org))
     return org
 
 
@@ -140,6 +150,50 @@ class _Row:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What one run of pairs came to (:func:`_check_run`), as one process sends it back."""
+
+    rows: list[_Row]
+    #: The ``--var`` names that no composed pair of the run used, each with the last such pair's warning
+    #: (``None`` while no pair composed).
+    unused: dict[str, CompositionWarning | None]
+
+
+def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[View, Template]]) -> _Checked:
+    """Compose each pair of ``run`` in order, with one merge cache (``check``'s work, shared out by
+    :func:`~template_engine.cli.fanout.map_runs`); ``ci``: keep the findings a CI format needs."""
+    rows: list[_Row] = []
+    cache: MergeCache = {}
+    unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
+    for view, found in run:
+        pair = (view.project, view.department, found.name, str(found.scope))
+        try:
+            result = compose(org, found, view, values, cache=cache)
+        except TemplateEngineError as exc:
+            rows.append(_Row(*pair, "error", exc.problems))
+            continue
+        runnable = result.runnable
+        per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
+        unused = {name: per_var[name] for name in unused if name in per_var}
+        status = "runnable" if runnable.is_runnable else "not runnable"
+        others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
+        facts = _facts(result) if ci else None
+        rows.append(_Row(*pair, status, runnable.issues, others, facts))
+    return _Checked(rows, unused)
+
+
+def _still_unused(
+    values: dict[str, str], runs: Sequence[dict[str, CompositionWarning | None]]
+) -> dict[str, CompositionWarning | None]:
+    """The ``--var`` names no run used, with the warning of the last run that composed a pair: what one run
+    over all the pairs would have found."""
+    unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
+    for found in runs:
+        unused = {name: found[name] or warning for name, warning in unused.items() if name in found}
+    return unused
+
+
 @click.command()
 @root_option
 @click.option("--project", "-p", help="Only the pairs of this project.")
@@ -147,6 +201,15 @@ class _Row:
 @vars_option
 @output_option("text", CHECK_REPORTS)
 @docs_url_option
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Processes composing the pairs: 0, one per core when the org is large enough to gain; 1, this one.",
+)
 def check(
     root: FsPath,
     project: str | None,
@@ -154,11 +217,13 @@ def check(
     variables: tuple[str, ...],
     output: str,
     docs_url: str | None,
+    jobs: int,
 ) -> None:
     """Runnability of every visible (project, template) pair; exit 1 when any is not runnable."""
-    org = _load(root)
+    org = _load(root, jobs)
     # The loaded org lives until the process ends: out of the collector's sight, the full collections
-    # that the compositions' allocations trigger do not walk all of its objects again each time.
+    # that the compositions' allocations trigger do not walk all of its objects again each time (and the
+    # processes forked below share its pages instead of copying them).
     gc.freeze()
     values = parse_vars(variables)
     if project is not None:
@@ -166,30 +231,18 @@ def check(
             org.view_of(project)
         except TemplateEngineError as exc:
             fail(exc)
-    rows: list[_Row] = []
-    cache: MergeCache = {}
-    #: An unused --var is said once for the whole run (below), not for every pair that ignores it.
-    unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
+    pairs = [
+        (view, found)
+        for view, found in org.views()
+        if (project is None or view.project == project) and (template is None or found.name == template)
+    ]
     with phase("composed") as said:
-        for view, found in org.views():
-            if project is not None and view.project != project:
-                continue
-            if template is not None and found.name != template:
-                continue
-            pair = (view.project, view.department, found.name, str(found.scope))
-            try:
-                result = compose(org, found, view, values, cache=cache)
-            except TemplateEngineError as exc:
-                rows.append(_Row(*pair, "error", exc.problems))
-                continue
-            runnable = result.runnable
-            per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
-            unused = {name: per_var[name] for name in unused if name in per_var}
-            status = "runnable" if runnable.is_runnable else "not runnable"
-            others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
-            facts = _facts(result) if output in CHECK_REPORTS else None
-            rows.append(_Row(*pair, status, runnable.issues, others, facts))
-        said.append(f"{len(rows)} pairs")
+        processes = plan_processes(jobs, len(pairs), available_cpus())
+        work = functools.partial(_check_run, org, values, output in CHECK_REPORTS)
+        runs = map_runs(work, pairs, processes)
+        rows = [row for run in runs for row in run.rows]
+        unused = _still_unused(values, [run.unused for run in runs])
+        said.append(f"{len(rows)} pairs" + (f", {processes} processes" if processes > 1 else ""))
     for ref, file in sorted(org.broken_refs.items()):
         if not isinstance(ref, TemplateRef) or (template is not None and ref.name != template):
             continue

@@ -13,9 +13,10 @@ a composition that needs it fails with them), never skipped silently.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
@@ -407,7 +408,15 @@ def resolve_root(root: FsPath) -> FsPath:
     return root
 
 
-def load_org(where: sources.SourceOrPath, facts: FactCache | None = None) -> Org:
+#: How :func:`load_org` may share out reading the files: ``spread(work, items)`` is
+#: ``[work(run) for run in runs]`` for contiguous runs of ``items`` whose concatenation is ``items``, in order
+#: (``check`` passes :func:`~template_engine.cli.fanout.map_runs`, which does the runs in forked processes).
+Spread = Callable[[Callable[[Sequence[Any]], Any], Sequence[Any]], list[Any]]
+
+
+def load_org(
+    where: sources.SourceOrPath, facts: FactCache | None = None, spread: Spread | None = None
+) -> Org:
     """Read the whole templates folder of ``where`` (a source, or the path of a folder).
 
     Raises :class:`InputError` only when the folder or ``org.yaml`` is unusable; problems of other files are
@@ -422,12 +431,17 @@ def load_org(where: sources.SourceOrPath, facts: FactCache | None = None) -> Org
     and a collection every few hundred new objects made reading cost grow faster than the org); then what
     was read is frozen (``gc.freeze``) so that later collections do not walk it again and again.  The next
     call unfreezes first, so what is no longer used is collected as usual after it (docs/performance.md).
+
+    With ``spread`` (:data:`Spread`, for a process that loads one org: what another process read is a copy,
+    not the object the previous load made), the files are read and validated in runs that may be done
+    elsewhere; what is made of each file is the same.  It is not used with ``facts``, whose learning happens
+    here.
     """
     enabled = gc.isenabled()
     gc.disable()
     gc.unfreeze()
     try:
-        org = _load_org(where, facts)
+        org = _load_org(where, facts, spread if facts is None else None)
         if facts is not None:
             facts.flush()
         return org
@@ -437,7 +451,23 @@ def load_org(where: sources.SourceOrPath, facts: FactCache | None = None) -> Org
             gc.enable()
 
 
-def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
+#: One file to read: the loader, the file, and the scope (or asset kind) it is read for.
+_Task = tuple[FromText, str, Any]
+
+
+def _read_run(
+    files: sources.Source, previous: Memo, facts: FactCache | None, run: Sequence[_Task]
+) -> tuple[list[Made], Memo]:
+    """What each file of ``run`` makes, in order, and the memo entries of those reads (:class:`_Reuse`)."""
+    current: Memo = {}
+    made = [
+        _with_text(files, rel, arg, build, (previous, current), None if build is _policy_from else facts)
+        for build, rel, arg in run
+    ]
+    return made, current
+
+
+def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spread | None) -> Org:
     files = sources.as_source(where)
     if files.kind("") != "folder":
         raise InputError(
@@ -464,15 +494,26 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
             broken[rel] = tuple(problems)
             refs[ref] = rel
 
-    memo: tuple[Memo, Memo] = (_Reuse.last, {})
+    tasks: list[_Task] = [(_defaults_from, rel, scope) for scope, rel in layout.defaults.items()]
+    tasks += [(_template_from, rel, scope) for scope, by in layout.templates.items() for rel in by.values()]
+    tasks += [(_asset_from, rel, kind) for kind, by in layout.assets.items() for rel in by.values()]
+    tasks += [(_policy_from, rel, scope) for scope, rel in layout.policies.items()]
+    work = functools.partial(_read_run, files, _Reuse.last, facts)
+    current: Memo = {}
+    made: list[Made] = []
+    for run_made, run_memo in spread(work, tasks) if spread is not None else [work(tasks)]:
+        made += run_made
+        current.update(run_memo)
+    read = iter(made)
+
     for scope, rel in layout.defaults.items():
-        entry, problems = load_defaults(files, rel, scope, memo, facts)
+        entry, problems = next(read)
         note(rel, problems, defaults_ref(scope))
         if entry is not None:
             defaults[scope] = entry
     for scope, by_stem in layout.templates.items():
         for stem, trel in by_stem.items():
-            template, problems = load_template(files, trel, scope, memo, facts)
+            template, problems = next(read)
             note(trel, problems, template_ref(scope, stem))
             if template is not None:
                 templates.setdefault(scope, {})[template.name] = template
@@ -480,13 +521,13 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
     assets: dict[AssetKind, dict[str, Asset]] = {}
     for kind, by_stem in layout.assets.items():
         for stem, arel in by_stem.items():
-            asset, problems = load_asset(files, arel, kind, memo, facts)
+            asset, problems = next(read)
             note(arel, problems, asset_ref(kind, stem))
             if asset is not None:
                 assets.setdefault(kind, {})[asset.name] = asset
     policies: dict[Scope, PolicyDocument] = {}
     for scope, prel in layout.policies.items():
-        policy, problems = load_policy(files, prel, scope, memo)
+        policy, problems = next(read)
         note(prel, problems, policy_ref(scope))
         if policy is not None:
             policies[scope] = policy
@@ -495,7 +536,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None) -> Org:
         scope = next(s for s, p in policies.items() if p.file == file)
         del policies[scope]
         note(file, problems, policy_ref(scope))
-    _Reuse.last = memo[1]
+    _Reuse.last = current
     return Org(
         departments,
         defaults,
