@@ -208,7 +208,8 @@ def _still_unused(
     default=0,
     show_default=True,
     metavar="N",
-    help="Processes composing the pairs: 0, one per core when the org is large enough to gain; 1, this one.",
+    help="Processes reading the files and composing the pairs: 0, one per core when the org is large enough "
+    "to gain; 1, this process only.",
 )
 def check(
     root: FsPath,
