@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,18 @@ def _name(path: Path) -> str:
 MODULES: dict[str, Path] = {_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
+@cache
+def _tree(module: str) -> ast.Module:
+    """``module`` parsed, once per process and only when a test asks (not while the tests are collected)."""
+    path = MODULES[module]
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def _imports(module: str) -> Iterator[str]:
     """The modules of the package that ``module`` imports (``from pkg import mod`` counts as ``pkg.mod``)."""
     path = MODULES[module]
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(_tree(module)):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name.split(".")[0] == ROOT)
         elif isinstance(node, ast.ImportFrom):
@@ -61,7 +69,10 @@ def _imports(module: str) -> Iterator[str]:
                 yield sub if sub in MODULES else target
 
 
-GRAPH: dict[str, set[str]] = {module: set(_imports(module)) for module in MODULES}
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    """Each module of the package and the modules of the package it imports."""
+    return {module: frozenset(_imports(module)) for module in MODULES}
 
 
 def _local(module: str) -> str:
@@ -79,23 +90,23 @@ CORE = sorted(m for m in MODULES if m != ROOT and not _under(m, EDGES))
 
 def test_the_package_is_read() -> None:
     assert {"template_engine.compose", "template_engine.cli", "template_engine.walk"} <= set(MODULES)
-    assert "template_engine.errors" in GRAPH["template_engine.compose"]
-    assert all(target in MODULES for targets in GRAPH.values() for target in targets)
+    assert "template_engine.errors" in graph()["template_engine.compose"]
+    assert all(target in MODULES for targets in graph().values() for target in targets)
 
 
 @pytest.mark.parametrize("module", CORE, ids=_local)
 def test_the_core_imports_no_edge(module: str) -> None:
-    upward = sorted(t for t in GRAPH[module] if t == ROOT or _under(t, EDGES))
+    upward = sorted(t for t in graph()[module] if t == ROOT or _under(t, EDGES))
     assert upward == [], f"{module} imports {upward}"
 
 
 def test_the_public_api_imports_no_edge() -> None:
-    assert sorted(t for t in GRAPH[ROOT] if _under(t, EDGES)) == []
+    assert sorted(t for t in graph()[ROOT] if _under(t, EDGES)) == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _under(m, ("loader",))), ids=_local)
 def test_the_loader_does_not_import_the_composition(module: str) -> None:
-    found = sorted(t for t in GRAPH[module] if _under(t, COMPOSITION))
+    found = sorted(t for t in graph()[module] if _under(t, COMPOSITION))
     assert found == [], f"{module} imports {found}"
 
 
@@ -105,26 +116,26 @@ def test_an_edge_does_not_import_another_edge(edge: str) -> None:
         f"{module} -> {target}"
         for module in MODULES
         if _under(module, (edge,))
-        for target in GRAPH[module]
+        for target in graph()[module]
         if _under(target, EDGE_RULES[edge])
     )
     assert found == []
 
 
 def test_the_command_modules_do_not_import_the_command_group() -> None:
-    found = sorted(m for m in MODULES if _under(m, ("cli",)) and "template_engine.cli" in GRAPH[m])
+    found = sorted(m for m in MODULES if _under(m, ("cli",)) and "template_engine.cli" in graph()[m])
     assert found == []
 
 
-def _cycle() -> list[str] | None:
-    """One import cycle, as the modules along it, or ``None``."""
+def _cycle(imports: dict[str, frozenset[str]]) -> list[str] | None:
+    """One import cycle of ``imports``, as the modules along it, or ``None``."""
     state: dict[str, int] = {}  # 1 on the current path, 2 done
     path: list[str] = []
 
     def visit(module: str) -> list[str] | None:
         state[module] = 1
         path.append(module)
-        for target in sorted(GRAPH[module]):
+        for target in sorted(imports[module]):
             if state.get(target) == 1:
                 return [*path[path.index(target) :], target]
             if target not in state:
@@ -135,7 +146,7 @@ def _cycle() -> list[str] | None:
         state[module] = 2
         return None
 
-    for module in sorted(GRAPH):
+    for module in sorted(imports):
         if module not in state:
             found = visit(module)
             if found:
@@ -144,18 +155,15 @@ def _cycle() -> list[str] | None:
 
 
 def test_no_import_cycle() -> None:
-    cycle = _cycle()
+    cycle = _cycle(graph())
     assert cycle is None, " -> ".join(cycle or ())
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    saved = {m: set(t) for m, t in GRAPH.items()}
-    try:
-        GRAPH["template_engine.paths"].add("template_engine.errors")  # errors imports paths
-        assert _cycle() == ["template_engine.errors", "template_engine.paths", "template_engine.errors"]
-    finally:
-        GRAPH.clear()
-        GRAPH.update(saved)
+    imports = dict(graph())
+    imports["template_engine.paths"] = imports["template_engine.paths"] | {"template_engine.errors"}
+    # errors imports paths, so the edge added closes a circle
+    assert _cycle(imports) == ["template_engine.errors", "template_engine.paths", "template_engine.errors"]
 
 
 # -- I/O: only the modules of the map do it -----------------------------------------------------------------
@@ -340,10 +348,10 @@ def _io_module(name: str) -> bool:
     return any(name == p or name.startswith(f"{p}.") for p in IO_MODULES)
 
 
-def _io_uses(source: str, filename: str = "<test>") -> list[str]:
-    """Every I/O a module's text does, read with ``ast``: ``line: what``."""
+def _io_uses(tree: ast.Module) -> list[str]:
+    """Every I/O a module's syntax tree does: ``line: what``."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source, filename)):
+    for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             found += [(line, f"import {a.name}") for a in node.names if _io_module(a.name)]
@@ -377,21 +385,22 @@ def _io_uses(source: str, filename: str = "<test>") -> list[str]:
     return [f"{line}: {what}" for line, what in sorted(set(found))]
 
 
-IO_USES: dict[str, list[str]] = {
-    _local(m): _io_uses(MODULES[m].read_text(encoding="utf-8"), str(MODULES[m])) for m in MODULES
-}
+@cache
+def io_uses() -> dict[str, list[str]]:
+    """Every I/O each module of the package does, by its name inside the package."""
+    return {_local(m): _io_uses(_tree(m)) for m in MODULES}
 
 
 @pytest.mark.parametrize("module", [_local(m) for m in CORE if _local(m) not in CORE_IO])
 def test_the_core_does_no_io_outside_the_map(module: str) -> None:
-    assert IO_USES[module] == [], f"{module} does I/O; only {sorted(CORE_IO)} may (docs/architecture.md)"
+    assert io_uses()[module] == [], f"{module} does I/O; only {sorted(CORE_IO)} may (docs/architecture.md)"
 
 
 @pytest.mark.parametrize("module", sorted(CORE_IO))
 def test_each_module_of_the_map_does_io(module: str) -> None:
     """The map stays true: a module that no longer does I/O leaves it."""
     assert f"{ROOT}.{module}" in MODULES
-    assert IO_USES[module] != []
+    assert io_uses()[module] != []
 
 
 def test_the_architecture_page_names_every_module_that_does_io() -> None:
@@ -399,7 +408,7 @@ def test_the_architecture_page_names_every_module_that_does_io() -> None:
     section = page.split("## Where the I/O is", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`([a-z_][a-z0-9_]*(?:[./][a-z_][a-z0-9_]*)*)(?:\.py)?`", section))
     named = {n.replace("/", ".").removesuffix(".py") for n in named}
-    doing = {module for module, uses in IO_USES.items() if uses and module}
+    doing = {module for module, uses in io_uses().items() if uses and module}
     assert sorted(doing - named) == []
     assert sorted(set(CORE_IO) - named) == []
 
@@ -423,4 +432,4 @@ def test_the_architecture_page_names_every_module_that_does_io() -> None:
     ],
 )
 def test_the_io_reader_sees_each_kind_of_io(text: str, found: list[str]) -> None:
-    assert _io_uses(text) == found
+    assert _io_uses(ast.parse(text)) == found
