@@ -31,6 +31,7 @@ from template_engine.service.context import Store
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import WORKER_SETTINGS, Settings
 from template_engine.service.storage.database import Readiness, Revisions, create_db_engine, ensure_schema
+from template_engine.service.storage.repository import Repository
 from template_engine.service.storage.sessions import Sessions
 from template_engine.service.tokens import Signer
 from template_engine.service.ui.session import Guarded
@@ -122,6 +123,32 @@ def _migrate_and_seed(engine: Engine, settings: Settings) -> None:
             )
         else:
             _log.info("seeded the database from %s", settings.seed)
+    if settings.dev_tokens and settings.auth_file is None:
+        for line in unbound_dev_tokens(engine):
+            _log.warning("%s", line)
+
+
+def unbound_dev_tokens(engine: Engine) -> list[str]:
+    """A line for each development token bound to a department or project this database does not have
+    (an org seeded from another folder than ``templates/``): that token sees the system scope only."""
+    with engine.connect() as connection:
+        repo = Repository(connection)
+        departments = {row.name for row in repo.departments()}
+        projects = {row.name for row in repo.projects()}
+    lines = []
+    for _, token, who in DEV_TOKENS:
+        if who.department is not None and who.department not in departments:
+            scope, names = f"department {who.department!r}", departments
+        elif who.project is not None and who.project not in projects:
+            scope, names = f"project {who.project!r}", projects
+        else:
+            continue
+        lines.append(
+            f"development token {token} ({who.role} of {scope}) matches no {scope.split()[0]} of this "
+            f"database ({', '.join(sorted(names)) or 'none'}): it sees the system scope only; "
+            "give an auth file (--auth-file) to bind tokens to this org's scopes"
+        )
+    return lines
 
 
 def create_app(settings: Settings, *, clock: Callable[[], float] = time.time) -> FastAPI:

@@ -244,6 +244,7 @@ def serve(
             session_seconds=session_seconds,
         )
     )
+    log_format = log_format or _terminal_log_format(settings.dev_tokens, sys.stderr.isatty())
     listening = _settings_or_exit(
         lambda: Listening.from_env(
             host=host, port=port, workers=workers, log_level=log_level, log_format=log_format
@@ -280,6 +281,15 @@ def serve(
         return
     with _metrics_directory():  # before prometheus-client is imported here: the parent's values go there too
         _supervise(settings, seed, listening, options)
+
+
+def _terminal_log_format(dev: bool, terminal: bool) -> str | None:
+    """``text`` for ``serve --dev`` writing to a terminal when neither ``--log-format`` nor its variable chose
+    (a developer reads the lines; a log collector reads JSON, the default), else ``None``: the setting's own
+    resolution (docs/decisions.md, "Text logs on a --dev terminal")."""
+    from template_engine.service.settings import source
+
+    return "text" if dev and terminal and source("log_format") is None else None
 
 
 def _origin(name: str, given: object) -> str:

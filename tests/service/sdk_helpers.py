@@ -57,8 +57,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
 SUBSET = FIXTURES / "runai-openapi-subset.json"
 #: Run:ai's whole OpenAPI document, the one runapy 1.224.0 is generated from.
 WHOLE = FIXTURES / "runai-openapi-1.224.0.json"
-#: Where the subset comes from (``shared/`` beside the repository), when it is there.
-SHARED_SUBSET = Path(__file__).resolve().parents[3] / "shared" / "reference" / "runai-openapi-subset.json"
 _URN = "urn:runai"
 _WHOLE_URN = "urn:runai:1.224.0"
 

@@ -42,14 +42,13 @@ from template_engine.service.settings import Settings
 install()
 m = Lazy("runai.models")
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "runai-openapi-1.224.0.json"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
 
 
 @cache
 def whole() -> RealSchemas:
     """Run:ai's whole document: the tests' copy when there is one, else the shared reference."""
-    return RealSchemas(FIXTURE if FIXTURE.exists() else REFERENCE)
+    return RealSchemas(FIXTURE)
 
 
 def conforms(method: str, path: str, status: int, body: Any) -> None:

@@ -23,7 +23,7 @@ from template_engine.service.storage.database import create_db_engine, ensure_sc
 
 install()
 
-WHOLE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "runai-openapi-1.224.0.json"
+WHOLE = Path(__file__).resolve().parents[1] / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
 D, P = "/api/v1/org-unit/departments", "/api/v1/org-unit/projects"
 T = "/api/v1/workload-templates/distributed"
 RESOURCES = [

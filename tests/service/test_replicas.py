@@ -98,7 +98,8 @@ def haproxy_executable() -> str:
     if found is None:
         pytest.fail(
             "the replica test puts the servers behind HAProxy and there is none on PATH: install Debian's "
-            "package (`apt-get install haproxy`, which .ci/run does when it is missing).",
+            "package (`apt-get install haproxy`, which scripts/test, the README's test command, does when it "
+            "is missing).",
             pytrace=False,
         )
     return found
