@@ -20,7 +20,8 @@ def test_the_readme_test_command_is_the_one_ci_runs() -> None:
     section = readme[readme.index("Install the test dependencies and run the whole test suite") :]
     assert _fenced(section)[0].strip() == TEST_COMMAND
     ci = (ROOT / ".ci" / "run").read_text()
-    commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [line.strip() for line in ci.splitlines()]
+    commands = [line for line in lines if line and not line.startswith("#")]
     assert TEST_COMMAND in commands
 
 

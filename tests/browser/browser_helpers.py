@@ -44,7 +44,8 @@ def chromium_executable() -> str:
     if found is None:
         pytest.fail(
             f"the browser tests drive Chromium and there is none at {wanted or DEFAULT_CHROMIUM!r}: "
-            "install Debian's package (`apt-get install chromium`, which scripts/test does when it is missing) "
+            "install Debian's package (`apt-get install chromium`, which scripts/test does when it is "
+            "missing) "
             f"or set {CHROMIUM_ENV} to a Chromium or Chrome executable. Playwright's own browser download "
             "is not used.",
             pytrace=False,

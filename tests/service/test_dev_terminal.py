@@ -81,8 +81,9 @@ def test_serve_dev_on_a_terminal_writes_text_and_names_unbound_tokens(tmp_path: 
     assert len(unbound) == 2, shown
     assert "dev-research (department-admin of department 'research') matches no department" in unbound[0]
     assert "(platform): it sees the system scope only" in unbound[0]
-    assert "dev-vision (project-editor of project 'vision') matches no project of this database (infra)" in (
-        unbound[1]
+    assert (
+        "dev-vision (project-editor of project 'vision') matches no project of this database (infra)"
+        in (unbound[1])
     )
 
 
@@ -91,9 +92,9 @@ def test_the_example_org_binds_every_development_token(tmp_path: Path) -> None:
     try:
         ensure_schema(engine)
         assert unbound_dev_tokens(engine) == [
-            "development token dev-research (department-admin of department 'research') matches no department "
-            "of this database (none): it sees the system scope only; give an auth file (--auth-file) to bind "
-            "tokens to this org's scopes",
+            "development token dev-research (department-admin of department 'research') matches no "
+            "department of this database (none): it sees the system scope only; give an auth file "
+            "(--auth-file) to bind tokens to this org's scopes",
             "development token dev-vision (project-editor of project 'vision') matches no project of this "
             "database (none): it sees the system scope only; give an auth file (--auth-file) to bind tokens "
             "to this org's scopes",
