@@ -1,0 +1,168 @@
+"""Run:ai's own policy examples, as Run:ai writes them, through both doors: a templates folder and the HTTP
+API (``/api/v2/policy/distributed``), composed with the submission the page gives and compared with the
+effective result it documents (issue 31).
+
+The examples are the YAML files of ``tests/fixtures/runai-policy-examples/``, each naming its page.  A
+Run:ai example is a workspace or training policy (one replica); here it is the worker's policy of a
+distributed one (``rules.worker``, ``defaults.worker``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import CLUSTER, open_client
+from fastapi import FastAPI
+
+from template_engine import compose, load_org
+from template_engine.errors import TemplateEngineError
+from template_engine.loader.sources import MappingSource
+from template_engine.service.app import create_app
+from template_engine.service.settings import Settings
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "runai-policy-examples"
+P = "/api/v2/policy/distributed"
+W = "/api/v1/workloads/distributed"
+
+ORG = "departments:\n- name: research\n  projects:\n  - vision\n"
+TEMPLATE = {"meta": {"name": "job"}, "spec": {"image": "ubuntu", "distributedFramework": "PyTorch"}}
+
+
+def example(name: str) -> dict[str, Any]:
+    found = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8"))
+    assert isinstance(found, dict) and str(found["source"]).startswith("https://github.com/run-ai/docs/")
+    return found
+
+
+def worker_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """A Run:ai workspace/training policy as the worker's part of a distributed one."""
+    out: dict[str, Any] = {}
+    for part in ("defaults", "rules"):
+        if policy.get(part) is not None:
+            out[part] = {"worker": policy[part]}
+    return out
+
+
+def _yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+# -- the folder door -----------------------------------------------------------------------------------------
+
+
+def folder_files(policy: Mapping[str, Any], template: Mapping[str, Any] = TEMPLATE) -> dict[str, str]:
+    """A tiny org whose project ``vision`` holds ``policy`` (a ``policy.yaml``) and the template ``job``."""
+    return {
+        "org.yaml": ORG,
+        "projects/vision/policy.yaml": _yaml(policy),
+        "projects/vision/templates/job.yaml": _yaml(template),
+    }
+
+
+def compose_folder(files: Mapping[str, str]) -> dict[str, Any]:
+    org = load_org(MappingSource(dict(files)))
+    view = org.view_of("vision", None)
+    return compose(org, org.find_template("job", view), view, {}).to_response()
+
+
+def with_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {"meta": {"name": "job"}, "spec": {**TEMPLATE["spec"], **spec}}
+
+
+# -- the HTTP door -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def service(tmp_path: Path, auth_file: Path) -> Iterator[Any]:
+    """A service seeded with the tiny org (no policy), as a system admin's client."""
+    root = tmp_path / "templates"
+    for name, text in folder_files({}).items():
+        if name.endswith("policy.yaml"):
+            continue
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    app: FastAPI = create_app(
+        Settings(database_url=f"sqlite:///{tmp_path / 'db.sqlite'}", auth_file=auth_file, seed=root)
+    )
+    with open_client(app) as client:
+        yield client
+
+
+def project_meta(client: Any) -> dict[str, Any]:
+    projects = client.get("/api/v1/org-unit/projects").json()["projects"]
+    vision = next(p for p in projects if p["name"] == "vision")
+    return {"name": "vision", "scope": "project", "projectId": int(vision["id"])}
+
+
+def put_policy(client: Any, policy: Mapping[str, Any]) -> Any:
+    return client.put(P, json={"meta": project_meta(client), "policy": dict(policy)})
+
+
+def submit(client: Any, spec: Mapping[str, Any]) -> Any:
+    """A workload submission (no template) of ``spec``, with the image and framework a workload needs."""
+    meta = project_meta(client)
+    full = {**TEMPLATE["spec"], **spec}
+    body = {"name": "train", "projectId": str(meta["projectId"]), "clusterId": CLUSTER, "spec": full}
+    return client.post(W, json=body)
+
+
+# -- rules on fields Run:ai documents beyond its OpenAPI document ----------------------------------------------
+
+
+def test_the_robust_set_of_guidelines_loads_and_rules_mig_profile_in_a_folder() -> None:
+    policy = worker_policy(example("robust-set-of-guidelines")["policy"])
+    compliant = {"compute": {"cpuCoreRequest": 1, "cpuMemoryRequest": "1G"}}
+    response = compose_folder(folder_files(policy, with_spec(compliant)))
+    assert response["runnable"]["issues"] == []
+    mig = {"compute": {**compliant["compute"], "migProfile": "1g.5gb"}}
+    issues = compose_folder(folder_files(policy, with_spec(mig)))["runnable"]["issues"]
+    assert [(i["field"], i["rule"], i["source"]) for i in issues] == [
+        ("compute.migProfile", "canEdit", "projects/vision/policy.yaml:18")
+    ]
+
+
+def test_the_robust_set_of_guidelines_is_a_policy_over_http(service: Any) -> None:
+    policy = worker_policy(example("robust-set-of-guidelines")["policy"])
+    put = put_policy(service, policy)
+    assert put.status_code == 200, put.json()
+    rules = put.json()["effective"]["rules"]["worker"]["compute"]
+    assert rules["migProfile"]["canEdit"] is False
+    mig = {"compute": {"cpuCoreRequest": 1, "cpuMemoryRequest": "1G", "migProfile": "1g.5gb"}}
+    refused = submit(service, mig)
+    assert refused.status_code == 400, refused.json()
+    assert [(i["field"], i["rule"]) for i in refused.json()["complianceIssues"]] == [
+        ("compute.migProfile", "canEdit")
+    ]
+    accepted = submit(service, {"compute": {"cpuCoreRequest": 1, "cpuMemoryRequest": "1G"}})
+    assert accepted.status_code == 202, accepted.json()
+
+
+# -- the rule types, one example each ----------------------------------------------------------------------------
+
+RULE_TYPES = example("rule-types")["examples"]
+
+
+@pytest.mark.parametrize("rule", sorted(RULE_TYPES))
+def test_each_rule_type_example_loads_in_a_folder_and_over_http(rule: str, service: Any) -> None:
+    policy = {"rules": {"worker": RULE_TYPES[rule]}}
+    try:
+        compose_folder(folder_files(policy))
+    except TemplateEngineError as exc:  # pragma: no cover - the failure's message
+        pytest.fail(exc.render())
+    put = put_policy(service, policy)
+    assert put.status_code == 200, put.json()
+
+
+def test_default_from_as_run_ai_spells_it_in_both_doors(service: Any) -> None:
+    policy = {"rules": {"worker": RULE_TYPES["defaultFrom"]}}
+    spec = {"compute": {"cpuCoreLimit": 4}}
+    combined = compose_folder(folder_files(policy, with_spec(spec)))["combinedSpec"]
+    assert combined["compute"] == {"cpuCoreLimit": 4, "cpuCoreRequest": 2}
+    assert put_policy(service, policy).status_code == 200
+    accepted = submit(service, spec)
+    assert accepted.status_code == 202, accepted.json()
+    assert accepted.json()["spec"]["compute"] == {"cpuCoreLimit": 4, "cpuCoreRequest": 2}
