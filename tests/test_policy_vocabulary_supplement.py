@@ -1,4 +1,5 @@
-"""The rule vocabulary's supplement: fields Run:ai documents with rules beyond its OpenAPI document (issue 31)."""
+"""The rule vocabulary's supplement: fields Run:ai documents with rules beyond its OpenAPI document
+(issue 31)."""
 
 from __future__ import annotations
 
@@ -39,5 +40,5 @@ def test_a_supplement_the_document_comes_to_list_is_an_error(monkeypatch: pytest
     document = json.loads(SUBSET.read_text(encoding="utf-8"))
     stale = (*SUPPLEMENT, Supplement(("compute", "cpuCoreRequest"), "NumberRules", "https://example"))
     monkeypatch.setattr("template_engine.policy.vocabulary_source.SUPPLEMENT", stale)
-    with pytest.raises(ValueError, match="compute.cpuCoreRequest is in the OpenAPI document now"):
+    with pytest.raises(ValueError, match=r"compute\.cpuCoreRequest is in the OpenAPI document now"):
         extract(copy.deepcopy(document))

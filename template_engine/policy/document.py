@@ -9,9 +9,12 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
+
+from pydantic import ValidationError
 
 from template_engine.errors import Location, Problem
+from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
@@ -92,12 +95,58 @@ class ImposedAsset:
 
 
 @dataclass(frozen=True, slots=True)
+class AttributeDefault:
+    """Run:ai's attribute default of a keyed list (``defaults.worker.compute.extendedResources.attributes``):
+    the value every item of the combined list gets for ``attribute`` when it has none of its own."""
+
+    replica: Replica
+    path: tuple[str, ...]
+    attribute: tuple[str, ...]
+    value: Any
+    scope: Scope
+    location: Location
+
+    @property
+    def key(self) -> tuple[Replica, tuple[str, ...], tuple[str, ...]]:
+        """What a nearer scope's attribute default of the same attribute replaces."""
+        return self.replica, self.path, self.attribute
+
+    @property
+    def field_text(self) -> str:
+        """``compute.extendedResources.attributes.quantity``."""
+        return ".".join((*self.path, "attributes", *self.attribute))
+
+
+#: What set a value in the policy step: a ``defaultFrom`` rule or an attribute default.
+Origin: TypeAlias = FieldRules | AttributeDefault
+
+
+def origin_text(origin: Origin, path: Path) -> str:
+    """The layer an origin is shown as: ``defaultFrom rule of the department research policy: compute.
+    cpuCoreLimit = cpuCoreRequest x 2``, ``attribute default of the system policy: compute.
+    extendedResources[resource=added/cpu].quantity = 3``."""
+    if isinstance(origin, AttributeDefault):
+        return f"attribute default of the {origin.scope} policy: {format_path(path)} = {origin.value!r}"
+    assert origin.default_from is not None
+    rule = origin.default_from
+    return (
+        f"defaultFrom rule of the {origin.scope} policy: {format_path(path)} = {rule.field} x {rule.factor}"
+    )
+
+
+def origin_kind(origin: Origin) -> str:
+    """``defaultFrom rule`` or ``attribute default``: what kind of policy part set a value."""
+    return "attribute default" if isinstance(origin, AttributeDefault) else "defaultFrom rule"
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyDocument:
     scope: Scope
     file: str
     rules: tuple[FieldRules, ...] = ()
     imposed: tuple[ImposedAsset, ...] = ()
     data: Mapping[str, Any] = field(default_factory=dict)
+    attribute_defaults: tuple[AttributeDefault, ...] = ()
 
 
 class _Reader:
@@ -108,6 +157,7 @@ class _Reader:
         self.problems: list[Problem] = []
         self.rules: list[FieldRules] = []
         self.imposed: list[ImposedAsset] = []
+        self.attribute_defaults: list[AttributeDefault] = []
 
     def at(self, path: Path) -> Location:
         probe = path
@@ -139,8 +189,17 @@ class _Reader:
         if top is None:
             return
         for key in top:
-            if key not in ("rules", "imposedAssets"):
-                self.unknown(str(key), ["rules", "imposedAssets"], (key,), "policy section")
+            if key not in SECTIONS:
+                self.unknown(str(key), list(SECTIONS), (key,), "policy section")
+        defaults = self.mapping(top.get("defaults"), ("defaults",), "defaults")
+        if defaults is not None:
+            for replica in defaults:
+                if replica not in REPLICAS:
+                    self.unknown(str(replica), list(REPLICAS), ("defaults", replica), "replica")
+                    continue
+                section = self.mapping(defaults[replica], ("defaults", replica), f"defaults.{replica}")
+                if section is not None:
+                    self.default_section(replica, vocabulary()[replica], section, (), ("defaults", replica))
         rules = self.mapping(top.get("rules"), ("rules",), "rules")
         if rules is not None:
             for replica in rules:
@@ -157,6 +216,102 @@ class _Reader:
                     self.unknown(str(replica), list(REPLICAS), ("imposedAssets", replica), "replica")
                     continue
                 self.imposed_list(replica, imposed[replica], ("imposedAssets", replica))
+
+    # -- defaults: the attribute defaults of keyed lists
+
+    def default_section(
+        self,
+        replica: Replica,
+        node: Section,
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        path: Path,
+    ) -> None:
+        for name, value in data.items():
+            here = (*path, name)
+            child = node.fields.get(str(name))
+            if value is None:
+                continue
+            if child is None:
+                self.unknown(str(name), list(node.fields), here, "field for defaults")
+            elif isinstance(child, Section):
+                inner = self.mapping(value, here, ".".join((*field_path, str(name))))
+                if inner is not None:
+                    self.default_section(replica, child, inner, (*field_path, str(name)), here)
+            elif isinstance(child, ItemsFamily):
+                self.default_items(replica, child, value, (*field_path, str(name)), here)
+            else:
+                self.fail(
+                    f"a policy's defaults hold only the attribute defaults of keyed lists: the default of "
+                    f"{'.'.join((*field_path, str(name)))} is the scope's, in its defaults.yaml",
+                    here,
+                    f"spec.{'.'.join((*field_path, str(name)))} in the defaults.yaml beside this policy",
+                )
+
+    def default_items(
+        self, replica: Replica, node: ItemsFamily, value: Any, field_path: tuple[str, ...], path: Path
+    ) -> None:
+        what = ".".join(field_path)
+        data = self.mapping(value, path, what)
+        if data is None:
+            return
+        for key, given in data.items():
+            here = (*path, key)
+            if key == "instances":
+                if given is not None:
+                    self.fail(
+                        f"the default items of {what} are the scope's defaults, in its defaults.yaml; a "
+                        "policy's defaults hold the attribute defaults of every item",
+                        here,
+                        f"spec.{what}: [items] in the defaults.yaml beside this policy",
+                    )
+            elif key == "attributes":
+                attributes = self.mapping(given, here, f"{what}.attributes")
+                if attributes is not None and not node.attributes:
+                    self.fail(f"the items of {what} have no attributes to default", here, "instances only")
+                elif attributes is not None:
+                    self.default_attributes(replica, node.attributes, attributes, field_path, (), here)
+            else:
+                self.unknown(str(key), ["attributes", "instances"], here, f"part of the defaults of {what}")
+
+    def default_attributes(
+        self,
+        replica: Replica,
+        known: Mapping[str, Node],
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        attribute: tuple[str, ...],
+        path: Path,
+    ) -> None:
+        for name, value in data.items():
+            here = (*path, name)
+            child = known.get(str(name))
+            if value is None:
+                continue
+            if child is None:
+                self.unknown(str(name), list(known), here, "attribute for defaults")
+            elif isinstance(child, Section):
+                inner = self.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
+                if inner is not None:
+                    self.default_attributes(
+                        replica, child.fields, inner, field_path, (*attribute, str(name)), here
+                    )
+            elif isinstance(child, RuleFamily):
+                what = ".".join((*attribute, str(name)))
+                problem = _default_problem(replica, field_path, (*attribute, str(name)), value)
+                if problem is not None:
+                    self.fail(
+                        f"the default of attribute {what} is not a value of it: {problem}, not "
+                        f"{_short(value)}",
+                        here,
+                        f"a value an item of {'.'.join(field_path)} may have for {what}",
+                    )
+                else:
+                    self.attribute_defaults.append(
+                        AttributeDefault(
+                            replica, field_path, (*attribute, str(name)), value, self.scope, self.at(here)
+                        )
+                    )
 
     def imposed_list(self, replica: Replica, value: Any, path: Path) -> None:
         if value is None:
@@ -431,7 +586,9 @@ class _Reader:
             return _BAD
         siblings = parent.fields if isinstance(parent, Section) else parent.attributes
         numeric = ("integer", "number", "quantity")
-        names = sorted(n for n, s in siblings.items() if isinstance(s, RuleFamily) and s.value_kind in numeric)
+        names = sorted(
+            n for n, s in siblings.items() if isinstance(s, RuleFamily) and s.value_kind in numeric
+        )
         # Run:ai's spelling is the sibling's full path from the replica (``compute.cpuCoreLimit``, its
         # policy reference's only example); the bare sibling name (``cpuCoreLimit``) is read the same.
         prefix = ".".join(field_path[:-1])
@@ -456,9 +613,7 @@ class _Reader:
             )
             return _BAD
         if name == path[-2]:
-            self.fail(
-                f"defaultFrom names {written!r}, the field itself", (*path, "field"), "another field"
-            )
+            self.fail(f"defaultFrom names {written!r}, the field itself", (*path, "field"), "another field")
             return _BAD
         if sibling.value_kind == "quantity" and family.value_kind != "quantity":
             self.fail(
@@ -480,6 +635,30 @@ class _Reader:
 
 
 _BAD = object()
+#: The sections of a ``policy.yaml`` (Run:ai's ``DistributedPolicyDefaultsAndRulesV2``).
+SECTIONS = ("defaults", "rules", "imposedAssets")
+
+
+def _default_problem(
+    replica: Replica, field_path: tuple[str, ...], attribute: tuple[str, ...], value: Any
+) -> str | None:
+    """Why ``value`` cannot be attribute ``attribute`` of an item of the list ``field_path``, by the spec
+    models (a quantity of ``extendedResources`` is a string or a whole number, as an item's own); ``None``
+    when it can."""
+    data: Any = value
+    for name in reversed(attribute):
+        data = {name: data}
+    data = [data]
+    for name in reversed(field_path):
+        data = {name: data}
+    model = WorkerSpec if replica == "worker" else MasterSpec
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return str(exc.errors()[0]["msg"])
+    return None
+
+
 _ATTRIBUTE = {
     "required": "required",
     "canEdit": "can_edit",
@@ -535,7 +714,22 @@ def read_policy(
     for rules in reader.rules:
         owners.setdefault(rules.owner_key, rules)
     mapping = data if isinstance(data, Mapping) else {}
-    return PolicyDocument(scope, file, tuple(reader.rules), tuple(reader.imposed), mapping), []
+    document = PolicyDocument(
+        scope, file, tuple(reader.rules), tuple(reader.imposed), mapping, tuple(reader.attribute_defaults)
+    )
+    return document, []
 
 
-__all__ = ["DefaultFrom", "FieldRules", "ImposedAsset", "PolicyDocument", "format_path", "read_policy"]
+__all__ = [
+    "SECTIONS",
+    "AttributeDefault",
+    "DefaultFrom",
+    "FieldRules",
+    "ImposedAsset",
+    "Origin",
+    "PolicyDocument",
+    "format_path",
+    "origin_kind",
+    "origin_text",
+    "read_policy",
+]

@@ -135,7 +135,9 @@ def _supplemented(fields: dict[str, Any], extractor: _Extractor) -> dict[str, An
         for name in entry.path[:-1]:
             node = level.get(name)
             if node is None or node["kind"] != "section":
-                raise ValueError(f"supplement {'.'.join(entry.path)}: {name} is not a section of the document")
+                raise ValueError(
+                    f"supplement {'.'.join(entry.path)}: {name} is not a section of the document"
+                )
             level = node["fields"]
         if entry.path[-1] in level:
             raise ValueError(

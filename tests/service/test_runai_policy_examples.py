@@ -20,8 +20,11 @@ from fastapi import FastAPI
 
 from template_engine import compose, load_org
 from template_engine.errors import TemplateEngineError
+from template_engine.explain import explain
 from template_engine.loader.sources import MappingSource
+from template_engine.paths import parse_path
 from template_engine.service.app import create_app
+from template_engine.service.policy_api import attribute_defaults, defaults_document
 from template_engine.service.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "runai-policy-examples"
@@ -110,7 +113,7 @@ def submit(client: Any, spec: Mapping[str, Any]) -> Any:
     return client.post(W, json=body)
 
 
-# -- rules on fields Run:ai documents beyond its OpenAPI document ----------------------------------------------
+# -- rules on fields Run:ai documents beyond its OpenAPI document --------------------------------------------
 
 
 def test_the_robust_set_of_guidelines_loads_and_rules_mig_profile_in_a_folder() -> None:
@@ -141,7 +144,7 @@ def test_the_robust_set_of_guidelines_is_a_policy_over_http(service: Any) -> Non
     assert accepted.status_code == 202, accepted.json()
 
 
-# -- the rule types, one example each ----------------------------------------------------------------------------
+# -- the rule types, one example each ------------------------------------------------------------------------
 
 RULE_TYPES = example("rule-types")["examples"]
 
@@ -166,3 +169,135 @@ def test_default_from_as_run_ai_spells_it_in_both_doors(service: Any) -> None:
     accepted = submit(service, spec)
     assert accepted.status_code == 202, accepted.json()
     assert accepted.json()["spec"]["compute"] == {"cpuCoreLimit": 4, "cpuCoreRequest": 2}
+
+
+# -- attribute defaults of itemized lists ------------------------------------------------------------------
+
+
+def folder_split(policy: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Run:ai policy as the two files of a scope: its ``defaults.yaml`` (the items and other defaults) and
+    its ``policy.yaml`` (the attribute defaults, the rules), as the service stores a policy written to it."""
+    defaults = policy.get("defaults") or {}
+    layer, problems = defaults_document({}, {"worker": defaults})
+    assert problems == []
+    out: dict[str, Any] = {}
+    attributes = attribute_defaults({"worker": defaults})
+    if attributes:
+        out["defaults"] = attributes
+    if policy.get("rules"):
+        out["rules"] = {"worker": policy["rules"]}
+    return layer, out
+
+
+def folder_of(policy: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str]:
+    layer, document = folder_split(policy)
+    files = folder_files(document, with_spec(spec))
+    if layer:
+        files["projects/vision/defaults.yaml"] = _yaml(layer)
+    return files
+
+
+def test_the_itemized_example_composes_as_documented_in_a_folder() -> None:
+    found = example("itemized-extended-resources")
+    files = {
+        "org.yaml": ORG,
+        "projects/vision/defaults.yaml": _yaml(
+            {"spec": {"compute": {"extendedResources": [
+                {"resource": "default/cpu", "quantity": 5},
+                {"resource": "default/memory", "quantity": "4M"},
+            ]}}}
+        ),
+        "projects/vision/policy.yaml": (
+            "defaults:\n"
+            "  worker:\n"
+            "    compute:\n"
+            "      extendedResources:\n"
+            "        attributes:\n"
+            "          quantity: 3\n"
+            + _yaml({"rules": {"worker": found["policy"]["rules"]}})
+        ),
+        "projects/vision/templates/job.yaml": _yaml(with_spec(found["submission"])),
+    }  # fmt: skip
+    assert folder_of(found["policy"], found["submission"]) == files  # the service's split is the same
+    org = load_org(MappingSource(files))
+    view = org.view_of("vision", None)
+    composition = compose(org, org.find_template("job", view), view, {})
+    response = composition.to_response()
+    assert response["combinedSpec"]["compute"] == found["effective"]["compute"]
+    assert response["runnable"]["issues"] == []
+    # explain: each quantity's source, as the page's table gives it.
+    quantities = {
+        str(e.path[2].value): (e.value, e.location.layer, e.location.place())  # type: ignore[union-attr]
+        for e in explain(composition, parse_path("compute.extendedResources"))
+        if e.replica == "worker" and e.path[-1] == "quantity"
+    }
+    assert quantities == {
+        "default/cpu": (5, "project vision defaults", "projects/vision/defaults.yaml:5"),
+        "added/cpu": (
+            3,
+            "attribute default of the project vision policy: "
+            "compute.extendedResources[resource=added/cpu].quantity = 3",
+            "projects/vision/policy.yaml:6",
+        ),
+        "added/memory": ("5M", "template job", "projects/vision/templates/job.yaml:12"),
+    }
+
+
+def test_the_locked_default_of_the_itemized_example_cannot_be_excluded() -> None:
+    found = example("itemized-extended-resources")
+    spec = {"compute": {"extendedResources": [{"resource": "default/cpu", "exclude": True}]}}
+    issues = compose_folder(folder_of(found["policy"], spec))["runnable"]["issues"]
+    assert [(i["field"], i["rule"]) for i in issues] == [
+        ("compute.extendedResources[resource=default/cpu]", "locked")
+    ]
+
+
+def _as_json(value: Any) -> Any:
+    """Run:ai's JSON of the page's YAML: a quantity is a string in Run:ai's API (``ExtendedResource``), so
+    ``quantity: 5`` is sent as ``"5"``."""
+    if isinstance(value, Mapping):
+        return {
+            k: str(v) if k == "quantity" and isinstance(v, int) else _as_json(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    return value
+
+
+def test_the_itemized_example_over_http(service: Any) -> None:
+    found = _as_json(example("itemized-extended-resources"))
+    policy = worker_policy(found["policy"])
+    put = put_policy(service, policy)
+    assert put.status_code == 200, put.json()
+    got = service.get(P, params={k: v for k, v in project_meta(service).items() if k != "name"}).json()
+    assert got["policy"]["defaults"] == policy["defaults"]  # Run:ai's form back, instances and attributes
+    assert (
+        got["effective"]["defaults"]["worker"]["compute"]["extendedResources"]
+        == (found["policy"]["defaults"]["compute"]["extendedResources"])
+    )
+    accepted = submit(service, found["submission"])
+    assert accepted.status_code == 202, accepted.json()
+    assert accepted.json()["spec"]["compute"] == found["effective"]["compute"]
+    excluded = {"compute": {"extendedResources": [{"resource": "default/cpu", "exclude": True}]}}
+    locked = submit(service, excluded)
+    assert locked.status_code == 400
+    assert [(i["field"], i["rule"]) for i in locked.json()["complianceIssues"]] == [
+        ("compute.extendedResources[resource=default/cpu]", "locked")
+    ]
+
+
+def test_the_full_policy_gives_every_git_item_its_repository_and_branch(service: Any) -> None:
+    found = example("full-policy")
+    response = compose_folder(folder_of(found["policy"], found["submission"]))
+    assert response["combinedSpec"]["storage"]["git"] == found["effective"]["storage"]["git"]
+    assert [h["name"] for h in response["combinedSpec"]["storage"]["hostPath"]] == [
+        "vol-data-1",
+        "vol-data-2",
+    ]
+    assert response["runnable"]["issues"] == []
+    put = put_policy(service, worker_policy(found["policy"]))
+    assert put.status_code == 200, put.json()
+    assert put.json()["policy"]["defaults"] == worker_policy(found["policy"])["defaults"]
+    accepted = submit(service, found["submission"])
+    assert accepted.status_code == 202, accepted.json()
+    assert accepted.json()["spec"]["storage"]["git"] == found["effective"]["storage"]["git"]
