@@ -50,7 +50,14 @@ def apply_policy(
     worker_policy, _ = _defaults(policy_spec, policy, "worker", worker_rules, plan)
     origins: dict[tuple[Replica, Path], Origin] = {("worker", p): r for p, r in worker_set.items()}
     issues = check_rules(
-        "worker", worker, worker_policy, worker_rules, plan, protected.get("worker"), worker_set.keys()
+        "worker",
+        worker,
+        worker_policy,
+        worker_rules,
+        plan,
+        protected.get("worker"),
+        worker_set.keys(),
+        _by_attribute(policy, "worker"),
     )
     master: dict[str, Any] | None
     master_set: Mapping[Path, Origin] = {}
@@ -67,9 +74,22 @@ def apply_policy(
         master, master_policy = None, {}
     if master is not None:
         issues += check_rules(
-            "master", master, master_policy, master_rules, plan, protected.get("master"), master_set.keys()
+            "master",
+            master,
+            master_policy,
+            master_rules,
+            plan,
+            protected.get("master"),
+            master_set.keys(),
+            _by_attribute(policy, "worker" if same_as_worker else "master"),
         )
     return PolicyOutcome(worker, master, tuple(issues), origins)
+
+
+def _by_attribute(
+    policy: EffectivePolicy, replica: Replica
+) -> dict[tuple[tuple[str, ...], tuple[str, ...]], Any]:
+    return {(d.path, d.attribute): d.value for d in policy.defaults_for(replica)}
 
 
 def _defaults(

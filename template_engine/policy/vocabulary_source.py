@@ -129,7 +129,7 @@ class _Extractor:
 
 def _supplemented(fields: dict[str, Any], extractor: _Extractor) -> dict[str, Any]:
     """``fields`` (a replica's, as extracted) with :data:`SUPPLEMENT` added, each section kept sorted."""
-    out = json.loads(json.dumps(fields))
+    out: dict[str, Any] = json.loads(json.dumps(fields))
     for entry in SUPPLEMENT:
         level = out
         for name in entry.path[:-1]:
