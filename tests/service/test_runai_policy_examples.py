@@ -24,8 +24,11 @@ from template_engine.explain import explain
 from template_engine.loader.sources import MappingSource
 from template_engine.paths import parse_path
 from template_engine.service.app import create_app
+from template_engine.service.exporter import export_folder
+from template_engine.service.importer import import_folder
 from template_engine.service.policy_api import attribute_defaults, defaults_document
 from template_engine.service.settings import Settings
+from template_engine.service.storage.database import create_db_engine, ensure_schema
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "runai-policy-examples"
 P = "/api/v2/policy/distributed"
@@ -301,3 +304,40 @@ def test_the_full_policy_gives_every_git_item_its_repository_and_branch(service:
     accepted = submit(service, found["submission"])
     assert accepted.status_code == 202, accepted.json()
     assert accepted.json()["spec"]["storage"]["git"] == found["effective"]["storage"]["git"]
+
+
+def test_attribute_defaults_round_trip_through_export_and_import(service: Any, tmp_path: Path) -> None:
+    """Written over HTTP, the attribute defaults are the exported ``policy.yaml``'s ``defaults``; that folder
+    imports into an empty database as it was, and the CLI composes it the same."""
+    found = _as_json(example("itemized-extended-resources"))
+    policy = worker_policy(found["policy"])
+    assert put_policy(service, policy).status_code == 200
+    before = service.get(P, params={k: v for k, v in project_meta(service).items() if k != "name"}).json()
+    database = tmp_path / "db.sqlite"  # the service fixture's database
+    engine = create_db_engine(f"sqlite:///{database}")
+    first, second = tmp_path / "first", tmp_path / "second"
+    export_folder(engine, first)
+    engine.dispose()
+    written = yaml.safe_load((first / "projects/vision/policy.yaml").read_text(encoding="utf-8"))
+    assert written["defaults"] == {
+        "worker": {"compute": {"extendedResources": {"attributes": {"quantity": "3"}}}}
+    }
+    # the items are the defaults document's:
+    assert (first / "projects/vision/defaults.yaml").is_file()
+    fresh = create_db_engine(f"sqlite:///{tmp_path / 'fresh.sqlite'}")
+    ensure_schema(fresh)
+    report = import_folder(fresh, first)
+    assert report is not None and report.added["policies"] == 1
+    export_folder(fresh, second)
+    fresh.dispose()
+    assert {p.name: p.read_bytes() for p in first.rglob("*.yaml")} == {
+        p.name: p.read_bytes() for p in second.rglob("*.yaml")
+    }
+    org = load_org(first)
+    view = org.view_of("vision", None)
+    spec = {"meta": {"name": "job"}, "spec": {**TEMPLATE["spec"], **found["submission"]}}
+    files = {str(p.relative_to(first)): p.read_text(encoding="utf-8") for p in first.rglob("*.yaml")}
+    files["projects/vision/templates/job.yaml"] = _yaml(spec)
+    assert compose_folder(files)["combinedSpec"]["compute"] == found["effective"]["compute"]
+    assert org.policies[view.chain()[-1]].attribute_defaults[0].value == "3"
+    assert before["policy"]["defaults"] == policy["defaults"]
