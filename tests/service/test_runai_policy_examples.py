@@ -341,3 +341,46 @@ def test_attribute_defaults_round_trip_through_export_and_import(service: Any, t
     assert compose_folder(files)["combinedSpec"]["compute"] == found["effective"]["compute"]
     assert org.policies[view.chain()[-1]].attribute_defaults[0].value == "3"
     assert before["policy"]["defaults"] == policy["defaults"]
+
+
+def test_a_patch_adds_and_resets_attribute_defaults(service: Any) -> None:
+    """PATCH merges an attribute default in and a ``reset`` path clears it, in the service's form
+    (``defaults.worker.<list>.attributes.<attr>``) and in Run:ai's (``worker.<list>``: defaults and rules)."""
+    meta = project_meta(service)
+    params = {k: v for k, v in meta.items() if k != "name"}
+    put = put_policy(service, worker_policy(_as_json(example("full-policy"))["policy"]))
+    assert put.status_code == 200, put.json()
+    patch = {
+        "meta": meta,
+        "policy": {"defaults": {"worker": {"ports": {"attributes": {"serviceType": "NodePort"}}}}},
+    }
+    assert service.patch(P, json=patch).status_code == 200
+    worker = service.get(P, params=params).json()["policy"]["defaults"]["worker"]
+    assert worker["ports"] == {"attributes": {"serviceType": "NodePort"}}
+    assert worker["storage"]["git"] == {
+        "attributes": {"repository": "https://git-repo.my-domain.com", "branch": "master"}
+    }
+    reset = {"meta": meta, "reset": ["defaults.worker.storage.git.attributes.branch", "worker.ports"]}
+    patched = service.patch(P, json=reset)
+    assert patched.status_code == 200, patched.json()
+    worker = patched.json()["policy"]["defaults"]["worker"]
+    assert "ports" not in worker
+    assert worker["storage"]["git"] == {"attributes": {"repository": "https://git-repo.my-domain.com"}}
+    assert worker["storage"]["hostPath"]["instances"][0]["name"] == "vol-data-1"  # the items are kept
+
+
+def test_single_selection_out_of_many_allows_only_git(service: Any) -> None:
+    policy = worker_policy(example("single-selection-out-of-many")["policy"])
+    git = {"name": "code", "repository": "https://github.com/acme/code", "branch": "main", "path": "/code"}
+    ok = {"storage": {"git": [git]}}
+    assert compose_folder(folder_files(policy, with_spec(ok)))["runnable"]["issues"] == []
+    bad = {"storage": {"git": [{"name": "code", "repository": "https://github.com/acme/code", "path": "/c"}],
+                       "pvc": [{"name": "home", "claimName": "home", "path": "/home"}]}}  # fmt: skip
+    issues = compose_folder(folder_files(policy, with_spec(bad)))["runnable"]["issues"]
+    expected = [("storage.git[name=code].branch", "required"), ("storage.pvc[name=home]", "canAdd")]
+    assert [(i["field"], i["rule"]) for i in issues] == expected
+    assert put_policy(service, policy).status_code == 200
+    assert submit(service, ok).status_code == 202
+    refused = submit(service, bad)
+    assert refused.status_code == 400
+    assert [(i["field"], i["rule"]) for i in refused.json()["complianceIssues"]] == expected
