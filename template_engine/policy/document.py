@@ -11,12 +11,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeAlias
 
-from pydantic import ValidationError
-
 from template_engine.errors import Location, Problem
-from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
+from template_engine.policy.attribute_defaults import AttributeDefault, read_attribute_defaults
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
 from template_engine.policy.vocabulary import (
     REPLICAS,
@@ -92,29 +90,6 @@ class ImposedAsset:
     replica: Replica
     scope: Scope
     location: Location
-
-
-@dataclass(frozen=True, slots=True)
-class AttributeDefault:
-    """Run:ai's attribute default of a keyed list (``defaults.worker.compute.extendedResources.attributes``):
-    the value every item of the combined list gets for ``attribute`` when it has none of its own."""
-
-    replica: Replica
-    path: tuple[str, ...]
-    attribute: tuple[str, ...]
-    value: Any
-    scope: Scope
-    location: Location
-
-    @property
-    def key(self) -> tuple[Replica, tuple[str, ...], tuple[str, ...]]:
-        """What a nearer scope's attribute default of the same attribute replaces."""
-        return self.replica, self.path, self.attribute
-
-    @property
-    def field_text(self) -> str:
-        """``compute.extendedResources.attributes.quantity``."""
-        return ".".join((*self.path, "attributes", *self.attribute))
 
 
 #: What set a value in the policy step: a ``defaultFrom`` rule or an attribute default.
@@ -199,7 +174,8 @@ class _Reader:
                     continue
                 section = self.mapping(defaults[replica], ("defaults", replica), f"defaults.{replica}")
                 if section is not None:
-                    self.default_section(replica, vocabulary()[replica], section, (), ("defaults", replica))
+                    found = read_attribute_defaults(self, replica, section, ("defaults", replica))
+                    self.attribute_defaults.extend(found)
         rules = self.mapping(top.get("rules"), ("rules",), "rules")
         if rules is not None:
             for replica in rules:
@@ -216,102 +192,6 @@ class _Reader:
                     self.unknown(str(replica), list(REPLICAS), ("imposedAssets", replica), "replica")
                     continue
                 self.imposed_list(replica, imposed[replica], ("imposedAssets", replica))
-
-    # -- defaults: the attribute defaults of keyed lists
-
-    def default_section(
-        self,
-        replica: Replica,
-        node: Section,
-        data: Mapping[str, Any],
-        field_path: tuple[str, ...],
-        path: Path,
-    ) -> None:
-        for name, value in data.items():
-            here = (*path, name)
-            child = node.fields.get(str(name))
-            if value is None:
-                continue
-            if child is None:
-                self.unknown(str(name), list(node.fields), here, "field for defaults")
-            elif isinstance(child, Section):
-                inner = self.mapping(value, here, ".".join((*field_path, str(name))))
-                if inner is not None:
-                    self.default_section(replica, child, inner, (*field_path, str(name)), here)
-            elif isinstance(child, ItemsFamily):
-                self.default_items(replica, child, value, (*field_path, str(name)), here)
-            else:
-                self.fail(
-                    f"a policy's defaults hold only the attribute defaults of keyed lists: the default of "
-                    f"{'.'.join((*field_path, str(name)))} is the scope's, in its defaults.yaml",
-                    here,
-                    f"spec.{'.'.join((*field_path, str(name)))} in the defaults.yaml beside this policy",
-                )
-
-    def default_items(
-        self, replica: Replica, node: ItemsFamily, value: Any, field_path: tuple[str, ...], path: Path
-    ) -> None:
-        what = ".".join(field_path)
-        data = self.mapping(value, path, what)
-        if data is None:
-            return
-        for key, given in data.items():
-            here = (*path, key)
-            if key == "instances":
-                if given is not None:
-                    self.fail(
-                        f"the default items of {what} are the scope's defaults, in its defaults.yaml; a "
-                        "policy's defaults hold the attribute defaults of every item",
-                        here,
-                        f"spec.{what}: [items] in the defaults.yaml beside this policy",
-                    )
-            elif key == "attributes":
-                attributes = self.mapping(given, here, f"{what}.attributes")
-                if attributes is not None and not node.attributes:
-                    self.fail(f"the items of {what} have no attributes to default", here, "instances only")
-                elif attributes is not None:
-                    self.default_attributes(replica, node.attributes, attributes, field_path, (), here)
-            else:
-                self.unknown(str(key), ["attributes", "instances"], here, f"part of the defaults of {what}")
-
-    def default_attributes(
-        self,
-        replica: Replica,
-        known: Mapping[str, Node],
-        data: Mapping[str, Any],
-        field_path: tuple[str, ...],
-        attribute: tuple[str, ...],
-        path: Path,
-    ) -> None:
-        for name, value in data.items():
-            here = (*path, name)
-            child = known.get(str(name))
-            if value is None:
-                continue
-            if child is None:
-                self.unknown(str(name), list(known), here, "attribute for defaults")
-            elif isinstance(child, Section):
-                inner = self.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
-                if inner is not None:
-                    self.default_attributes(
-                        replica, child.fields, inner, field_path, (*attribute, str(name)), here
-                    )
-            elif isinstance(child, RuleFamily):
-                what = ".".join((*attribute, str(name)))
-                problem = _default_problem(replica, field_path, (*attribute, str(name)), value)
-                if problem is not None:
-                    self.fail(
-                        f"the default of attribute {what} is not a value of it: {problem}, not "
-                        f"{_short(value)}",
-                        here,
-                        f"a value an item of {'.'.join(field_path)} may have for {what}",
-                    )
-                else:
-                    self.attribute_defaults.append(
-                        AttributeDefault(
-                            replica, field_path, (*attribute, str(name)), value, self.scope, self.at(here)
-                        )
-                    )
 
     def imposed_list(self, replica: Replica, value: Any, path: Path) -> None:
         if value is None:
@@ -637,26 +517,6 @@ class _Reader:
 _BAD = object()
 #: The sections of a ``policy.yaml`` (Run:ai's ``DistributedPolicyDefaultsAndRulesV2``).
 SECTIONS = ("defaults", "rules", "imposedAssets")
-
-
-def _default_problem(
-    replica: Replica, field_path: tuple[str, ...], attribute: tuple[str, ...], value: Any
-) -> str | None:
-    """Why ``value`` cannot be attribute ``attribute`` of an item of the list ``field_path``, by the spec
-    models (a quantity of ``extendedResources`` is a string or a whole number, as an item's own); ``None``
-    when it can."""
-    data: Any = value
-    for name in reversed(attribute):
-        data = {name: data}
-    data = [data]
-    for name in reversed(field_path):
-        data = {name: data}
-    model = WorkerSpec if replica == "worker" else MasterSpec
-    try:
-        model.model_validate(data)
-    except ValidationError as exc:
-        return str(exc.errors()[0]["msg"])
-    return None
 
 
 _ATTRIBUTE = {
