@@ -149,8 +149,14 @@ def _attributes(
         child = known.get(str(name))
         if value is None:
             continue
-        if child is None:
-            reader.unknown(str(name), list(known), here, "attribute for defaults")
+        if name == "exclude" and not attribute:  # a layer's directive, not a value an item holds
+            reader.fail(
+                "exclude has no default: a layer excludes an item by its key",
+                here,
+                "a default of another attribute",
+            )
+        elif child is None:
+            reader.unknown(str(name), [k for k in known if k != "exclude"], here, "attribute for defaults")
         elif isinstance(child, Section):
             inner = reader.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
             if inner is not None:
