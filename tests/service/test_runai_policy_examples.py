@@ -9,6 +9,7 @@ distributed one (``rules.worker``, ``defaults.worker``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,14 @@ def with_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def service(tmp_path: Path, auth_file: Path) -> Iterator[Any]:
     """A service seeded with the tiny org (no policy), as a system admin's client."""
+    with serving(tmp_path, auth_file, TEMPLATE) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Path, auth_file: Path, template: Mapping[str, Any]) -> Iterator[Any]:
     root = tmp_path / "templates"
-    for name, text in folder_files({}).items():
+    for name, text in folder_files({}, template).items():
         if name.endswith("policy.yaml"):
             continue
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -384,3 +391,25 @@ def test_single_selection_out_of_many_allows_only_git(service: Any) -> None:
     refused = submit(service, bad)
     assert refused.status_code == 400
     assert [(i["field"], i["rule"]) for i in refused.json()["complianceIssues"]] == expected
+
+
+def test_explain_over_http_names_the_attribute_default(tmp_path: Path, auth_file: Path) -> None:
+    found = _as_json(example("itemized-extended-resources"))
+    with serving(tmp_path, auth_file, with_spec(found["submission"])) as client:
+        assert put_policy(client, worker_policy(found["policy"])).status_code == 200
+        entries = client.get("/api/v1/workload-templates/distributed", params={"limit": 10}).json()["entries"]
+        template = next(e["meta"]["id"] for e in entries if e["meta"]["name"] == "job")
+        field = "compute.extendedResources[resource=added/cpu].quantity"
+        explained = client.get(
+            f"/api/v1/workload-templates/distributed/{template}/explain", params={"field": field}
+        )
+        assert explained.status_code == 200, explained.json()
+        worker = explained.json()["entries"][0]
+        assert (worker["replica"], worker["value"], worker["file"], worker["line"]) == (
+            "worker",
+            "3",
+            "projects/vision/policy.yaml",
+            6,
+        )
+        assert worker["layer"] == f"attribute default of the project vision policy: {field} = '3'"
+        assert explained.json()["runnable"]["isRunnable"] is True
