@@ -121,13 +121,15 @@ def _plain(value: Mapping[str, Any], node: PlanNode, path: Path, problems: list[
                             f"unknown part {part!r} of the defaults of {name}",
                             (*here, part),
                             None,
-                            "instances",
+                            "instances or attributes",
                         )
                     )
             if given.get("instances") is not None:
                 out[name] = copy.deepcopy(given["instances"])
         elif isinstance(given, Mapping) and child.children and not child.whole:
-            out[name] = _plain(given, child, here, problems)
+            inner = _plain(given, child, here, problems)
+            if inner or not given:  # a section that held only attribute defaults is not the document's
+                out[name] = inner
         else:
             out[name] = copy.deepcopy(given)
     return out

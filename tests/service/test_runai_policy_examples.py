@@ -413,3 +413,14 @@ def test_explain_over_http_names_the_attribute_default(tmp_path: Path, auth_file
         )
         assert worker["layer"] == f"attribute default of the project vision policy: {field} = '3'"
         assert explained.json()["runnable"]["isRunnable"] is True
+
+
+def test_attribute_defaults_alone_leave_the_defaults_document_as_it_was(service: Any) -> None:
+    """A policy whose defaults are only attribute defaults writes nothing into the scope's defaults
+    document (no empty ``compute: {}`` for an export to write)."""
+    projects = service.get("/api/v1/org-unit/projects").json()["projects"]
+    vision = next(p["id"] for p in projects if p["name"] == "vision")
+    before = service.get(f"/api/v1/defaults/projects/{vision}").json()
+    only = {"defaults": {"worker": {"compute": {"extendedResources": {"attributes": {"quantity": "3"}}}}}}
+    assert put_policy(service, only).status_code == 200
+    assert service.get(f"/api/v1/defaults/projects/{vision}").json() == before
