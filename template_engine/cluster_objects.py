@@ -24,6 +24,7 @@ from template_engine.errors import Location
 from template_engine.layers import Submission
 from template_engine.org import Org, Template, View
 from template_engine.paths import Path, format_path
+from template_engine.policy.document import origin_text as policy_origin_text
 
 __all__ = ["manifests", "origin_comments", "origin_text"]
 
@@ -49,11 +50,8 @@ def manifests(
 def _spec_text(composition: Composition, source: SpecSource) -> str:
     path: Path = source.path
     origin = composition.policy_origins.get((source.replica, path))
-    if origin is not None and origin.default_from is not None:
-        rule = origin.default_from
-        rule_text = f"{format_path(path)} = {rule.field} x {rule.factor}"
-        layer = f"defaultFrom rule of the {origin.scope} policy: {rule_text}"
-        return f"{source.replica}: {layer}, {origin.location.place()}"
+    if origin is not None:
+        return f"{source.replica}: {policy_origin_text(origin, path)}, {origin.location.place()}"
     result = composition.master if source.replica == "master" else composition.worker
     location: Location | None = result.locate(path) if result is not None else None
     if location is None:

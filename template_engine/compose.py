@@ -38,7 +38,7 @@ from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.org import Defaults, Org, Template, View
 from template_engine.paths import Path
-from template_engine.policy.document import FieldRules
+from template_engine.policy.document import AttributeDefault, FieldRules
 from template_engine.policy.effective import EffectivePolicy
 from template_engine.policy.vocabulary import Replica
 from template_engine.render import RESERVED, Rendered, render_composition, render_final
@@ -63,9 +63,10 @@ class Composition:
     combined_master_spec: dict[str, Any] | None
     runnable: Runnable
     context: Mapping[str, Any] = field(default_factory=dict)
-    #: The effective policy of the view, and the values its ``defaultFrom`` rules set (by replica and path).
+    #: The effective policy of the view, and the values its ``defaultFrom`` rules and attribute defaults set
+    #: (by replica and path).
     policy: EffectivePolicy = field(default_factory=EffectivePolicy)
-    policy_origins: Mapping[tuple[Replica, Path], FieldRules] = field(default_factory=dict)
+    policy_origins: Mapping[tuple[Replica, Path], FieldRules | AttributeDefault] = field(default_factory=dict)
     #: The objects the cluster runs (docs/cluster.md); their refusals are among ``runnable``'s issues.
     manifests: Manifests | None = None
 
@@ -135,7 +136,7 @@ def compose(
     rendered = render_composition(worker, master, same.value, context)
     spec, master_spec = rendered.spec, rendered.master_spec
     compliance: tuple[RunnableIssue, ...] = ()
-    origins: Mapping[tuple[Replica, Path], FieldRules] = {}
+    origins: Mapping[tuple[Replica, Path], FieldRules | AttributeDefault] = {}
     if not policy.empty:
         outcome = _apply_policy(org, view, policy, rendered, same.value, master, context, cache)
         spec, master_spec, origins = outcome.spec, outcome.master_spec, outcome.origins

@@ -11,7 +11,7 @@ from template_engine.errors import Location
 from template_engine.merge.engine import MergeResult
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.paths import Match, Path, format_path, is_prefix
-from template_engine.policy.document import FieldRules
+from template_engine.policy.document import FieldRules, origin_text
 from template_engine.policy.vocabulary import Replica
 from template_engine.walk import steps
 
@@ -128,12 +128,8 @@ def _with_policy(composition: Composition, entries: list[Entry]) -> list[Entry]:
     out = []
     for entry in entries:
         origin = composition.policy_origins.get((entry.replica, entry.path))
-        if origin is not None and origin.default_from is not None and entry.action in ("set", "derived"):
-            rule = origin.default_from
-            layer = (
-                f"defaultFrom rule of the {origin.scope} policy: {format_path(entry.path)} = "
-                f"{rule.field} x {rule.factor}"
-            )
+        if origin is not None and entry.action in ("set", "derived"):
+            layer = origin_text(origin, entry.path)
             entry = replace(entry, location=replace(origin.location, layer=layer))
         rules = _governing(composition, entry.replica, entry.path)
         out.append(replace(entry, rules=rules) if rules else entry)

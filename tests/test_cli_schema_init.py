@@ -147,6 +147,32 @@ def test_the_policy_schema_follows_the_vocabulary(schemas: dict[str, dict[str, A
     assert errors(schemas["policy"], good) == []
 
 
+def test_the_policy_schema_takes_run_ai_s_policy_examples(schemas: dict[str, dict[str, Any]]) -> None:
+    """Attribute defaults and ``defaultFrom`` as Run:ai writes them (issue 31), and a default item or a
+    field's default under ``defaults`` refused, as the loader refuses them."""
+    good = {
+        "defaults": {
+            "worker": {
+                "compute": {"extendedResources": {"attributes": {"quantity": 3}}},
+                "storage": {"git": {"attributes": {"repository": "https://git.example.com", "branch": "m"}}},
+            }
+        },
+        "rules": {
+            "worker": {
+                "compute": {
+                    "cpuCoreRequest": {"defaultFrom": {"field": "compute.cpuCoreLimit", "factor": 0.5}},
+                    "migProfile": {"canEdit": False},
+                }
+            }
+        },
+    }
+    assert errors(schemas["policy"], good) == []
+    items = {"defaults": {"worker": {"compute": {"extendedResources": {"instances": [{"resource": "a"}]}}}}}
+    assert errors(schemas["policy"], items)
+    scalar = {"defaults": {"worker": {"imagePullPolicy": "Always"}}}
+    assert errors(schemas["policy"], scalar)
+
+
 # -- init ---------------------------------------------------------------------------------------------------
 
 

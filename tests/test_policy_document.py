@@ -239,3 +239,59 @@ def test_the_effective_shape_tags_every_rule_with_its_source() -> None:
         "imposedAssets": {"worker": ["shared"]},
     }
     assert yaml.safe_dump(shape)  # plain data
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "path"),
+    [
+        (
+            "defaults:\n  worker:\n    tolerations: {attributes: {exclude: true}}\n",
+            "exclude has no default",
+            "defaults.worker.tolerations.attributes.exclude",
+        ),
+        (
+            "defaults:\n  worker:\n    ports: {attributes: {serviceType: Sideways}}\n",
+            "the default of attribute serviceType is not a value of it",
+            "defaults.worker.ports.attributes.serviceType",
+        ),
+        (
+            "defaults:\n  workers: {}\n",
+            "unknown replica 'workers' (did you mean 'worker'?)",
+            "defaults.workers",
+        ),
+        (
+            "defaults:\n  master:\n    compute: {extendedResources: {attribute: {quantity: 3}}}\n",
+            "unknown part of the defaults of compute.extendedResources 'attribute' (did you mean",
+            "defaults.master.compute.extendedResources.attribute",
+        ),
+    ],
+)
+def test_attribute_defaults_are_read_with_the_errors_of_the_rules(text: str, message: str, path: str) -> None:
+    doc, problems = read(text)
+    assert doc is None
+    assert [(p.message.startswith(message), format_path(p.path)) for p in problems] == [(True, path)], (
+        problems
+    )
+
+
+def test_attribute_defaults_read_into_typed_values() -> None:
+    doc, problems = read(
+        "defaults:\n"
+        "  worker:\n"
+        "    storage:\n"
+        "      git: {attributes: {repository: 'https://git.example.com', branch: main}}\n"
+        "    compute:\n"
+        "      extendedResources: {attributes: {quantity: 3}}\n"
+        "  master:\n"
+        "    ports: {attributes: {serviceType: ClusterIP}}\n"
+    )
+    assert problems == []
+    found = {(d.replica, d.field_text): (d.value, d.location.line) for d in doc.attribute_defaults}
+    assert found == {
+        ("worker", "storage.git.attributes.repository"): ("https://git.example.com", 4),
+        ("worker", "storage.git.attributes.branch"): ("main", 4),
+        ("worker", "compute.extendedResources.attributes.quantity"): (3, 6),
+        ("master", "ports.attributes.serviceType"): ("ClusterIP", 8),
+    }
+    shape = effective_shape(effective([doc]), lambda scope: {"scope": "tenant"})
+    assert shape["defaults"]["master"] == {"ports": {"attributes": {"serviceType": "ClusterIP"}}}

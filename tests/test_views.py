@@ -216,6 +216,10 @@ def test_workers_only_has_no_master_tree(write_tree: WriteTree, preview: Preview
         ("workload submission", "submission"),
         ("workload submission master", "submission"),
         ("defaultFrom rule of the system policy: a = b x 2", "policy"),
+        (
+            "attribute default of the project vision policy: ports[name=web].serviceType = 'ClusterIP'",
+            "policy",
+        ),
         (None, "none"),
     ],
 )

@@ -1,5 +1,6 @@
-"""A composition's policy step: ``defaultFrom`` on the rendered combined specs, then every rule checked
-against the policy side (POLICY.md "Rules").  Pure: specs and rules in, specs and compliance issues out."""
+"""A composition's policy step: the attribute defaults of keyed lists and ``defaultFrom`` on the rendered
+combined specs, then every rule checked against the policy side (POLICY.md "Rules").  Pure: specs and rules
+in, specs and compliance issues out."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 from template_engine.merge.engine import clone
 from template_engine.merge.plan import PlanNode
 from template_engine.paths import Match, Path
+from template_engine.policy.attribute_defaults import apply_attribute_defaults
 from template_engine.policy.check import Compliance, apply_default_from, check_rules
-from template_engine.policy.document import FieldRules, ImposedAsset
+from template_engine.policy.document import FieldRules, ImposedAsset, Origin
 from template_engine.policy.effective import EffectivePolicy
 from template_engine.policy.vocabulary import Replica
 
@@ -24,8 +26,8 @@ class PolicyOutcome:
     spec: dict[str, Any]
     master_spec: dict[str, Any] | None
     issues: tuple[Compliance, ...] = ()
-    #: Values set by a ``defaultFrom`` rule, by (replica, path): the rule is their origin.
-    origins: Mapping[tuple[Replica, Path], FieldRules] = field(default_factory=dict)
+    #: Values set by a ``defaultFrom`` rule or an attribute default, by (replica, path): their origin.
+    origins: Mapping[tuple[Replica, Path], Origin] = field(default_factory=dict)
 
 
 def apply_policy(
@@ -44,27 +46,61 @@ def apply_policy(
     worker-only fields; only ``rules.master`` is checked on it."""
     worker_rules = policy.for_replica("worker")
     master_rules = policy.for_replica("master")
-    worker, worker_set = apply_default_from(spec, worker_rules, plan)
-    worker_policy, _ = apply_default_from(policy_spec, worker_rules, plan)
-    origins: dict[tuple[Replica, Path], FieldRules] = {("worker", p): r for p, r in worker_set.items()}
+    worker, worker_set = _defaults(spec, policy, "worker", worker_rules, plan)
+    worker_policy, _ = _defaults(policy_spec, policy, "worker", worker_rules, plan)
+    origins: dict[tuple[Replica, Path], Origin] = {("worker", p): r for p, r in worker_set.items()}
     issues = check_rules(
-        "worker", worker, worker_policy, worker_rules, plan, protected.get("worker"), worker_set.keys()
+        "worker",
+        worker,
+        worker_policy,
+        worker_rules,
+        plan,
+        protected.get("worker"),
+        worker_set.keys(),
+        _by_attribute(policy, "worker"),
     )
     master: dict[str, Any] | None
-    master_set: Mapping[Path, FieldRules] = {}
+    master_set: Mapping[Path, Origin] = {}
     if same_as_worker:
         master = {k: clone(v) for k, v in worker.items() if k not in worker_only}  # shares nothing
         master_policy = {k: v for k, v in worker_policy.items() if k not in worker_only}
         master_set = {p: r for p, r in worker_set.items() if p[0] not in worker_only}
         origins.update({("master", p): r for p, r in master_set.items()})
     elif master_spec is not None:
-        master, master_set = apply_default_from(master_spec, master_rules, plan)
-        master_policy, _ = apply_default_from(policy_master_spec or {}, master_rules, plan)
+        master, master_set = _defaults(master_spec, policy, "master", master_rules, plan)
+        master_policy, _ = _defaults(policy_master_spec or {}, policy, "master", master_rules, plan)
         origins.update({("master", p): r for p, r in master_set.items()})
     else:
         master, master_policy = None, {}
     if master is not None:
         issues += check_rules(
-            "master", master, master_policy, master_rules, plan, protected.get("master"), master_set.keys()
+            "master",
+            master,
+            master_policy,
+            master_rules,
+            plan,
+            protected.get("master"),
+            master_set.keys(),
+            _by_attribute(policy, "worker" if same_as_worker else "master"),
         )
     return PolicyOutcome(worker, master, tuple(issues), origins)
+
+
+def _by_attribute(
+    policy: EffectivePolicy, replica: Replica
+) -> dict[tuple[tuple[str, ...], tuple[str, ...]], Any]:
+    return {(d.path, d.attribute): d.value for d in policy.defaults_for(replica)}
+
+
+def _defaults(
+    spec: Mapping[str, Any],
+    policy: EffectivePolicy,
+    replica: Replica,
+    rules: tuple[FieldRules, ...],
+    plan: PlanNode,
+) -> tuple[dict[str, Any], dict[Path, Origin]]:
+    """``spec`` with the replica's attribute defaults, then its ``defaultFrom`` rules (which may read an
+    attribute a default filled), and what set each value."""
+    filled, by_default = apply_attribute_defaults(spec, policy.defaults_for(replica), plan)
+    derived, by_rule = apply_default_from(filled, rules, plan)
+    return derived, {**by_default, **by_rule}

@@ -82,12 +82,14 @@ class _Checker:
         policy_side: Mapping[str, Any],
         plan: PlanNode,
         derived: Collection[Path] = (),
+        attribute_defaults: Mapping[tuple[tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> None:
         self.replica = replica
         self.combined = combined
         self.policy_side = policy_side
         self.plan = plan
         self.derived = frozenset(derived)
+        self.attribute_defaults = attribute_defaults or {}
         self.issues: list[Compliance] = []
 
     def add(self, path: Path, rule: str, message: str, source: Location) -> None:
@@ -191,12 +193,14 @@ class _Checker:
                             rules.location,
                         )
             return
+        # An item the request side added has, on the policy side, the attribute default (if any).
+        default = self.attribute_defaults.get((rules.path, rules.attribute))
         for match, item in combined.items():
             before = policy.get(match)
             self.value_rules(
                 rules,
                 _get(item, rules.attribute),
-                _get(before, rules.attribute) if before is not None else None,
+                _get(before, rules.attribute) if before is not None else default,
                 (*list_path, match, *rules.attribute),
                 True,
             )
@@ -253,12 +257,15 @@ def check_rules(
     plan: PlanNode,
     protected: Mapping[tuple[Path, Match], ImposedAsset] | None = None,
     derived: Collection[Path] = (),
+    attribute_defaults: Mapping[tuple[tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> list[Compliance]:
     """Every rule of ``rules`` that ``combined`` breaks, in a stable order (field, then rule).
 
-    ``derived``: the paths whose value a ``defaultFrom`` rule set (see :func:`apply_default_from`); the
-    policy set them, so ``canEdit: false`` holds there whatever the policy side would have derived."""
-    checker = _Checker(replica, combined, policy_side, plan, derived)
+    ``derived``: the paths whose value a ``defaultFrom`` rule or an attribute default set (see
+    :func:`apply_default_from`); the policy set them, so ``canEdit: false`` holds there whatever the policy
+    side would have derived.  ``attribute_defaults``: the value of each attribute default by (list path,
+    attribute), the policy-side value of that attribute of an item the request side added."""
+    checker = _Checker(replica, combined, policy_side, plan, derived, attribute_defaults)
     for rules_of_field in rules:
         if rules_of_field.instances or rules_of_field.attribute:
             checker.keyed(rules_of_field)

@@ -9,11 +9,12 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
 
 from template_engine.errors import Location, Problem
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
+from template_engine.policy.attribute_defaults import AttributeDefault, read_attribute_defaults
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
 from template_engine.policy.vocabulary import (
     REPLICAS,
@@ -91,6 +92,28 @@ class ImposedAsset:
     location: Location
 
 
+#: What set a value in the policy step: a ``defaultFrom`` rule or an attribute default.
+Origin: TypeAlias = FieldRules | AttributeDefault
+
+
+def origin_text(origin: Origin, path: Path) -> str:
+    """The layer an origin is shown as: ``defaultFrom rule of the department research policy: compute.
+    cpuCoreLimit = cpuCoreRequest x 2``, ``attribute default of the system policy: compute.
+    extendedResources[resource=added/cpu].quantity = 3``."""
+    if isinstance(origin, AttributeDefault):
+        return f"attribute default of the {origin.scope} policy: {format_path(path)} = {origin.value!r}"
+    assert origin.default_from is not None
+    rule = origin.default_from
+    return (
+        f"defaultFrom rule of the {origin.scope} policy: {format_path(path)} = {rule.field} x {rule.factor}"
+    )
+
+
+def origin_kind(origin: Origin) -> str:
+    """``defaultFrom rule`` or ``attribute default``: what kind of policy part set a value."""
+    return "attribute default" if isinstance(origin, AttributeDefault) else "defaultFrom rule"
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyDocument:
     scope: Scope
@@ -98,6 +121,7 @@ class PolicyDocument:
     rules: tuple[FieldRules, ...] = ()
     imposed: tuple[ImposedAsset, ...] = ()
     data: Mapping[str, Any] = field(default_factory=dict)
+    attribute_defaults: tuple[AttributeDefault, ...] = ()
 
 
 class _Reader:
@@ -108,6 +132,7 @@ class _Reader:
         self.problems: list[Problem] = []
         self.rules: list[FieldRules] = []
         self.imposed: list[ImposedAsset] = []
+        self.attribute_defaults: list[AttributeDefault] = []
 
     def at(self, path: Path) -> Location:
         probe = path
@@ -139,8 +164,18 @@ class _Reader:
         if top is None:
             return
         for key in top:
-            if key not in ("rules", "imposedAssets"):
-                self.unknown(str(key), ["rules", "imposedAssets"], (key,), "policy section")
+            if key not in SECTIONS:
+                self.unknown(str(key), list(SECTIONS), (key,), "policy section")
+        defaults = self.mapping(top.get("defaults"), ("defaults",), "defaults")
+        if defaults is not None:
+            for replica in defaults:
+                if replica not in REPLICAS:
+                    self.unknown(str(replica), list(REPLICAS), ("defaults", replica), "replica")
+                    continue
+                section = self.mapping(defaults[replica], ("defaults", replica), f"defaults.{replica}")
+                if section is not None:
+                    found = read_attribute_defaults(self, replica, section, ("defaults", replica))
+                    self.attribute_defaults.extend(found)
         rules = self.mapping(top.get("rules"), ("rules",), "rules")
         if rules is not None:
             for replica in rules:
@@ -210,7 +245,7 @@ class _Reader:
             self.items(replica, node, data, field_path, path)
         else:
             bounds = field_bounds(replica, field_path, (), node.value_kind)
-            rules = self.rule_object(node, data, path, parent, bounds)
+            rules = self.rule_object(node, data, path, parent, bounds, field_path)
             if rules is not None:
                 self.rules.append(
                     FieldRules(replica, field_path, self.scope, self.at(path), data, node, **rules)
@@ -260,7 +295,9 @@ class _Reader:
                 )
             elif isinstance(child, RuleFamily):
                 bounds = field_bounds(replica, field_path, (*attribute, str(name)), child.value_kind)
-                parsed = self.rule_object(child, rules, here, parent, bounds)
+                parsed = self.rule_object(
+                    child, rules, here, parent, bounds, (*field_path, *attribute, str(name))
+                )
                 if parsed is not None:
                     self.rules.append(
                         FieldRules(
@@ -315,6 +352,7 @@ class _Reader:
         path: Path,
         parent: Section | ItemsFamily,
         bounds: Bounds | None,
+        field_path: tuple[str, ...],
     ) -> dict[str, Any] | None:
         out: dict[str, Any] = {}
         ok = True
@@ -330,7 +368,7 @@ class _Reader:
                 continue
             if value is None:
                 continue
-            parsed = self.rule_value(str(key), kind, value, here, family, parent, bounds)
+            parsed = self.rule_value(str(key), kind, value, here, family, parent, bounds, field_path)
             if parsed is _BAD:
                 ok = False
             else:
@@ -352,6 +390,7 @@ class _Reader:
         family: RuleFamily,
         parent: Section | ItemsFamily,
         bounds: Bounds | None,
+        field_path: tuple[str, ...],
     ) -> Any:
         if kind == "boolean":
             if isinstance(value, bool):
@@ -382,7 +421,7 @@ class _Reader:
         if kind == "options":
             return self.options(value, path, family)
         if kind == "defaultFrom":
-            return self.default_from(value, path, parent, family)
+            return self.default_from(value, path, parent, family, field_path)
         return value
 
     def options(self, value: Any, path: Path, family: RuleFamily) -> Any:
@@ -410,7 +449,14 @@ class _Reader:
             found.append(option["value"])
         return tuple(found)
 
-    def default_from(self, value: Any, path: Path, parent: Section | ItemsFamily, family: RuleFamily) -> Any:
+    def default_from(
+        self,
+        value: Any,
+        path: Path,
+        parent: Section | ItemsFamily,
+        family: RuleFamily,
+        field_path: tuple[str, ...],
+    ) -> Any:
         if not isinstance(value, Mapping) or not isinstance(value.get("field"), str):
             self.fail("defaultFrom must be {field: SIBLING, factor: N}", path, "{field: NAME, factor: N}")
             return _BAD
@@ -419,26 +465,39 @@ class _Reader:
             self.unknown(str(sorted(extra)[0]), ["field", "factor"], path, "defaultFrom field")
             return _BAD
         siblings = parent.fields if isinstance(parent, Section) else parent.attributes
-        sibling = siblings.get(value["field"])
         numeric = ("integer", "number", "quantity")
-        if not isinstance(sibling, RuleFamily) or sibling.value_kind not in numeric:
-            names = sorted(
-                n for n, s in siblings.items() if isinstance(s, RuleFamily) and s.value_kind in numeric
-            )
+        names = sorted(
+            n for n, s in siblings.items() if isinstance(s, RuleFamily) and s.value_kind in numeric
+        )
+        # Run:ai's spelling is the sibling's full path from the replica (``compute.cpuCoreLimit``, its
+        # policy reference's only example); the bare sibling name (``cpuCoreLimit``) is read the same.
+        prefix = ".".join(field_path[:-1])
+        written: str = value["field"]
+        name = written[len(prefix) + 1 :] if prefix and written.startswith(prefix + ".") else written
+        expected = "one of: " + ", ".join(f"{prefix}.{n}" if prefix else n for n in names)
+        if "." in name:
+            where = f"the section {prefix}" if prefix else "the top level of the replica"
             self.fail(
-                f"defaultFrom names {value['field']!r}, which is not a numeric field of the same section",
+                f"defaultFrom names {written!r}, which is not a field of {where}: Run:ai reads the value "
+                "from the same section (or, for a list's attribute, the same item)",
                 (*path, "field"),
-                "one of: " + ", ".join(names),
+                expected,
             )
             return _BAD
-        if value["field"] == path[-2]:
+        sibling = siblings.get(name)
+        if not isinstance(sibling, RuleFamily) or sibling.value_kind not in numeric:
             self.fail(
-                f"defaultFrom names {value['field']!r}, the field itself", (*path, "field"), "another field"
+                f"defaultFrom names {written!r}, which is not a numeric field of the same section",
+                (*path, "field"),
+                expected,
             )
+            return _BAD
+        if name == path[-2]:
+            self.fail(f"defaultFrom names {written!r}, the field itself", (*path, "field"), "another field")
             return _BAD
         if sibling.value_kind == "quantity" and family.value_kind != "quantity":
             self.fail(
-                f"defaultFrom names {value['field']!r}, a quantity: {_article(family.value_kind)} "
+                f"defaultFrom names {written!r}, a quantity: {_article(family.value_kind)} "
                 f"{family.value_kind} field cannot be derived from it",
                 (*path, "field"),
                 "an integer or number field of the same section",
@@ -452,10 +511,14 @@ class _Reader:
                 "a number above 0, at most 1.797e308 (Run:ai's factor is a double)",
             )
             return _BAD
-        return DefaultFrom(value["field"], factor)
+        return DefaultFrom(name, factor)
 
 
 _BAD = object()
+#: The sections of a ``policy.yaml`` (Run:ai's ``DistributedPolicyDefaultsAndRulesV2``).
+SECTIONS = ("defaults", "rules", "imposedAssets")
+
+
 _ATTRIBUTE = {
     "required": "required",
     "canEdit": "can_edit",
@@ -511,7 +574,22 @@ def read_policy(
     for rules in reader.rules:
         owners.setdefault(rules.owner_key, rules)
     mapping = data if isinstance(data, Mapping) else {}
-    return PolicyDocument(scope, file, tuple(reader.rules), tuple(reader.imposed), mapping), []
+    document = PolicyDocument(
+        scope, file, tuple(reader.rules), tuple(reader.imposed), mapping, tuple(reader.attribute_defaults)
+    )
+    return document, []
 
 
-__all__ = ["DefaultFrom", "FieldRules", "ImposedAsset", "PolicyDocument", "format_path", "read_policy"]
+__all__ = [
+    "SECTIONS",
+    "AttributeDefault",
+    "DefaultFrom",
+    "FieldRules",
+    "ImposedAsset",
+    "Origin",
+    "PolicyDocument",
+    "format_path",
+    "origin_kind",
+    "origin_text",
+    "read_policy",
+]

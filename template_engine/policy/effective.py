@@ -8,7 +8,7 @@ from typing import Any
 
 from template_engine.errors import Problem
 from template_engine.org import Scope
-from template_engine.policy.document import FieldRules, ImposedAsset, PolicyDocument
+from template_engine.policy.document import AttributeDefault, FieldRules, ImposedAsset, PolicyDocument
 from template_engine.policy.vocabulary import REPLICAS, Replica
 
 
@@ -18,6 +18,8 @@ class EffectivePolicy:
 
     rules: tuple[FieldRules, ...] = ()
     imposed: tuple[ImposedAsset, ...] = ()
+    #: One per attribute of a keyed list: the nearest scope's (a project's replaces its department's).
+    attribute_defaults: tuple[AttributeDefault, ...] = ()
 
     def for_replica(self, replica: Replica) -> tuple[FieldRules, ...]:
         return tuple(r for r in self.rules if r.replica == replica)
@@ -25,9 +27,12 @@ class EffectivePolicy:
     def imposed_on(self, replica: Replica) -> tuple[ImposedAsset, ...]:
         return tuple(a for a in self.imposed if a.replica == replica)
 
+    def defaults_for(self, replica: Replica) -> tuple[AttributeDefault, ...]:
+        return tuple(d for d in self.attribute_defaults if d.replica == replica)
+
     @property
     def empty(self) -> bool:
-        return not self.rules and not self.imposed
+        return not self.rules and not self.imposed and not self.attribute_defaults
 
 
 def ownership_problems(branch: Iterable[PolicyDocument]) -> dict[str, list[Problem]]:
@@ -57,10 +62,26 @@ def effective(branch: Iterable[PolicyDocument]) -> EffectivePolicy:
     """The union of a branch's policies (system first); ownership conflicts are the loader's to refuse."""
     rules: list[FieldRules] = []
     imposed: list[ImposedAsset] = []
+    defaults: dict[tuple[Replica, tuple[str, ...], tuple[str, ...]], AttributeDefault] = {}
     for document in branch:
         rules.extend(document.rules)
         imposed.extend(document.imposed)
-    return EffectivePolicy(tuple(rules), tuple(imposed))
+        for default in document.attribute_defaults:  # a nearer scope's replaces a higher one's
+            defaults.pop(default.key, None)
+            defaults[default.key] = default
+    return EffectivePolicy(tuple(rules), tuple(imposed), tuple(defaults.values()))
+
+
+def attribute_defaults_shape(defaults: Iterable[AttributeDefault]) -> dict[str, Any]:
+    """Attribute defaults in Run:ai's form: ``{worker: {compute: {extendedResources: {attributes: {quantity:
+    3}}}}}``."""
+    out: dict[str, Any] = {}
+    for default in defaults:
+        node: dict[str, Any] = out.setdefault(default.replica, {})
+        for name in (*default.path, "attributes", *default.attribute[:-1]):
+            node = node.setdefault(name, {})
+        node[default.attribute[-1]] = default.value
+    return out
 
 
 def effective_shape(
@@ -68,9 +89,11 @@ def effective_shape(
     source_of: Callable[[Scope], Mapping[str, Any]],
     asset_id: Callable[[str], Any] = lambda name: name,
 ) -> dict[str, Any]:
-    """Run:ai's ``effective`` shape: ``rules.worker``/``rules.master`` as nested rule objects, each with its
-    ``sourceOfRule``, and ``imposedAssets`` (names here, ids in the service)."""
-    out: dict[str, Any] = {"rules": {}, "imposedAssets": {}}
+    """Run:ai's ``effective`` shape: ``defaults`` (the attribute defaults of keyed lists, as
+    ``defaults.worker.<list>.attributes``), ``rules.worker``/``rules.master`` as nested rule objects, each
+    with its ``sourceOfRule``, and ``imposedAssets`` (names here, ids in the service)."""
+    out: dict[str, Any] = {"defaults": attribute_defaults_shape(policy.attribute_defaults), "rules": {}}
+    out["imposedAssets"] = {}
     for rules in policy.rules:
         node: dict[str, Any] = out["rules"].setdefault(rules.replica, {})
         for name in rules.path:

@@ -1,10 +1,17 @@
 """Extracts Run:ai's policy rule vocabulary from its OpenAPI document into ``vocabulary.json``.
 
 ``python -m template_engine.policy.vocabulary_source ../shared/reference/runai-openapi-subset.json`` rewrites
-the vendored file; ``tests/test_policy_vocabulary.py`` checks it still matches the shared document.  The
+the vendored file; ``.ci/run`` (``--check``) and ``tests/test_policy_vocabulary_supplement.py`` check it still
+matches the document.  The
 extract keeps only what the rules need: for every field that may carry rules, its family (a rule object, a
 keyed list's ``instances``/``attributes``, or a section of fields), the rule keys the family has with their
 value kinds, and the allowed option values of enum families.
+
+Run:ai documents rules on a few fields that its OpenAPI document does not list (``compute.migProfile``:
+the policy reference's compute table, and its "Create a robust set of guidelines" example rules it with
+``canEdit: false``).  :data:`SUPPLEMENT` names each of them with the family the document gives such a
+field and the page that documents it; the extract adds them, and says so under ``supplements``, so the
+generated file is never edited by hand.  A supplement the document comes to list is an error: remove it.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +27,35 @@ from typing import Any
 RULE_KEYS = frozenset({"canEdit", "required", "min", "max", "step", "options", "defaultFrom", "sourceOfRule"})
 
 VOCABULARY_FILE = Path(__file__).with_name("vocabulary.json")
+
+_POLICY_REFERENCE = (
+    "https://github.com/run-ai/docs/blob/master/docs/platform-admin/workloads/policies/policy-reference.md"
+)
+_POLICY_EXAMPLES = (
+    "https://github.com/run-ai/docs/blob/master/docs/platform-admin/workloads/policies/policy-examples.md"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Supplement:
+    """A field Run:ai's documentation gives rules that its OpenAPI document does not list."""
+
+    path: tuple[str, ...]
+    #: The rule family of the field, a schema of the document (``StringRules`` for a string field).
+    family: str
+    #: Where Run:ai documents the field and its rules.
+    source: str
+
+
+#: The documented fields beyond the pinned OpenAPI document, for both replicas (``ReplicaRulesV2``).
+SUPPLEMENT: tuple[Supplement, ...] = (
+    Supplement(
+        ("compute", "migProfile"),
+        "StringRules",
+        f"{_POLICY_REFERENCE} (Compute fields: migProfile, a string); {_POLICY_EXAMPLES} "
+        '("Create a robust set of guidelines": migProfile: {canEdit: false})',
+    ),
+)
 
 
 def _ref(node: Mapping[str, Any]) -> str:
@@ -90,14 +127,40 @@ class _Extractor:
         return {name: self.node(sub) for name, sub in sorted(self.properties(schema).items())}
 
 
+def _supplemented(fields: dict[str, Any], extractor: _Extractor) -> dict[str, Any]:
+    """``fields`` (a replica's, as extracted) with :data:`SUPPLEMENT` added, each section kept sorted."""
+    out: dict[str, Any] = json.loads(json.dumps(fields))
+    for entry in SUPPLEMENT:
+        level = out
+        for name in entry.path[:-1]:
+            node = level.get(name)
+            if node is None or node["kind"] != "section":
+                raise ValueError(
+                    f"supplement {'.'.join(entry.path)}: {name} is not a section of the document"
+                )
+            level = node["fields"]
+        if entry.path[-1] in level:
+            raise ValueError(
+                f"supplement {'.'.join(entry.path)} is in the OpenAPI document now: remove it from SUPPLEMENT"
+            )
+        level[entry.path[-1]] = extractor.node({"$ref": f"#/components/schemas/{entry.family}"})
+        level_sorted = dict(sorted(level.items()))
+        level.clear()
+        level.update(level_sorted)
+    return out
+
+
 def extract(document: Mapping[str, Any]) -> dict[str, Any]:
     schemas = document["components"]["schemas"]
     extractor = _Extractor(schemas)
     rules = extractor.properties(schemas["DistributedPolicyRulesV2"])
     return {
         "source": "DistributedPolicyRulesV2 of Run:ai's OpenAPI document",
-        "worker": extractor.fields(rules["worker"]),
-        "master": extractor.fields(rules["master"]),
+        "supplements": [
+            {"path": ".".join(e.path), "family": e.family, "source": e.source} for e in SUPPLEMENT
+        ],
+        "worker": _supplemented(extractor.fields(rules["worker"]), extractor),
+        "master": _supplemented(extractor.fields(rules["master"]), extractor),
     }
 
 

@@ -29,6 +29,7 @@ from template_engine.compose import Composition
 from template_engine.errors import Location
 from template_engine.loader.validate import validate
 from template_engine.paths import format_path
+from template_engine.policy.document import origin_kind
 from template_engine.runnable import Runnable
 from template_engine.service.documents import BODY
 from template_engine.service.errors import bad_request
@@ -154,9 +155,9 @@ def composition_resolver(composition: Composition, cluster: ClusterRow | None) -
         out: dict[str, Any] = {"source": "spec", "replica": found.replica, "field": format_path(found.path)}
         result = composition.worker if found.replica == "worker" else composition.master
         location = result.locate(found.path) if result is not None else None
-        rules = composition.policy_origins.get((found.replica, found.path))
-        if rules is not None and rules.default_from is not None:
-            location = replace(rules.location, layer=f"defaultFrom rule of the {rules.scope} policy")
+        origin = composition.policy_origins.get((found.replica, found.path))
+        if origin is not None:
+            location = replace(origin.location, layer=f"{origin_kind(origin)} of the {origin.scope} policy")
         return out | _located(location)
 
     return resolve

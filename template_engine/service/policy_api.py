@@ -7,8 +7,9 @@ A scope's policy over HTTP is two stored documents:
 - its **defaults document** (the ``defaults`` table, a ``defaults.yaml``, also served at
   ``/api/v1/defaults``): ``policy.defaults.worker`` is its ``spec``, ``policy.defaults.master`` its
   ``master.spec``, in Run:ai's itemized form: a keyed list (``environmentVariables``, ``ports``,
-  ``storage.nfs``...) is ``{instances: [items]}``.  Run:ai's ``attributes`` (defaults for every item of a
-  list) have no place in a defaults document: a 400 names them, they are never dropped.
+  ``storage.nfs``...) is ``{instances: [items]}``.  Run:ai's ``attributes`` (the default of an attribute
+  for every item of a list) are the policy document's ``defaults``, as a ``policy.yaml`` holds them, and
+  read back into ``policy.defaults`` beside the instances.
   ``masterSpecSameAsWorker`` is not part of Run:ai's policy: a policy write keeps it as it is.
 
 Every write is checked before anything is stored, with the loader's rules and wording: the rule vocabulary
@@ -48,6 +49,7 @@ from template_engine.service.documents import (
     MAX_PATH_LENGTH,
     clear_fields,
     defaults_problems,
+    merge_patch,
     strip_nulls,
 )
 from template_engine.service.errors import bad_request
@@ -113,29 +115,21 @@ def _plain(value: Mapping[str, Any], node: PlanNode, path: Path, problems: list[
                 )
                 continue
             for part in given:
-                if part == "attributes":
-                    problems.append(
-                        Problem(
-                            f"defaults for the attributes of every item of {name} cannot be held: this "
-                            "service's defaults give each item whole",
-                            (*here, part),
-                            None,
-                            f"the items in {name}.instances, each with its attributes",
-                        )
-                    )
-                elif part != "instances":
+                if part not in ("instances", "attributes"):  # attributes: the policy document's
                     problems.append(
                         Problem(
                             f"unknown part {part!r} of the defaults of {name}",
                             (*here, part),
                             None,
-                            "instances",
+                            "instances or attributes",
                         )
                     )
             if given.get("instances") is not None:
                 out[name] = copy.deepcopy(given["instances"])
         elif isinstance(given, Mapping) and child.children and not child.whole:
-            out[name] = _plain(given, child, here, problems)
+            inner = _plain(given, child, here, problems)
+            if inner or not given:  # a section that held only attribute defaults is not the document's
+                out[name] = inner
         else:
             out[name] = copy.deepcopy(given)
     return out
@@ -197,6 +191,66 @@ def defaults_document(current: Mapping[str, Any], given: Any) -> tuple[dict[str,
         out["master"] = {"spec": master}
     problems += [replace(p, path=_runai_path(p.path)) for p in defaults_problems(out)]
     return out, problems
+
+
+def _attribute_parts(given: Any, node: PlanNode) -> dict[str, Any]:
+    """The ``attributes`` parts of the keyed lists of a replica's defaults in Run:ai's itemized form."""
+    out: dict[str, Any] = {}
+    if not isinstance(given, Mapping):
+        return out
+    for name, value in given.items():
+        child = node.child(name)
+        if not isinstance(value, Mapping):
+            continue
+        if child.key is not None:
+            if value.get("attributes") is not None:
+                out[name] = {"attributes": copy.deepcopy(value["attributes"])}
+        elif child.children and not child.whole:
+            inner = _attribute_parts(value, child)
+            if inner:
+                out[name] = inner
+    return out
+
+
+def attribute_defaults(given: Any) -> dict[str, Any]:
+    """The attribute defaults of a request's ``policy.defaults`` (``{worker: {compute: {extendedResources:
+    {attributes: {quantity: 3}}}}}``): what the scope's policy document holds as its ``defaults``."""
+    out: dict[str, Any] = {}
+    if isinstance(given, Mapping):
+        for replica in REPLICAS:
+            found = _attribute_parts(given.get(replica), SPEC_PLAN)
+            if found:
+                out[replica] = found
+    return out
+
+
+def _drop_attribute_parts(given: Any, node: PlanNode) -> Any:
+    if not isinstance(given, Mapping):
+        return given
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        child = node.child(name)
+        if child.key is not None and isinstance(value, Mapping):
+            out[name] = {k: v for k, v in value.items() if k != "attributes"}
+        elif isinstance(value, Mapping) and child.children and not child.whole:
+            out[name] = _drop_attribute_parts(value, child)
+        else:
+            out[name] = value
+    return out
+
+
+def without_attribute_defaults(given: Mapping[str, Any]) -> dict[str, Any]:
+    """A request's ``policy.defaults`` without its attribute defaults (what the defaults document holds)."""
+    return {replica: _drop_attribute_parts(value, SPEC_PLAN) for replica, value in given.items()}
+
+
+def _with_attributes(defaults: Mapping[str, Any], policy: PolicyRow | None) -> dict[str, Any]:
+    """Run:ai's ``policy.defaults``: the defaults document's, with the policy document's attribute defaults
+    beside the instances."""
+    held = policy.document.get("defaults") if policy is not None else None
+    if not isinstance(held, Mapping) or not held:
+        return dict(defaults)
+    return merge_patch(defaults, copy.deepcopy(dict(held)))
 
 
 # -- reset: Run:ai's FieldsToReset -----------------------------------------------------------------------
@@ -400,6 +454,9 @@ def policy_document(ctx: Ctx, given: Mapping[str, Any]) -> tuple[dict[str, Any],
     """The stored policy document of a request's ``policy`` (rules as given, imposed assets by name)."""
     out: dict[str, Any] = {}
     problems: list[Problem] = []
+    defaults = attribute_defaults(strip_nulls(given.get("defaults")))
+    if defaults:
+        out["defaults"] = defaults
     rules = strip_nulls(given.get("rules"))
     if rules is not None and rules != {}:
         out["rules"] = _without_sources(rules)
@@ -529,6 +586,9 @@ def _own(
         )
         if found:
             out["defaults"] = found
+    found = _with_attributes(out.get("defaults", {}), policy)
+    if found:
+        out["defaults"] = found
     if policy is not None:
         rules = policy.document.get("rules")
         if isinstance(rules, Mapping) and rules:
@@ -562,7 +622,7 @@ def _effective(ctx: Ctx, place: Placement) -> dict[str, Any]:
         }
     worker = merge_layers(SPEC_PLAN, default_layers(org, view, False)).spec
     master = merge_layers(SPEC_PLAN, default_layers(org, view, True)).spec
-    defaults = runai_defaults(worker, master)
+    defaults = merge_patch(runai_defaults(worker, master), shape.pop("defaults", {}))
     return ({"defaults": defaults} if defaults else {}) | shape
 
 
@@ -609,6 +669,9 @@ def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | Non
         )
         if found:
             out["defaults"] = found
+    found = _with_attributes(out.get("defaults", {}), policy)
+    if found:
+        out["defaults"] = found
     if policy is not None:
         if "rules" in policy.document:
             out["rules"] = copy.deepcopy(policy.document["rules"])

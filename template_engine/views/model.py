@@ -97,7 +97,7 @@ KINDS: tuple[LayerKind, ...] = (
     ),
     LayerKind("template", "template", "the template's own spec, master or containerPath override"),
     LayerKind("submission", "submission", "a workload submission (service only)"),
-    LayerKind("policy", "defaultFrom", "set by a policy's defaultFrom rule"),
+    LayerKind("policy", "defaultFrom", "set by a policy's defaultFrom rule or attribute default"),
     LayerKind("none", "no layer", "no layer is known to have set it"),
 )
 #: The kinds of source a value of the manifests has beyond the layers (docs/cluster.md, "Sources").
@@ -111,14 +111,15 @@ _KIND_BY_KEY = {kind.key: kind for kind in (*KINDS, *SOURCE_KINDS)}
 def layer_kind(label: str | None) -> str:
     """The kind key of a layer label (``department research defaults`` -> ``department``).
 
-    Labels are made by :mod:`template_engine.layers` (and ``defaultFrom rule of ...`` by :mod:`explain`);
+    Labels are made by :mod:`template_engine.layers` (and ``defaultFrom rule of ...``, ``attribute default of
+    ...`` by :mod:`explain`);
     department and project names are free text, so only the fixed prefixes and suffixes are read.
     """
     if not label:
         return "none"
     if label == "system defaults":
         return "system"
-    if label.startswith("defaultFrom rule of "):
+    if label.startswith(("defaultFrom rule of ", "attribute default of ")):
         return "policy"
     if label.startswith("department ") and label.endswith(" defaults"):
         return "department"

@@ -113,7 +113,12 @@ def _json_number(number: Any) -> int | float:
 
 
 def _rule_value(
-    key: str, kind: str, family: RuleFamily, siblings: Mapping[str, Node], bounds: Bounds | None
+    key: str,
+    kind: str,
+    family: RuleFamily,
+    siblings: Mapping[str, Node],
+    bounds: Bounds | None,
+    prefix: str,
 ) -> dict[str, Any]:
     if kind == "boolean":
         return {"type": _nullable("boolean")}
@@ -150,12 +155,14 @@ def _rule_value(
             and node.value_kind in numeric
             and (family.value_kind == "quantity" or node.value_kind != "quantity")
         )
+        # The bare sibling, or its full path as Run:ai's policy reference writes it (compute.cpuCoreLimit).
+        spelled = allowed + ([f"{prefix}.{name}" for name in allowed] if prefix else [])
         return {
             "type": _nullable("object"),
             "additionalProperties": False,
             "required": ["field"],
             "properties": {
-                "field": {"type": "string", "enum": allowed, "description": "a numeric sibling field"},
+                "field": {"type": "string", "enum": spelled, "description": "a numeric sibling field"},
                 "factor": {"type": "number", "exclusiveMinimum": 0, "maximum": float(FLOAT_MAX)},
             },
         }
@@ -163,10 +170,11 @@ def _rule_value(
 
 
 def _rules(
-    family: RuleFamily, siblings: Mapping[str, Node], field: str, bounds: Bounds | None
+    family: RuleFamily, siblings: Mapping[str, Node], field: str, bounds: Bounds | None, prefix: str = ""
 ) -> dict[str, Any]:
+    others = {k: v for k, v in siblings.items() if k != field}
     properties = {
-        key: _rule_value(key, kind, family, {k: v for k, v in siblings.items() if k != field}, bounds)
+        key: _rule_value(key, kind, family, others, bounds, prefix)
         for key, kind in sorted(family.keys.items())
     }
     return {
@@ -188,7 +196,8 @@ def _attributes(
     for name, node in sorted(known.items()):
         here = (*attribute, name)
         if isinstance(node, RuleFamily):
-            properties[name] = _rules(node, top, name, field_bounds(replica, path, here, node.value_kind))
+            bounds = field_bounds(replica, path, here, node.value_kind)
+            properties[name] = _rules(node, top, name, bounds, ".".join(path) if not attribute else "")
         elif isinstance(node, Section):
             properties[name] = _attributes(node.fields, top, replica, path, here)
         else:
@@ -200,7 +209,8 @@ def _node(
     node: Node, name: str, siblings: Mapping[str, Node], replica: Replica, path: tuple[str, ...]
 ) -> dict[str, Any]:
     if isinstance(node, RuleFamily):
-        return _rules(node, siblings, name, field_bounds(replica, path, (), node.value_kind))
+        bounds = field_bounds(replica, path, (), node.value_kind)
+        return _rules(node, siblings, name, bounds, ".".join(path[:-1]))
     if isinstance(node, ItemsFamily):
         properties: dict[str, Any] = {
             "instances": {
@@ -234,17 +244,54 @@ def _section(section: Section, replica: Replica, path: tuple[str, ...] = ()) -> 
     }
 
 
+def _default_attributes(known: Mapping[str, Node]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for name, node in sorted(known.items()):
+        if isinstance(node, Section):
+            properties[name] = _default_attributes(node.fields)
+        elif name != "exclude":
+            properties[name] = {"description": "the default of this attribute for every item"}
+    return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
+
+
+def _defaults_section(section: Section) -> dict[str, Any] | None:
+    """The attribute defaults a policy's ``defaults.<replica>`` may give: the keyed lists with attributes,
+    in the sections that hold them (``None`` for a section without any)."""
+    properties: dict[str, Any] = {}
+    for name, child in sorted(section.fields.items()):
+        if isinstance(child, ItemsFamily) and child.attributes:
+            properties[name] = {
+                "type": _nullable("object"),
+                "description": f"{child.family}: the default of an attribute for every item",
+                "additionalProperties": False,
+                "properties": {"attributes": _default_attributes(child.attributes)},
+            }
+        elif isinstance(child, Section):
+            inner = _defaults_section(child)
+            if inner is not None:
+                properties[name] = inner
+    if not properties:
+        return None
+    return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
+
+
 def policy_schema() -> dict[str, Any]:
-    """The schema of ``policy.yaml``: ``rules.{worker,master}`` (Run:ai's vocabulary), ``imposedAssets``."""
+    """The schema of ``policy.yaml``: ``defaults.{worker,master}`` (attribute defaults of keyed lists),
+    ``rules.{worker,master}`` (Run:ai's vocabulary), ``imposedAssets``."""
     names = {"type": _nullable("array"), "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
     return {
         "title": "template-engine policy document",
         "description": "Rules for the fields of combinedSpec (worker) and combinedMasterSpec (master), in "
-        "Run:ai's vocabulary (DistributedPolicyRulesV2), and the data source assets imposed on every "
-        "composition in scope.",
+        "Run:ai's vocabulary (DistributedPolicyRulesV2), the default of a keyed list's attribute for every "
+        "item (defaults), and the data source assets imposed on every composition in scope.",
         "type": "object",
         "additionalProperties": False,
         "properties": {
+            "defaults": {
+                "type": _nullable("object"),
+                "additionalProperties": False,
+                "properties": {replica: _defaults_section(vocabulary()[replica]) for replica in REPLICAS},
+            },
             "rules": {
                 "type": _nullable("object"),
                 "additionalProperties": False,

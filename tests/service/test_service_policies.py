@@ -212,9 +212,7 @@ def test_a_write_is_checked_whole_with_field_paths(client: Any, ids: Ids) -> Non
         "policy": {
             "rules": {"worker": {"imagee": {"required": True}, "slotsPerWorker": {"max": "lots"}}},
             "imposedAssets": {"worker": [environment, "00000000-0000-4000-8000-000000000000"]},
-            "defaults": {
-                "worker": {"ports": {"attributes": {"serviceType": "ClusterIP"}}, "numWorkers": "x"}
-            },
+            "defaults": {"worker": {"ports": {"attributes": {"serviceType": "Sideways"}}, "numWorkers": "x"}},
         },
     }
     found = _problems(client.put(P, json=body))
@@ -222,7 +220,8 @@ def test_a_write_is_checked_whole_with_field_paths(client: Any, ids: Ids) -> Non
     assert found["policy.rules.worker.slotsPerWorker.max"]["expected"] == "a whole number"
     assert "not a data source" in found["policy.imposedAssets.worker[0]"]["message"]
     assert "no asset has the id" in found["policy.imposedAssets.worker[1]"]["message"]
-    assert "cannot be held" in found["policy.defaults.worker.ports.attributes"]["message"]
+    # An attribute default (Run:ai's, for every item) is checked as an item's own value would be.
+    assert "not a value of it" in found["policy.defaults.worker.ports.attributes.serviceType"]["message"]
     assert "policy.defaults.worker.numWorkers" in found
     # The defaults are checked as a defaults document, on the request's paths.
     wrong = {

@@ -540,6 +540,30 @@ def test_the_policy_preview_lists_what_impact_lists(
     }
 
 
+def test_a_policy_document_edited_in_the_ui_holds_attribute_defaults(
+    browser_for: Any, api: TestClient, org: Org
+) -> None:
+    """A ``policy.yaml`` may give Run:ai's attribute defaults (``defaults.worker.<list>.attributes``, issue
+    31): saved from the UI, they are the policy's ``defaults`` over HTTP, beside the scope's own items."""
+    key = org.key("department", "research")
+    url = f"/ui/scope/{key}/edit/policy"
+    browser = browser_for(RESEARCH)
+    form = browser.form(url)
+    params = {"scope": "department", "departmentId": key[11:]}
+    before = api.get("/api/v2/policy/distributed", params=params).json()["policy"]
+    attributes = (
+        "defaults:\n  worker:\n    storage:\n      hostPath:\n        attributes:\n          readOnly: true\n"
+    )
+    saved = browser.post(url, {**form, "text": attributes + form["text"], "action": "save"})
+    assert saved.status_code == 303, saved.text
+    after = api.get("/api/v2/policy/distributed", params=params).json()["policy"]
+    assert after["defaults"]["worker"]["storage"]["hostPath"] == {"attributes": {"readOnly": True}}
+    assert {k: v for k, v in after["defaults"]["worker"].items() if k != "storage"} == {
+        k: v for k, v in before["defaults"]["worker"].items() if k != "storage"
+    }  # the scope's default items are kept as they were
+    assert after["rules"] == before["rules"]
+
+
 def test_save_stores_and_a_stale_version_is_refused(browser_for: Any, api: TestClient, org: Org) -> None:
     key = org.key("project", "vision")
     url = f"/ui/scope/{key}/edit/defaults"

@@ -46,11 +46,12 @@ from template_engine.errors import InputError, Problem, TemplateEngineError
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
 from template_engine.paths import format_path
+from template_engine.policy.document import SECTIONS
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import read_json, strip_nulls
+from template_engine.service.documents import merge_patch, read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
-from template_engine.service.policy_api import request_form
+from template_engine.service.policy_api import request_form, without_attribute_defaults
 from template_engine.service.policy_store import policy_file
 from template_engine.service.routes.common import template_scope
 from template_engine.service.routes.defaults import write_defaults
@@ -556,9 +557,14 @@ def _policy_change(data: Mapping[str, Any]) -> Callable[[Ctx, PolicyRow | None, 
 
     def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
         problems = [
-            Problem(f"unknown field {name!r} of a policy document", (name,), None, "rules or imposedAssets")
+            Problem(
+                f"unknown field {name!r} of a policy document",
+                (name,),
+                None,
+                "defaults (attribute defaults), rules or imposedAssets",
+            )
             for name in data
-            if name not in ("rules", "imposedAssets")
+            if name not in SECTIONS
         ]
         given: dict[str, Any] = {}
         if "rules" in data:
@@ -592,8 +598,12 @@ def _policy_change(data: Mapping[str, Any]) -> Callable[[Ctx, PolicyRow | None, 
         if problems:
             raise bad_request(problems, "The policy is not valid.")
         current = request_form(ctx, policy, defaults)
-        if "defaults" in current:
-            given["defaults"] = current["defaults"]
+        # The scope's defaults as they are, with the attribute defaults this document gives.
+        kept = without_attribute_defaults(current.get("defaults") or {})
+        written = data.get("defaults")
+        merged = merge_patch(kept, written) if isinstance(written, Mapping) else kept
+        if merged:
+            given["defaults"] = merged
         return strip_nulls(given)  # type: ignore[no-any-return]
 
     return change

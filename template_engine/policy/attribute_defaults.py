@@ -1,0 +1,257 @@
+"""Run:ai's attribute defaults of keyed lists: read from a policy's ``defaults``, and applied to a rendered
+combined spec.
+
+A policy's ``defaults.worker`` (``defaults.master``) holds, for a keyed list, the default of an attribute
+for every item (``compute.extendedResources: {attributes: {quantity: 3}}``); the default items themselves
+are the scope's defaults, in its ``defaults.yaml``.  Run:ai's policy reference ("Itemized"): an item's own
+value of an attribute beats the attribute default, and the attribute default fills every item that has
+none: an item the request side added, and an inherited one that lacks the attribute.  Pure: a spec and the
+replica's attribute defaults in, a copy and which default set which path out (their origin for ``explain``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from template_engine.errors import Location
+from template_engine.merge.engine import clone
+from template_engine.merge.plan import PlanNode, item_key
+from template_engine.models.spec import MasterSpec, WorkerSpec
+from template_engine.org import Scope
+from template_engine.paths import Path
+from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, vocabulary
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeDefault:
+    """Run:ai's attribute default of a keyed list (``defaults.worker.compute.extendedResources.attributes``):
+    the value every item of the combined list gets for ``attribute`` when it has none of its own."""
+
+    replica: Replica
+    path: tuple[str, ...]
+    attribute: tuple[str, ...]
+    value: Any
+    scope: Scope
+    location: Location
+
+    @property
+    def key(self) -> tuple[Replica, tuple[str, ...], tuple[str, ...]]:
+        """What a nearer scope's attribute default of the same attribute replaces."""
+        return self.replica, self.path, self.attribute
+
+    @property
+    def field_text(self) -> str:
+        """``compute.extendedResources.attributes.quantity``."""
+        return ".".join((*self.path, "attributes", *self.attribute))
+
+
+class _Reader(Protocol):
+    """What reading a policy needs to say where a problem is (``policy.document``'s reader)."""
+
+    scope: Scope
+
+    def at(self, path: Path) -> Location: ...
+    def fail(self, message: str, path: Path, expected: str | None) -> None: ...
+    def unknown(self, name: str, allowed: list[str], path: Path, what: str) -> None: ...
+    def mapping(self, value: Any, path: Path, what: str) -> Mapping[str, Any] | None: ...
+
+
+def read_attribute_defaults(
+    reader: _Reader, replica: Replica, data: Mapping[str, Any], path: Path
+) -> list[AttributeDefault]:
+    """The attribute defaults of ``data`` (a policy's ``defaults.<replica>``); each problem told to
+    ``reader``."""
+    out: list[AttributeDefault] = []
+    _section(reader, out, replica, vocabulary()[replica], data, (), path)
+    return out
+
+
+def _section(
+    reader: _Reader,
+    out: list[AttributeDefault],
+    replica: Replica,
+    node: Section,
+    data: Mapping[str, Any],
+    field_path: tuple[str, ...],
+    path: Path,
+) -> None:
+    for name, value in data.items():
+        here = (*path, name)
+        child = node.fields.get(str(name))
+        if value is None:
+            continue
+        if child is None:
+            reader.unknown(str(name), list(node.fields), here, "field for defaults")
+        elif isinstance(child, Section):
+            inner = reader.mapping(value, here, ".".join((*field_path, str(name))))
+            if inner is not None:
+                _section(reader, out, replica, child, inner, (*field_path, str(name)), here)
+        elif isinstance(child, ItemsFamily):
+            _items(reader, out, replica, child, value, (*field_path, str(name)), here)
+        else:
+            reader.fail(
+                f"a policy's defaults hold only the attribute defaults of keyed lists: the default of "
+                f"{'.'.join((*field_path, str(name)))} is the scope's, in its defaults.yaml",
+                here,
+                f"spec.{'.'.join((*field_path, str(name)))} in the defaults.yaml beside this policy",
+            )
+
+
+def _items(
+    reader: _Reader,
+    out: list[AttributeDefault],
+    replica: Replica,
+    node: ItemsFamily,
+    value: Any,
+    field_path: tuple[str, ...],
+    path: Path,
+) -> None:
+    what = ".".join(field_path)
+    data = reader.mapping(value, path, what)
+    if data is None:
+        return
+    for key, given in data.items():
+        here = (*path, key)
+        if key == "instances":
+            if given is not None:
+                reader.fail(
+                    f"the default items of {what} are the scope's defaults, in its defaults.yaml; a "
+                    "policy's defaults hold the attribute defaults of every item",
+                    here,
+                    f"spec.{what}: [items] in the defaults.yaml beside this policy",
+                )
+        elif key == "attributes":
+            attributes = reader.mapping(given, here, f"{what}.attributes")
+            if attributes is not None and not node.attributes:
+                reader.fail(f"the items of {what} have no attributes to default", here, "instances only")
+            elif attributes is not None:
+                _attributes(reader, out, replica, node.attributes, attributes, field_path, (), here)
+        else:
+            reader.unknown(str(key), ["attributes", "instances"], here, f"part of the defaults of {what}")
+
+
+def _attributes(
+    reader: _Reader,
+    out: list[AttributeDefault],
+    replica: Replica,
+    known: Mapping[str, Node],
+    data: Mapping[str, Any],
+    field_path: tuple[str, ...],
+    attribute: tuple[str, ...],
+    path: Path,
+) -> None:
+    for name, value in data.items():
+        here = (*path, name)
+        child = known.get(str(name))
+        if value is None:
+            continue
+        if name == "exclude" and not attribute:  # a layer's directive, not a value an item holds
+            reader.fail(
+                "exclude has no default: a layer excludes an item by its key",
+                here,
+                "a default of another attribute",
+            )
+        elif child is None:
+            reader.unknown(str(name), [k for k in known if k != "exclude"], here, "attribute for defaults")
+        elif isinstance(child, Section):
+            inner = reader.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
+            if inner is not None:
+                _attributes(
+                    reader, out, replica, child.fields, inner, field_path, (*attribute, str(name)), here
+                )
+        elif isinstance(child, RuleFamily):
+            what = ".".join((*attribute, str(name)))
+            problem = _default_problem(replica, field_path, (*attribute, str(name)), value)
+            if problem is not None:
+                reader.fail(
+                    f"the default of attribute {what} is not a value of it: {problem}, not {_short(value)}",
+                    here,
+                    f"a value an item of {'.'.join(field_path)} may have for {what}",
+                )
+            else:
+                out.append(
+                    AttributeDefault(
+                        replica, field_path, (*attribute, str(name)), value, reader.scope, reader.at(here)
+                    )
+                )
+
+
+def _default_problem(
+    replica: Replica, field_path: tuple[str, ...], attribute: tuple[str, ...], value: Any
+) -> str | None:
+    """Why ``value`` cannot be attribute ``attribute`` of an item of the list ``field_path``, by the spec
+    models (a quantity of ``extendedResources`` is a string or a whole number, as an item's own); ``None``
+    when it can."""
+    data: Any = value
+    for name in reversed(attribute):
+        data = {name: data}
+    data = [data]
+    for name in reversed(field_path):
+        data = {name: data}
+    model = WorkerSpec if replica == "worker" else MasterSpec
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return str(exc.errors()[0]["msg"])
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _get(data: Any, path: Iterable[str]) -> Any:
+    for name in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(name)
+    return data
+
+
+def _set(data: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A copy of ``data`` with ``path`` set; the mappings on the way keep their keys sorted, as rendered."""
+    out = dict(data)
+    if len(path) == 1:
+        out[path[0]] = value
+    else:
+        inner = out.get(path[0])
+        out[path[0]] = _set(inner if isinstance(inner, Mapping) else {}, path[1:], value)
+    return dict(sorted(out.items()))
+
+
+def apply_attribute_defaults(
+    spec: Mapping[str, Any], defaults: Iterable[AttributeDefault], plan: PlanNode
+) -> tuple[dict[str, Any], dict[Path, AttributeDefault]]:
+    """``spec`` (a copy) with each attribute default written into every item of its list that has no value
+    for the attribute, and the path of each value so set with the default that set it."""
+    out: dict[str, Any] = dict(spec)
+    applied: dict[Path, AttributeDefault] = {}
+    for default in defaults:
+        node = plan
+        for name in default.path:
+            node = node.child(name)
+        items = _get(out, default.path)
+        if not isinstance(items, list) or node.key is None:
+            continue
+        new_items: list[Any] = []
+        changed = False
+        for item in items:
+            if isinstance(item, Mapping) and _missing(_get(item, default.attribute)):
+                match = item_key(item, node.key)
+                if match is not None:
+                    item = _set(item, default.attribute, clone(default.value))
+                    applied[(*default.path, match, *default.attribute)] = default
+                    changed = True
+            new_items.append(item)
+        if changed:
+            out = _set(out, default.path, new_items)
+    return out, applied
