@@ -224,3 +224,92 @@ def test_the_explain_view_hover_says_what_explain_says() -> None:
         'overrode "1" (system defaults, system/defaults.yaml:62)',
         'overrode "2" (project nlp defaults, projects/nlp/defaults.yaml:7)',
     ]
+
+
+# -- 4. manifests --all groups its warnings by source line ---------------------------------------------------
+
+
+def _manifests_all(root: Path, out: Path, *more: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["manifests", "--root", str(root), "--all", "--out", str(out), *more])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_manifests_all_says_each_warning_once_per_source_line_with_its_pairs(tmp_path: Path) -> None:
+    code, _, err = _manifests_all(EXAMPLE, tmp_path / "out")
+    assert code == 1
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    # the example org's 118 warnings (18 pairs) come from 18 source lines and wordings
+    assert len(warnings) == 18
+    assert len(warnings) == len(set(warnings))
+    tool = [w for w in warnings if "[system/defaults.yaml:45]" in w]
+    assert tool == [
+        "warning: worker ports[container=6006].toolType: not in the objects: a Run:ai UI tool link "
+        "[system/defaults.yaml:45] in 18 pairs: nlp / mpi-horovod, nlp / pytorch-elastic, "
+        "nlp / tf-parameter-server, recsys / mpi-horovod, recsys / pytorch-elastic, recsys / xgboost-ctr, "
+        "speech / asr-sweep-draft, speech / mpi-horovod, speech / pytorch-elastic, speech / xgboost-ctr, "
+        "vision / mpi-horovod, vision / pytorch-elastic, vision / tf-parameter-server, "
+        "vision / vit-finetune, "
+        "(system) / mpi-horovod, (system) / pytorch-elastic, (applied) / xgboost-ctr, "
+        "(research) / tf-parameter-server"
+    ]
+    # one line for a source line both replicas read
+    (both,) = [w for w in warnings if "[assets/environments/tensorflow.yaml:17]" in w]
+    assert both.startswith("warning: worker and master ports[container=2222].serviceType: ")
+    assert both.endswith(
+        " in 3 pairs: nlp / tf-parameter-server, vision / tf-parameter-server,"
+        " (research) / tf-parameter-server"
+    )
+    # each pair's issues are still its own lines
+    assert (
+        "error: speech / asr-sweep-draft: not runnable: worker image: mandatory image is not provided" in err
+    )
+
+
+def test_the_grouped_warnings_are_every_warning_of_the_pairs(tmp_path: Path) -> None:
+    """Nothing is lost: the pairs listed add up, line by line, to the warnings each pair has alone."""
+    from template_engine import compose, load_org
+    from template_engine.cli.manifest_commands import _warnings
+
+    org = load_org(EXAMPLE)
+    each = 0
+    for view, template in org.views():
+        each += len(
+            {(w.location, w.field_text(), w.message) for w in _warnings(compose(org, template, view))}
+        )
+    _, _, err = _manifests_all(EXAMPLE, tmp_path / "out")
+    counts = [
+        int(line.rsplit(" in ", 1)[1].split()[0]) for line in err.splitlines() if line.startswith("warning")
+    ]
+    assert sum(counts) == each
+
+
+# -- 6. manifests --all marks the file of a pair that is not runnable ----------------------------------------
+
+
+def test_the_file_of_a_pair_that_is_not_runnable_opens_with_why(tmp_path: Path) -> None:
+    import yaml
+
+    out = tmp_path / "out"
+    _manifests_all(EXAMPLE, out)
+    text = (out / "speech--asr-sweep-draft.yaml").read_text(encoding="utf-8")
+    head = text.split("\n---\n")[0].splitlines()
+    assert head[0].startswith("# NOT RUNNABLE: ")
+    assert "#   worker image: mandatory image is not provided" in head
+    assert "#   master: image is required by the system policy" in head
+    assert yaml.safe_load_all(text) is not None and next(yaml.safe_load_all(text))["kind"] == "PyTorchJob"
+    # a runnable pair's file has no such header
+    assert not (out / "vision--vit-finetune.yaml").read_text(encoding="utf-8").startswith("#")
+    marker = (out / ".template-engine-manifests").read_text(encoding="utf-8")
+    assert "speech--asr-sweep-draft.yaml: worker image: mandatory image is not provided" in marker
+    assert "vision--vit-finetune" not in marker
+
+
+def test_json_files_are_unchanged_and_the_marker_file_names_the_pairs_not_runnable(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _manifests_all(EXAMPLE, out, "-o", "json")
+    objects = json.loads((out / "speech--asr-sweep-draft.json").read_text(encoding="utf-8"))
+    assert objects[0]["kind"] == "PyTorchJob"
+    marker = (out / ".template-engine-manifests").read_text(encoding="utf-8")
+    assert "Not runnable (do not apply these files):" in marker
+    assert "speech--asr-sweep-draft.json: worker image: mandatory image is not provided" in marker
