@@ -426,13 +426,14 @@ def _shown(value: Any) -> str:
 
 def _describe(note: Note, seen: _Seen | None = None) -> str:
     """A problem as ``file:line: field: message``; a runnable issue as ``replica field: message (value V)
-    [file:line]``, as a warning is written (``seen``: its value and place); the parts that are known."""
+    [file:line]``, as a warning is written (``seen``: its value, when it is not a mapping or a list, and
+    its place); the parts that are known."""
     if isinstance(note, CompositionWarning):
         return note.one_line()
     if isinstance(note, RunnableIssue):
         text = note.one_line()
-        if seen is not None and seen.has_value:
-            text += f" (value {_shown(seen.value)})"
+        if seen is not None and seen.has_value and not isinstance(seen.value, dict | list):
+            text += f" (value {_shown(seen.value)})"  # a whole item or list: JSON has it, the line names it
         if seen is not None and seen.location is not None:
             text += f" [{seen.location.place()}]"
         return text
