@@ -313,3 +313,19 @@ def test_json_files_are_unchanged_and_the_marker_file_names_the_pairs_not_runnab
     marker = (out / ".template-engine-manifests").read_text(encoding="utf-8")
     assert "Not runnable (do not apply these files):" in marker
     assert "speech--asr-sweep-draft.json: worker image: mandatory image is not provided" in marker
+
+
+# -- 7. docs/cli.md counts errors apart from the pairs that are not runnable ---------------------------------
+
+
+def test_the_check_docs_count_errors_as_check_does(org: Path) -> None:
+    """The page said the `not runnable` count includes the `error` rows; check counts them apart."""
+    _edit(org, "projects/vision/templates/vit-finetune.yaml", "compute: a100-x8", "compute: a100-x9")
+    code, out = _run("check", "--root", str(org), "-p", "vision")
+    assert code == 1
+    assert "2 runnable, 1 not runnable, 1 error, 4 in all" in out  # vit-finetune is the error
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page.split("\n## check\n", 1)[1].split("\n## explain\n", 1)[0]
+    assert "count includes the\n`error` rows" not in section and "includes the `error` rows" not in section
+    assert "counted apart, as `N error(s)`" in section
+    assert "\n0 runnable, 0 not runnable, 1 error, 1 in all;" in section  # an example, run by the doc tests
