@@ -145,7 +145,7 @@ def test_report_counts_the_pairs_that_are_not_runnable(tmp_path: Path) -> None:
     assert code == 0
     assert said == f"wrote 19 page(s) to {out}: 18 pair(s), 15 runnable, 3 not runnable\n"
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "18 pair(s), 15 runnable, 3 not runnable;" in index
+    assert "18 pair(s): 15 runnable, 3 not runnable;" in index
 
 
 def test_report_counts_a_pair_that_fails_to_compose_apart(org: Path, tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_report_counts_a_pair_that_fails_to_compose_apart(org: Path, tmp_path: P
     assert code == 0
     assert said.endswith(": 18 pair(s), 14 runnable, 3 not runnable, 1 fails to compose\n"), said
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "18 pair(s), 14 runnable, 3 not runnable, 1 fails to compose;" in index
+    assert "18 pair(s): 14 runnable, 3 not runnable, 1 fails to compose;" in index
 
 
 # -- 2. explain says what a value overrode -------------------------------------------------------------------

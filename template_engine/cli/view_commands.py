@@ -82,7 +82,7 @@ def report(root: FsPath, out: FsPath, against: str | None, variables: tuple[str,
     except TemplateEngineError as exc:
         fail(exc)
     index = site.index
-    summary = f"wrote {len(site.files)} page(s) to {out}: {index.summary()}"
+    summary = f"wrote {len(site.files)} page(s) to {out}: {len(index.rows)} pair(s), {index.summary()}"
     if against is not None:
         summary += f", {index.changed} changed against {against}"
     say(summary)

@@ -737,9 +737,9 @@ class IndexView:
         return sum(row.status == "fails to compose" for row in self.rows)
 
     def summary(self) -> str:
-        """``18 pair(s), 15 runnable, 3 not runnable`` (``, 1 fails to compose`` when a pair does), as the
-        index and ``report``'s last line say it."""
-        text = f"{len(self.rows)} pair(s), {self.runnable} runnable, {self.not_runnable} not runnable"
+        """``15 runnable, 3 not runnable`` (``, 1 fails to compose`` when a pair does): the counts the index
+        and ``report``'s last line give, adding up to the pairs."""
+        text = f"{self.runnable} runnable, {self.not_runnable} not runnable"
         failed = self.failed
         return text + (f", {failed} {'fails' if failed == 1 else 'fail'} to compose" if failed else "")
 
