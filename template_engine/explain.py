@@ -19,6 +19,22 @@ Action = Literal["set", "added", "excluded", "derived", "unset"]
 
 
 @dataclass(frozen=True, slots=True)
+class Replaced:
+    """A value a lower layer wrote at an entry's path, which the entry's layer overrode (or, for an
+    exclusion, removed): "why isn't my default applied?"."""
+
+    value: Any
+    location: Location
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, **self.location.to_dict()}
+
+    def render(self) -> str:
+        """``2 (project nlp defaults, projects/nlp/defaults.yaml:5)``, as an entry names its own layer."""
+        return f"{_show(self.value)} ({self.location.layer or 'unknown layer'}, {self.location.place()})"
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One line of an explanation."""
 
@@ -29,6 +45,8 @@ class Entry:
     location: Location | None
     #: The policy rules that govern this field (POLICY.md): ``max 8 (system policy, system/policy.yaml:5)``.
     rules: tuple[str, ...] = ()
+    #: What lower layers wrote here, lowest first: the values this one overrode (an exclusion: removed).
+    replaced: tuple[Replaced, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -43,12 +61,17 @@ class Entry:
             out.update(self.location.to_dict())
         if self.rules:
             out["rules"] = list(self.rules)
+        if self.replaced:
+            out["overrode" if self.action != "excluded" else "removed"] = [r.to_dict() for r in self.replaced]
         return out
 
     def render(self) -> str:
         where = f"{self.location.layer}, {self.location.place()}" if self.location else "no layer"
         field = f"{self.replica:6} {format_path(self.path)}"
         governed = f"  [governed by {'; '.join(self.rules)}]" if self.rules else ""
+        if self.replaced:
+            verb = "removed" if self.action == "excluded" else "overrode"
+            governed = f"  [{verb} {'; '.join(r.render() for r in self.replaced)}]{governed}"
         if self.action == "excluded":
             return f"{field}  excluded by {where}{governed}"
         if self.action == "added":
@@ -64,6 +87,69 @@ def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def written_by_layer(result: MergeResult) -> dict[Path, list[tuple[int, Any]]]:
+    """What each layer wrote at each path (an item without its ``exclude`` flag), by layer position."""
+    out: dict[Path, list[tuple[int, Any]]] = {}
+    for index, layer in enumerate(result.layers):
+        walk = steps(layer.spec, SPEC_PLAN)
+        for step in walk:
+            value = step.value
+            if step.item and isinstance(value, Mapping):
+                if value.get("exclude") is True:  # an exclusion writes no value
+                    walk.skip()
+                    continue
+                value = {k: v for k, v in value.items() if k != "exclude"}
+            elif (
+                len(step.path) >= 2
+                and isinstance(step.path[-2], Match)
+                and step.path[-1] in ("exclude", step.path[-2].field)
+            ):  # the flag, and the key that names the item
+                continue
+            if value is None:
+                continue
+            out.setdefault(step.path, []).append((index, value))
+    return out
+
+
+def replaced_below(
+    result: MergeResult, written: Mapping[Path, list[tuple[int, Any]]], path: Path, layer: int
+) -> tuple[Replaced, ...]:
+    """The values the layers below position ``layer`` wrote at ``path`` (:func:`written_by_layer`), lowest
+    first, each where its layer writes it: what the value set (or the exclusion made) at ``layer``
+    replaced.  The CLI's ``explain`` and the explain view's hover both read it."""
+    return tuple(
+        Replaced(value, result.layers[index].location(_raw(result, index, path)))
+        for index, value in written.get(path, ())
+        if index < layer
+    )
+
+
+def _raw(result: MergeResult, layer: int, path: Path) -> Path:
+    """The path of ``path`` inside one layer's document (items by position), for its line number."""
+    raw: list[str | int] = []
+    value: Any = result.layers[layer].spec
+    for segment in path:
+        if isinstance(segment, Match):
+            position = next(
+                (
+                    i
+                    for i, item in enumerate(value or ())
+                    if isinstance(item, Mapping) and item.get(segment.field) == segment.value
+                ),
+                None,
+            )
+            if position is None:
+                break
+            raw.append(position)
+            value = value[position]
+        elif isinstance(segment, str) and isinstance(value, Mapping) and segment in value:
+            raw.append(segment)
+            value = value[segment]
+        else:
+            break
+    return tuple(raw)
+
+
 def _entries(
     replica: Literal["worker", "master"],
     spec: Mapping[str, Any] | None,
@@ -73,6 +159,12 @@ def _entries(
     if spec is None or result is None:
         return []
     excluded = dict(result.excluded)
+    written = written_by_layer(result)
+
+    def below(path: Path, removed: bool = False) -> tuple[Replaced, ...]:
+        found = result.excluded.get(path) if removed else result.set_by.get(path) or result.origin_of(path)
+        return replaced_below(result, written, path, found.layer) if found is not None else ()
+
     out = []
     # Every scalar, whole-replaced value and keyed item, by field name.
     for path, value, _, is_item in steps(spec, SPEC_PLAN, sort=True):
@@ -83,9 +175,11 @@ def _entries(
             origin = result.set_by.get(path)
             out.append(Entry(replica, path, "added", None, result.location(origin) if origin else None))
         else:
-            out.append(Entry(replica, path, "derived" if derived else "set", value, result.locate(path)))
+            action: Action = "derived" if derived else "set"
+            out.append(Entry(replica, path, action, value, result.locate(path), replaced=below(path)))
     for path, origin in excluded.items():
-        out.append(Entry(replica, path, "excluded", None, result.location(origin)))
+        removed = below(path, removed=True)
+        out.append(Entry(replica, path, "excluded", None, result.location(origin), replaced=removed))
     return out
 
 
@@ -130,7 +224,9 @@ def _with_policy(composition: Composition, entries: list[Entry]) -> list[Entry]:
         origin = composition.policy_origins.get((entry.replica, entry.path))
         if origin is not None and entry.action in ("set", "derived"):
             layer = origin_text(origin, entry.path)
-            entry = replace(entry, location=replace(origin.location, layer=layer))
+            # set by the policy (derived by defaultFrom, or filled by an attribute default): it overrides no
+            # lower layer's value (the explain view says so too)
+            entry = replace(entry, location=replace(origin.location, layer=layer), replaced=())
         rules = _governing(composition, entry.replica, entry.path)
         out.append(replace(entry, rules=rules) if rules else entry)
     return out

@@ -31,7 +31,7 @@ from template_engine.cli.options import (
     vars_option,
 )
 from template_engine.compose import Composition, MergeCache, compose, unused_variable
-from template_engine.errors import CompositionWarning, Problem, TemplateEngineError, WarningKind
+from template_engine.errors import CompositionWarning, Location, Problem, TemplateEngineError, WarningKind
 from template_engine.explain import explain
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, Template, TemplateRef, View
@@ -116,6 +116,22 @@ Note = Problem | RunnableIssue | CompositionWarning
 
 
 @dataclass(frozen=True, slots=True)
+class _Seen:
+    """Where a runnable issue's value is set (as ``check -o sarif`` locates it: the layer that wrote it, else
+    the policy rule or the template that asks for it) and the value, when the field holds one."""
+
+    location: Location | None
+    has_value: bool = False
+    value: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.location.to_dict() if self.location is not None else {}
+        if self.has_value:
+            out["value"] = self.value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class _Row:
     """One pair of ``check``: its status, its issues and, when it composed, its warnings."""
 
@@ -130,6 +146,19 @@ class _Row:
     warnings: tuple[CompositionWarning, ...] | None = None
     #: For a CI format (``None`` otherwise): the issues as findings at their places, and the job object.
     facts: tuple[tuple[Finding, ...], JobRef | None] | None = None
+    #: For each runnable issue (in ``issues``' order): where its value is set, and the value.
+    seen: tuple[_Seen, ...] = ()
+
+    def issue_dicts(self) -> list[dict[str, Any]]:
+        """Each issue's record, a runnable issue's with the ``file``, ``line``, ``layer`` and ``value``
+        known of it."""
+        seen = dict(zip((i for i in self.issues if isinstance(i, RunnableIssue)), self.seen, strict=False))
+        return [{**i.to_dict(), **(seen[i].to_dict() if i in seen else {})} for i in self.issues]
+
+    def describe(self, note: Note) -> str:
+        """:func:`_describe` of one of this row's notes, a runnable issue with its value and place."""
+        seen = self.seen[self.issues.index(note)] if isinstance(note, RunnableIssue) and self.seen else None
+        return _describe(note, seen)
 
     @property
     def is_runnable(self) -> bool:
@@ -143,7 +172,7 @@ class _Row:
             "scope": self.scope,
             "status": self.status,
             "isRunnable": self.is_runnable,
-            "issues": [i.to_dict() for i in self.issues],
+            "issues": self.issue_dicts(),
         }
         if self.warnings is not None:
             out["warnings"] = [w.to_dict() for w in self.warnings]
@@ -179,7 +208,8 @@ def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[V
         status = "runnable" if runnable.is_runnable else "not runnable"
         others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
         facts = _facts(result) if ci else None
-        rows.append(_Row(*pair, status, runnable.issues, others, facts))
+        seen = _seen(result) if runnable.issues else ()
+        rows.append(_Row(*pair, status, runnable.issues, others, facts, seen))
     return _Checked(rows, unused)
 
 
@@ -284,6 +314,18 @@ def _facts(composition: Composition) -> tuple[tuple[Finding, ...], JobRef | None
     return composition_findings(composition), job_ref(composition)
 
 
+def _seen(composition: Composition) -> tuple[_Seen, ...]:
+    """Each runnable issue's place and value, as the CI formats locate it (``reports.findings``)."""
+    from template_engine.reports.findings import issue_location, issue_value
+
+    out = []
+    for issue in composition.runnable.issues:
+        location, _ = issue_location(issue, composition)
+        has_value, value = issue_value(issue, composition)
+        out.append(_Seen(location, has_value, value))
+    return tuple(out)
+
+
 def _check_report(org: Org, root: FsPath, rows: list[_Row], problems: list[Problem]) -> CheckReport:
     """What ``check`` found, as the CI formats' records (``template_engine.reports``)."""
     from template_engine.reports import CheckReport, PairResult, problem_finding, warning_findings
@@ -371,16 +413,32 @@ def _closest(composition: Composition, field: str) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _describe(note: Note) -> str:
-    """``file:line: field: message`` (the parts that are known)."""
+#: The longest value a line of ``check``'s text shows whole (JSON, cut with ``...`` past it).
+_VALUE_WIDTH = 60
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 3] + "..."
+
+
+def _describe(note: Note, seen: _Seen | None = None) -> str:
+    """A problem as ``file:line: field: message``; a runnable issue as ``replica field: message (value V)
+    [file:line]``, as a warning is written (``seen``: its value, when it is not a mapping or a list, and
+    its place); the parts that are known."""
     if isinstance(note, CompositionWarning):
         return note.one_line()
-    if isinstance(note, Problem):
-        where = note.location.place() if note.location is not None else ""
-        parts = (where, format_path(note.path), note.message)
-    else:
-        parts = ("", format_path(note.field), note.message)
-    where, path, message = parts
+    if isinstance(note, RunnableIssue):
+        text = note.one_line()
+        if seen is not None and seen.has_value and not isinstance(seen.value, dict | list):
+            text += f" (value {_shown(seen.value)})"  # a whole item or list: JSON has it, the line names it
+        if seen is not None and seen.location is not None:
+            text += f" [{seen.location.place()}]"
+        return text
+    where = note.location.place() if note.location is not None else ""
+    path, message = format_path(note.path), note.message
     if path and message.startswith(path):  # a sentence that names its field already ("x is locked by ...")
         path = ""
     return ": ".join(part for part in (where, path, message) if part)
@@ -417,7 +475,7 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
             r.template,
             r.scope,
             r.status,
-            _describe(r.issues[0]) if r.issues else "",
+            r.describe(r.issues[0]) if r.issues else "",
         )
         for r in rows
     ]
@@ -443,8 +501,9 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
         if notes:
             click.echo(f"\n{r.project or r.scope} / {r.template}:")
             for kind, note in notes:
-                replica = "" if isinstance(note, Problem) else note.replica
-                where = " ".join(x for x in (replica, _describe(note)) if x)
+                # a warning's line names its replica first, as an issue's does
+                replica = note.replica if isinstance(note, CompositionWarning) else ""
+                where = " ".join(x for x in (replica, r.describe(note)) if x)
                 click.echo(f"  {kind}: {where}")
 
 

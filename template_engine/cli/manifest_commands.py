@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
 import click
@@ -24,9 +24,10 @@ from template_engine.cluster.mapping import Manifests
 from template_engine.cluster.yamlout import dump_documents
 from template_engine.cluster_objects import origin_comments
 from template_engine.compose import Composition, MergeCache, compose
-from template_engine.errors import CompositionWarning, InputError, Problem, TemplateEngineError
+from template_engine.errors import CompositionWarning, InputError, Location, Problem, TemplateEngineError
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, TemplateRef, View
+from template_engine.runnable import RunnableIssue
 from template_engine.staging import exists, put_in_place, sibling
 
 __all__ = ["manifests_command"]
@@ -77,14 +78,73 @@ def _warnings(composition: Composition) -> list[CompositionWarning]:
     return out
 
 
-def _report(composition: Composition, prefix: str) -> bool:
-    """Warnings and runnable issues on stderr, one line each; whether the composition is runnable."""
-    for warning in _warnings(composition):
+def _issue_text(issue: RunnableIssue) -> str:
+    return issue.one_line() + (f" ({issue.check})" if issue.check else "")
+
+
+def _report(composition: Composition, prefix: str, warnings: bool = True) -> bool:
+    """Warnings (unless ``warnings`` is false: ``--all`` groups them) and runnable issues on stderr, one line
+    each; whether the composition is runnable."""
+    for warning in _warnings(composition) if warnings else ():
         warn(f"{prefix}{warning.replica} {warning.one_line()}")
     for issue in composition.runnable.issues:
-        text = issue.one_line() + (f" ({issue.check})" if issue.check else "")
-        click.echo(f"{error_prefix()} {prefix}not runnable: {text}", err=True)
+        click.echo(f"{error_prefix()} {prefix}not runnable: {_issue_text(issue)}", err=True)
     return composition.runnable.is_runnable
+
+
+#: A warning of ``--all`` as it is grouped: its place (``file:line``, empty when unknown), field and message.
+_WarningKey = tuple[str, str, str]
+
+
+@dataclass(slots=True)
+class _Group:
+    """The pairs (and their replicas) that one warning of one source line touches."""
+
+    location: Location | None
+    replicas: set[str] = field(default_factory=set)
+    pairs: list[str] = field(default_factory=list)
+
+    def add(self, replica: str, pair: str) -> None:
+        self.replicas.add(replica)
+        if pair not in self.pairs:
+            self.pairs.append(pair)
+
+
+def _group(groups: dict[_WarningKey, _Group], composition: Composition, pair: str) -> None:
+    for warning in _warnings(composition):
+        place = warning.location.place() if warning.location is not None else ""
+        key = (place, warning.field_text(), warning.message)
+        groups.setdefault(key, _Group(warning.location)).add(warning.replica, pair)
+
+
+def _grouped_lines(groups: dict[_WarningKey, _Group]) -> list[str]:
+    """One line per source location (and wording) of a warning, in file and line order (the warnings no
+    layer placed last): ``REPLICAS FIELD: MESSAGE [FILE:LINE] in N pair(s): P / T, ...``."""
+
+    def order(item: tuple[_WarningKey, _Group]) -> tuple[bool, str, int, str, str]:
+        (_, field_text, message), group = item
+        where = group.location
+        line = where.line if where is not None and where.line is not None else 0
+        return (where is None, where.file if where is not None else "", line, field_text, message)
+
+    lines = []
+    for (place, field_text, message), group in sorted(groups.items(), key=order):
+        replicas = " and ".join(r for r in ("worker", "master") if r in group.replicas)
+        what = f"{replicas} {field_text}: {message}" if field_text else f"{replicas}: {message}"
+        where = f" [{place}]" if place else ""
+        count = len(group.pairs)
+        lines.append(f"{what}{where} in {count} pair{'s' * (count != 1)}: {', '.join(group.pairs)}")
+    return lines
+
+
+def not_runnable_header(composition: Composition) -> str:
+    """The YAML comment that opens the file of a pair that is not runnable: that it is not, and why."""
+    lines = [
+        "# NOT RUNNABLE: Run:ai would not accept this pair (template-engine check says why); these objects",
+        "# are written for inspection, as they would be submitted. Do not apply them. The issues:",
+    ]
+    lines += [f"#   {_issue_text(issue)}" for issue in composition.runnable.issues]
+    return "\n".join(lines) + "\n"
 
 
 def _compose_one(
@@ -112,6 +172,8 @@ class _Written:
     failed: int
     #: The problems that stopped a pair's composition (said with the pair, not again for the org).
     shown: frozenset[Problem]
+    #: ``FILE: ISSUE`` for each issue of a pair that is not runnable (the marker file lists them).
+    refused: tuple[str, ...] = ()
 
 
 def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -> _Written:
@@ -119,8 +181,11 @@ def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -
     runnable = not_runnable = failed = 0
     shown: set[Problem] = set()
     cache: MergeCache = {}
+    groups: dict[_WarningKey, _Group] = {}
+    refused: list[str] = []
     for view, found in org.views():
-        label = f"{_who(view)} / {found.name}: "
+        pair = f"{_who(view)} / {found.name}"
+        label = f"{pair}: "
         try:
             composition = compose(org, found, view, values, cache=cache)
         except TemplateEngineError as exc:
@@ -129,11 +194,17 @@ def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -
             for problem in exc.problems:
                 click.echo(f"{error_prefix()} {label}cannot be composed: {problem.render()}", err=True)
             continue
-        files[file_name(view, found.name, output)] = render(org, composition, output, annotate)
-        if _report(composition, label):
+        name = file_name(view, found.name, output)
+        text = render(org, composition, output, annotate)
+        _group(groups, composition, pair)
+        if _report(composition, label, warnings=False):
             runnable += 1
         else:
             not_runnable += 1
+            refused += [f"{name}: {_issue_text(issue)}" for issue in composition.runnable.issues]
+            if output != "json":  # JSON holds no comment: the folder's marker file lists the pair
+                text = not_runnable_header(composition) + text
+        files[name] = text
     for ref, file in sorted(org.broken_refs.items()):
         if isinstance(ref, TemplateRef):
             failed += 1
@@ -144,7 +215,9 @@ def _every_pair(org: Org, values: dict[str, str], output: str, annotate: bool) -
                 click.echo(
                     f"{error_prefix()} {who} / {ref.name}: cannot be composed: {problem.render()}", err=True
                 )
-    return _Written(files, runnable, not_runnable, failed, frozenset(shown))
+    for line in _grouped_lines(groups):
+        warn(line)
+    return _Written(files, runnable, not_runnable, failed, frozenset(shown), tuple(refused))
 
 
 def _refuse(message: str, expected: str) -> InputError:
@@ -162,7 +235,7 @@ def out_refused(out: FsPath) -> InputError | None:
     return None
 
 
-def write_folder(files: dict[str, str], out: FsPath) -> None:
+def write_folder(files: dict[str, str], out: FsPath, not_runnable: tuple[str, ...] = ()) -> None:
     """``files`` as the folder ``out``, written aside and renamed into place when whole.
 
     ``out`` must be new, empty, or written by ``manifests --all`` before (it holds :data:`MARKER`), which is
@@ -177,10 +250,11 @@ def write_folder(files: dict[str, str], out: FsPath) -> None:
         staged = sibling(out, "manifests")
         for name, text in sorted(files.items()):
             (staged / name).write_text(text, encoding="utf-8")
-        (staged / MARKER).write_text(
-            "Written by `template-engine manifests --all`; the next run replaces this whole folder.\n",
-            encoding="utf-8",
-        )
+        marker = "Written by `template-engine manifests --all`; the next run replaces this whole folder.\n"
+        if not_runnable:
+            marker += "Not runnable (do not apply these files):\n"
+            marker += "".join(f"  {line}\n" for line in not_runnable)
+        (staged / MARKER).write_text(marker, encoding="utf-8")
         put_in_place(staged, out, "manifests")
     except OSError as exc:
         if staged is not None:
@@ -271,7 +345,7 @@ def manifests_command(
     for problem in problems:
         click.echo(f"{error_prefix()} {problem.render()}", err=True)
     try:
-        write_folder(written.files, out)
+        write_folder(written.files, out, written.refused)
     except TemplateEngineError as exc:
         for problem in exc.problems:
             click.echo(f"{error_prefix()} {problem.render()}", err=True)

@@ -82,8 +82,7 @@ def report(root: FsPath, out: FsPath, against: str | None, variables: tuple[str,
     except TemplateEngineError as exc:
         fail(exc)
     index = site.index
-    total = len(index.rows)
-    summary = f"wrote {len(site.files)} page(s) to {out}: {total} pair(s), {index.runnable} runnable"
+    summary = f"wrote {len(site.files)} page(s) to {out}: {len(index.rows)} pair(s), {index.summary()}"
     if against is not None:
         summary += f", {index.changed} changed against {against}"
     say(summary)

@@ -3,12 +3,13 @@ written, each problem at its location, each warning at its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from template_engine.compose import Composition
 from template_engine.errors import CompositionWarning, Location, Problem
 from template_engine.merge.engine import MergeResult
-from template_engine.paths import Path, format_path, is_prefix
+from template_engine.paths import Match, Path, format_path, is_prefix
 from template_engine.reports.model import Finding, JobRef
 from template_engine.reports.rules import issue_rule, warning_rule
 from template_engine.runnable import RunnableIssue
@@ -58,6 +59,30 @@ def issue_location(
     if issue.source is not None:
         return issue.source, ()
     return _template_place(composition), ()
+
+
+def issue_value(issue: RunnableIssue, composition: Composition) -> tuple[bool, Any]:
+    """``(True, value)``: the value at the issue's field in its replica's combined spec; ``(False, None)``
+    when the issue names no field or the field holds nothing (a mandatory field not provided)."""
+    spec: Any = composition.combined_spec
+    if issue.replica == "master" and composition.combined_master_spec is not None:
+        spec = composition.combined_master_spec
+    if not issue.field:
+        return False, None
+    for segment in issue.field:
+        if isinstance(segment, Match) and isinstance(spec, list):
+            spec = next(
+                (i for i in spec if isinstance(i, Mapping) and i.get(segment.field) == segment.value), None
+            )
+        elif isinstance(segment, int) and isinstance(spec, list):
+            spec = spec[segment] if 0 <= segment < len(spec) else None
+        elif isinstance(segment, str) and isinstance(spec, Mapping):
+            spec = spec.get(segment)
+        else:
+            spec = None
+        if spec is None:
+            return False, None
+    return True, spec
 
 
 def issue_finding(issue: RunnableIssue, composition: Composition) -> Finding:
@@ -115,6 +140,7 @@ __all__ = [
     "composition_findings",
     "issue_finding",
     "issue_location",
+    "issue_value",
     "job_ref",
     "problem_finding",
     "warning_finding",

@@ -28,7 +28,7 @@ from template_engine.org import Template, View
 from template_engine.paths import Match, Path, Segment, format_path
 from template_engine.runnable import RunnableIssue
 from template_engine.views.manifests import ManifestsView, ValueLabel, manifests_view
-from template_engine.walk import items, steps
+from template_engine.walk import items
 
 __all__ = [
     "KINDS",
@@ -429,74 +429,15 @@ def _after(segment: Segment, name: str) -> bool:
     return isinstance(segment, str) and segment > name
 
 
-def _written(result: MergeResult) -> dict[Path, list[tuple[int, Any]]]:
-    """What each layer wrote at each path (an item without its ``exclude`` flag), by layer position."""
-    out: dict[Path, list[tuple[int, Any]]] = {}
-    for index, layer in enumerate(result.layers):
-        walk = steps(layer.spec, SPEC_PLAN)
-        for step in walk:
-            value = step.value
-            if step.item and isinstance(value, Mapping):
-                if value.get("exclude") is True:  # an exclusion writes no value
-                    walk.skip()
-                    continue
-                value = {k: v for k, v in value.items() if k != "exclude"}
-            elif (
-                len(step.path) >= 2
-                and isinstance(step.path[-2], Match)
-                and step.path[-1] in ("exclude", step.path[-2].field)
-            ):  # the flag, and the key that names the item
-                continue
-            if value is None:
-                continue
-            out.setdefault(step.path, []).append((index, value))
-    return out
-
-
-def _below(
-    result: MergeResult,
-    written: Mapping[Path, list[tuple[int, Any]]],
-    path: Path,
-    layer: int,
-    name: PlaceName = file_place,
-) -> list[Overridden]:
+def _below(entry: Entry, name: PlaceName = file_place) -> list[Overridden]:
+    """The values lower layers wrote at the entry's path, as explain found them (:func:`replaced_below`:
+    the CLI's ``explain`` says the same)."""
     out = []
-    for index, value in written.get(path, ()):
-        if index < layer:
-            origin = Provenance.of(result.layers[index].location(_raw(result, index, path)), name)
-            assert origin is not None
-            out.append(Overridden(_text(value), origin))
+    for replaced in entry.replaced:
+        origin = Provenance.of(replaced.location, name)
+        assert origin is not None
+        out.append(Overridden(_text(replaced.value), origin))
     return out
-
-
-def _raw(result: MergeResult, layer: int, path: Path) -> Path:
-    """The path of ``path`` inside one layer's document (items by position), for its line number."""
-    raw: list[str | int] = []
-    value: Any = result.layers[layer].spec
-    for segment in path:
-        if isinstance(segment, Match):
-            position = next(
-                (
-                    i
-                    for i, item in enumerate(value or ())
-                    if isinstance(item, Mapping) and _matches(item, segment)
-                ),
-                None,
-            )
-            if position is None:
-                break
-            raw.append(position)
-            value = value[position]
-        elif isinstance(segment, str) and isinstance(value, Mapping) and segment in value:
-            raw.append(segment)
-            value = value[segment]
-        else:
-            break
-    return tuple(raw)
-
-
-def _matches(item: Mapping[str, Any], match: Match) -> bool:
-    return bool(item.get(match.field) == match.value)
 
 
 class _Tree:
@@ -513,16 +454,6 @@ class _Tree:
         self.result = result
         self.name = name
         self.nodes: list[NodeView] = _build("", (), spec, SPEC_PLAN, False).children
-        self.written = _written(result) if result is not None else {}
-
-    def origin_layer(self, path: Path, excluded: bool = False) -> int | None:
-        if self.result is None:
-            return None
-        if excluded:
-            found = self.result.excluded.get(path)
-        else:
-            found = self.result.set_by.get(path) or self.result.origin_of(path)
-        return found.layer if found is not None else None
 
     def entry(self, entry: Entry) -> None:
         if entry.action == "excluded":
@@ -533,11 +464,9 @@ class _Tree:
                 return
             node = _ensure(self.nodes, entry.path, "excluded")
             node.shape, node.action, node.origin = "excluded", "excluded", origin
-            layer = self.origin_layer(entry.path, excluded=True)
-            if layer is not None and self.result is not None:
-                node.overridden = _below(self.result, self.written, entry.path, layer, self.name)
-                if node.overridden:
-                    node.value = node.overridden[-1].value
+            node.overridden = _below(entry, self.name)
+            if node.overridden:
+                node.value = node.overridden[-1].value
             return
         node = _find(self.nodes, entry.path)
         if node is None:  # an ``unset`` entry, or a value pruned from the output
@@ -545,10 +474,9 @@ class _Tree:
         node.action = entry.action
         node.origin = Provenance.of(entry.location, self.name)
         node.rules = list(entry.rules)
-        layer = self.origin_layer(entry.path)
         is_policy = node.origin is not None and node.origin.kind == "policy"
-        if node.shape == "value" and layer is not None and self.result is not None and not is_policy:
-            node.overridden = _below(self.result, self.written, entry.path, layer, self.name)
+        if node.shape == "value" and not is_policy:
+            node.overridden = _below(entry, self.name)
 
     def issue(self, issue: RunnableIssue) -> NodeView:
         node = _find(self.nodes, issue.field)
@@ -799,6 +727,22 @@ class IndexView:
     @property
     def runnable(self) -> int:
         return sum(row.runnable for row in self.rows)
+
+    @property
+    def not_runnable(self) -> int:
+        """The pairs that composed with issues (those that fail to compose are :attr:`failed`)."""
+        return sum(row.status == "not runnable" for row in self.rows)
+
+    @property
+    def failed(self) -> int:
+        return sum(row.status == "fails to compose" for row in self.rows)
+
+    def summary(self) -> str:
+        """``15 runnable, 3 not runnable`` (``, 1 fails to compose`` when a pair does): the counts the index
+        and ``report``'s last line give, adding up to the pairs."""
+        text = f"{self.runnable} runnable, {self.not_runnable} not runnable"
+        failed = self.failed
+        return text + (f", {failed} {'fails' if failed == 1 else 'fail'} to compose" if failed else "")
 
     @property
     def compliant(self) -> int:
