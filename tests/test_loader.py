@@ -438,6 +438,51 @@ def test_a_file_with_several_problems_reports_all_of_them(write_tree: WriteTree)
     assert sorted(line_of(p) or 0 for p in problems) == [5, 6, 7, 9]
 
 
+def test_a_file_the_schema_refuses_reports_its_other_problems_in_the_same_run(write_tree: WriteTree) -> None:
+    """Issue 31: the schema's problems, the rules beyond it (keyed items, values Run:ai refuses, the master
+    conflict) and a meta.name that is not the file's, all in one run, not one kind per run."""
+    body = """\
+        meta:
+          name: other
+        spec:
+          numWorkers: four
+          environmentVariables:
+          - value: '1'
+          - name: A
+          - name: A
+          compute:
+            cpuMemoryRequest: 2GB
+        master:
+          spec:
+            image: y
+        masterSpecSameAsWorker: true
+        """
+    root = write_tree({"projects/vision/templates/job.yaml": body})
+    problems = problems_of(load_org(root), "projects/vision/templates/job.yaml")
+    assert [(p.path, line_of(p)) for p in problems] == [
+        (("spec", "numWorkers"), 4),
+        (("meta", "name"), 2),
+        (("master",), 11),
+        (("spec", "environmentVariables", 0), 6),
+        (("spec", "environmentVariables", 2), 8),
+        (("spec", "compute", "cpuMemoryRequest"), 10),
+    ]
+    # The same for an asset and a defaults file: nothing waits for the schema's problems to be fixed.
+    asset = "meta:\n  name: other\nspec:\n  cpuCoreRequest: lots\n  cpuMemoryRequest: 2GB\n"
+    defaults = "spec:\n  numWorkers: -1\n  labels:\n  - value: a\n"
+    root = write_tree({"assets/computes/small.yaml": asset, "system/defaults.yaml": defaults})
+    org = load_org(root)
+    assert [p.path for p in problems_of(org, "assets/computes/small.yaml")] == [
+        ("spec", "cpuCoreRequest"),
+        ("spec", "cpuMemoryRequest"),
+        ("meta", "name"),
+    ]
+    assert [p.path for p in problems_of(org, "system/defaults.yaml")] == [
+        ("spec", "numWorkers"),
+        ("spec", "labels", 0),
+    ]
+
+
 def test_keyed_list_problems_of_one_file_are_reported_together(write_tree: WriteTree) -> None:
     text = """\
         spec:
@@ -628,7 +673,7 @@ def test_a_datasource_asset_holds_exactly_one_item(write_tree: WriteTree, storag
         ("environments", "  compute:\n    cpuCoreRequest: 1\n", "compute"),
         ("environments", "  numWorkers: 2\n", "numWorkers"),
         ("computes", "  image: x\n", "image"),
-        ("datasources", "  image: x\n", "image"),
+        ("datasources", "  image: x\n  storage:\n    pvc:\n    - claimName: c\n", "image"),
     ],
 )
 def test_an_asset_kind_limits_its_fields(write_tree: WriteTree, folder: str, spec: str, field: str) -> None:
