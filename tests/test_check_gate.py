@@ -162,3 +162,27 @@ def test_the_summary_says_no_errors_when_every_pair_composes(org: Path) -> None:
     _, text = _run("check", "--root", str(org))
     assert "\n15 runnable, 3 not runnable, 18 in all\n" in text and "error" not in text
     assert json.loads(_run("check", "--root", str(org), "-o", "json")[1])["errors"] == 0
+
+
+def test_a_department_template_guards_project_by_default_at_its_own_view(org: Path) -> None:
+    """Issue 31: ``{{ project.name | default('shared') }}`` in a department template composes at the
+    department's own view (its own row of ``check``); used unguarded, the error says how to guard it."""
+    template = org / "departments" / "research" / "templates" / "tf-parameter-server.yaml"
+    text = template.read_text(encoding="utf-8")
+    guarded = "  workingDir: '/home/{{ project.name | default(\"shared\") }}'\n"
+    template.write_text(text.replace("spec:\n", "spec:\n" + guarded, 1), encoding="utf-8")
+    code, out = _run("preview", "--root", str(org), "-d", "research", "-t", "tf-parameter-server")
+    assert code == 0, out
+    assert json.loads(out)["combinedSpec"]["workingDir"] == "/home/shared"
+    code, out = _run("preview", "--root", str(org), "-p", "vision", "-t", "tf-parameter-server")
+    assert json.loads(out)["combinedSpec"]["workingDir"] == "/home/vision"
+    code, out = _run("check", "--root", str(org), "-t", "tf-parameter-server", "-o", "json")
+    (own,) = [r for r in json.loads(out)["results"] if not r["project"]]
+    assert own["status"] == "runnable", own
+    template.write_text(text.replace("spec:\n", "spec:\n  workingDir: '/home/{{ project.name }}'\n", 1))
+    code, out = _run("check", "--root", str(org), "-t", "tf-parameter-server", "-o", "json")
+    (own,) = [r for r in json.loads(out)["results"] if not r["project"]]
+    assert own["status"] == "error"
+    (issue,) = own["issues"]
+    assert "project is not defined at a department's own view" in issue["message"]
+    assert "`{% if project is defined %}`" in issue["message"]
