@@ -18,6 +18,7 @@ from template_engine.merge.engine import MergeResult, clone
 from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Match, Path
+from template_engine.suggest import closest, did_you_mean
 from template_engine.walk import rebuild
 
 if TYPE_CHECKING:
@@ -102,9 +103,10 @@ def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str
                 f"`{{% if {name} is defined %}}` or `| default(...)`",
                 f"a value guarded by `{name} is defined` or `| default(...)` where the view has no {name}",
             )
-        if _UNDEFINED_NAME.fullmatch(message):  # a top-level name: say the ones there are
+        if _UNDEFINED_NAME.fullmatch(message):  # a top-level name: say the ones there are, and the closest
             names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
-            return f"cannot render {text!r}: {message}", names
+            hint = did_you_mean(closest(name, context)) if isinstance(name, str) else ""
+            return f"cannot render {text!r}: {message}{hint}", names
         return f"cannot render {text!r}: {message}", "an index or key that the value has"
     if isinstance(exc, TemplateError):
         return f"cannot render {text!r}: {exc.message or exc}", "a well-formed expression ({{ name }})"

@@ -739,3 +739,13 @@ def test_a_response_shares_nothing_with_the_loaded_org(example_root: Path) -> No
             if isinstance(value, list):
                 value.clear()
     assert _snapshot(org) == before
+
+
+def test_a_quantity_in_bytes_offers_the_quantities_it_may_mean(write_tree: WriteTree) -> None:
+    """Issue 31: did-you-mean for a quantity field, at the line of the value."""
+    text = "spec:\n  compute:\n    cpuMemoryRequest: 2GB\n    cpuMemoryLimit: 4Gi\n"
+    (problem,) = problems_of(load_org(write_tree({"system/defaults.yaml": text})), "system/defaults.yaml")
+    assert problem.path == ("spec", "compute", "cpuMemoryRequest") and line_of(problem) == 3
+    assert problem.expected == (
+        "a quantity written as text, such as '512Mi', '20M' or '1Gi' (did you mean '2G' or '2Gi'?)"
+    )

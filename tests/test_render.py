@@ -186,6 +186,17 @@ def test_a_scope_name_the_view_lacks_says_how_to_guard_it(context: dict[str, Any
     assert "'usr' is undefined" in other.message
 
 
+def test_an_unknown_name_offers_the_closest_known_one() -> None:
+    """Issue 31: ``{{ usr.name }}`` where the variable is ``user`` (did-you-mean, as for a schema's field)."""
+    _, (problem,) = render({"workingDir": "/home/{{ usr.name }}"}, {"user": "alice", "project": {"name": "v"}})
+    assert problem.message == (
+        "combinedSpec cannot render '/home/{{ usr.name }}': 'usr' is undefined (did you mean 'user'?)"
+    )
+    assert problem.expected == "names: project, user"
+    _, (far,) = render({"workingDir": "{{ zzz }}"}, {"user": "alice"})
+    assert far.message.endswith("'zzz' is undefined")
+
+
 def test_reserved_names() -> None:
     # The composition's own names (a variable would hide them); the language has no globals.
     assert {"department", "project", "template"} == RESERVED
