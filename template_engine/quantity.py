@@ -89,9 +89,7 @@ def nearest_quantities(value: str) -> tuple[str, ...]:
     if unit[-1] in "bB" and len(unit) > 1:
         unit = unit[:-1]
     wanted = [unit.lower()] if unit[-1] in "iI" else [unit.lower(), unit.lower() + "i"]
-    found = tuple(
-        f"{number}{suffix}" for want in wanted for suffix in _SIZES if suffix.lower() == want
-    )
+    found = tuple(f"{number}{suffix}" for want in wanted for suffix in _SIZES if suffix.lower() == want)
     return tuple(text for text in found if text != value and is_quantity_text(text))
 
 

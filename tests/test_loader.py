@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from template_engine import Composition, InputError, Org, Problem, compose, load_org
+from template_engine import Composition, InputError, Location, Org, Problem, compose, load_org
 from template_engine.loader import yaml_safe
 from template_engine.loader.yaml_safe import MAX_INT_DIGITS, MAX_NODES, load_yaml
 
@@ -311,6 +311,84 @@ def test_an_integer_with_too_many_digits_has_a_plain_message(sign: str) -> None:
     assert "set_int_max_str_digits" not in caught.value.render()
     # the longest accepted integer is read as a number
     assert load_yaml(f"n: {'7' * MAX_INT_DIGITS}\n", "f.yaml").data["n"] > 0
+
+
+#: An environment asset whose ``environmentVariables:`` moved two spaces left (line 5): PyYAML stops at
+#: line 10.
+KEY_MOVED_LEFT = """\
+meta:
+  name: horovod
+spec:
+  image: horovod/horovod:0.28.1
+environmentVariables:
+  - name: HOROVOD_GPU_OPERATIONS
+    value: NCCL
+  - name: OMPI_MCA_btl_tcp_if_include
+    value: eth0
+  ports:
+  - name: sshd
+    container: 22
+"""
+
+
+def _syntax_problem(text: str) -> Problem:
+    with pytest.raises(InputError) as caught:
+        load_yaml(text, "f.yaml")
+    (problem,) = caught.value.problems
+    return problem
+
+
+def test_an_indentation_error_points_at_the_line_to_change() -> None:
+    """Issue 31: PyYAML stops five lines below a key moved left; the problem is at that key, in words, with
+    where the parser stopped as the second position."""
+    problem = _syntax_problem(KEY_MOVED_LEFT)
+    assert problem.location == Location("f.yaml", 5, 1)
+    assert [r.line for r in problem.related] == [10]
+    assert problem.message.startswith(
+        "invalid YAML: the indentation of this line does not match its block: expected 2 spaces, found 0 "
+        "(the parser stopped at line 10: "
+    )
+    assert problem.expected is not None and problem.expected.startswith("2 spaces of indentation here")
+    # a key one space too far right: at its own line
+    over = _syntax_problem("spec:\n  image: x\n   command: y\n  args: z\n")
+    assert (over.location, over.related) == (Location("f.yaml", 3, 4), ())
+    assert "expected 2 spaces, found 3" in over.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        # a quote never closed runs on to the next quote: the problem is where it starts
+        ("spec:\n  labels:\n  - name: a\n    value: 'b\n  - name: c\n    value: 'd'\n", 4, "closing quote"),
+        # a key without its ':' (re-indenting it would only make it part of the text above)
+        ("spec:\n  image: x\n  command\n  args: y\n", 3, "is a ':' missing?"),
+        # a ': ' inside a plain value: no indentation makes it parse
+        ("spec:\n  args: --foo key: value\n", 2, "quote a value that holds ': '"),
+        # not about indentation: PyYAML's words, at its position
+        ("a: 1\n---\nb: 2\n", 2, "invalid YAML: expected a single document in the stream"),
+    ],
+)
+def test_other_syntax_errors_are_explained_in_words(text: str, line: int, words: str) -> None:
+    problem = _syntax_problem(text)
+    assert problem.location is not None and problem.location.line == line
+    assert words in problem.message
+    assert "a file is read no further than its first syntax error" in str(problem.expected)
+
+
+def test_the_search_for_the_line_to_change_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from template_engine.loader import yaml_errors
+
+    tries: list[int] = []
+    real = yaml_errors._parses
+    monkeypatch.setattr(yaml_errors, "_parses", lambda *a: tries.append(len(a[0])) or real(*a))
+    items = "".join(f"  - name: V{i}\n    value: '{i}'\n" for i in range(600))
+    text = "spec:\n  environmentVariables:\n" + items + " image: x\n  args: y\n"
+    problem = _syntax_problem(text)
+    assert problem.location is not None and problem.location.line == 1203
+    assert 0 < len(tries) <= yaml_errors.SEARCH_BUDGET // len(text)
+    tries.clear()
+    _syntax_problem(text + "#" * yaml_errors.MAX_SEARCH_TEXT)  # too long to search: the parser's position
+    assert tries == []
 
 
 @pytest.mark.parametrize(

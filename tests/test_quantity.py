@@ -254,7 +254,9 @@ def test_every_number_form_parses_as_before(
         ("2" * 70 + "GB", ()),
     ],
 )
-def test_a_unit_kubernetes_does_not_read_has_its_nearest_quantities(written: str, meant: tuple[str, ...]) -> None:
+def test_a_unit_kubernetes_does_not_read_has_its_nearest_quantities(
+    written: str, meant: tuple[str, ...]
+) -> None:
     """Issue 31: ``2GB`` is ``2G`` or ``2Gi`` in Kubernetes' words (a byte unit is never read as milli)."""
     from template_engine.quantity import nearest_quantities
 

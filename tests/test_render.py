@@ -145,7 +145,9 @@ def test_render_spec_reports_every_failure_with_its_path() -> None:
         ("{{ project.name is undefined }}", {}, "True"),
     ],
 )
-def test_an_attribute_of_an_undefined_name_is_undefined(text: str, context: dict[str, Any], expected: str) -> None:
+def test_an_attribute_of_an_undefined_name_is_undefined(
+    text: str, context: dict[str, Any], expected: str
+) -> None:
     """Issue 31: ``{{ project.name | default('shared') }}`` at a department's own view renders the default
     (an attribute of a missing name is missing, as with Jinja2's ChainableUndefined)."""
     assert render_string(text, context) == expected
@@ -188,7 +190,9 @@ def test_a_scope_name_the_view_lacks_says_how_to_guard_it(context: dict[str, Any
 
 def test_an_unknown_name_offers_the_closest_known_one() -> None:
     """Issue 31: ``{{ usr.name }}`` where the variable is ``user`` (did-you-mean, as for a schema's field)."""
-    _, (problem,) = render({"workingDir": "/home/{{ usr.name }}"}, {"user": "alice", "project": {"name": "v"}})
+    _, (problem,) = render(
+        {"workingDir": "/home/{{ usr.name }}"}, {"user": "alice", "project": {"name": "v"}}
+    )
     assert problem.message == (
         "combinedSpec cannot render '/home/{{ usr.name }}': 'usr' is undefined (did you mean 'user'?)"
     )

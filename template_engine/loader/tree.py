@@ -27,8 +27,8 @@ from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
 from template_engine.loader.layout import asset_file, asset_scope, read_layout
 from template_engine.loader.rules import asset_refs, document_rules
-from template_engine.loader.values import MAX_VALUES, count_values
 from template_engine.loader.validate import locate, validate
+from template_engine.loader.values import MAX_VALUES, count_values
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import (
     ASSET_MODELS,
@@ -228,9 +228,10 @@ def _every_problem(
     model: type[Checked], source: Source, stem: str | None, what: str
 ) -> tuple[Checked | None, list[Problem]]:
     """The document of ``model``, and every problem of it at once: the schema's, a ``meta.name`` that is not
-    the file's ``stem`` (unless ``stem`` is ``None`` or the schema refuses the name) and the rules beyond the schema (:func:`document_rules`,
-    which read the data as written, so they are checked on a document the schema refuses too); a problem
-    found twice is said once.  A document of more than ``MAX_VALUES`` values has that one problem."""
+    the file's ``stem`` (unless ``stem`` is ``None`` or the schema refuses the name) and the rules beyond the
+    schema (:func:`document_rules`, which read the data as written, so they are checked on a document the
+    schema refuses too); a problem found twice is said once.  A document of more than ``MAX_VALUES`` values
+    has that one problem."""
     rel = source.file
     if count_values(source.data) > MAX_VALUES:  # nothing more of it is read
         return None, document_rules(model, source.data, rel, source.lines)

@@ -418,9 +418,9 @@ class _Run:
                     WarningKind.EXCLUSION_WITH_FIELDS,
                     "worker",
                     here_out,
-                    f"exclusion of {format_path(here_out)} also gives {names}: an excluding entry needs only "
-                    f"its key, and {'these are' if len(dropped) > 1 else 'this is'} not used (to keep the item "
-                    "and change it, leave out exclude: true)",
+                    f"exclusion of {format_path(here_out)} also gives {names}: an excluding entry needs "
+                    f"only its key, and {'these are' if len(dropped) > 1 else 'this is'} not used (to keep "
+                    "the item and change it, leave out exclude: true)",
                     self.layers[self.layer].location(here_raw),
                 )
             )
