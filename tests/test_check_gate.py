@@ -186,3 +186,36 @@ def test_a_department_template_guards_project_by_default_at_its_own_view(org: Pa
     (issue,) = own["issues"]
     assert "project is not defined at a department's own view" in issue["message"]
     assert "`{% if project is defined %}`" in issue["message"]
+
+
+def test_a_draft_template_is_reported_and_does_not_fail_the_check(org: Path) -> None:
+    """Issue 31: org.yaml's ``drafts`` lists template files that are deliberately unfinished; ``check`` (the
+    pre-commit hook) reports their pairs and says it did not fail on them; anything else still fails."""
+    draft = "projects/speech/templates/asr-sweep-draft.yaml"
+    code, out = _run("check", "--root", str(org), "-p", "speech")
+    assert code == 1 and "asr-sweep-draft" in out  # not runnable: the example org's deliberate failure
+    with (org / "org.yaml").open("a", encoding="utf-8") as f:
+        f.write(f"drafts:\n- {draft}\n")
+    code, out = _run("check", "--root", str(org), "-p", "speech")
+    assert code == 0, out
+    assert "asr-sweep-draft  project speech      not runnable" in out
+    assert "1 not runnable pair(s) of draft templates (org.yaml drafts): not failing" in out
+    code, out = _run("check", "--root", str(org), "-p", "speech", "-o", "json")
+    answer = json.loads(out)
+    assert code == 0 and answer["notRunnable"] == 1
+    assert answer["drafts"] == [{"template": "asr-sweep-draft", "scope": "project speech", "project": "speech"}]
+    # a draft that does not even parse is softened too; a pair of another template still fails
+    (org / draft).write_text("meta: {name: asr-sweep-draft\n", encoding="utf-8")
+    assert _run("check", "--root", str(org), "-p", "speech")[0] == 0
+    assert _run("check", "--root", str(org), "-p", "nlp")[0] == 1  # nlp's mpi-horovod is not runnable
+
+
+def test_a_draft_entry_that_names_no_template_is_a_warning(org: Path) -> None:
+    with (org / "org.yaml").open("a", encoding="utf-8") as f:
+        f.write("drafts:\n- projects/speech/templates/gone.yaml\n")
+    code, out = _run("validate", "--root", str(org), "-o", "json")
+    assert code == 0
+    (warning,) = json.loads(out)["warnings"]
+    assert warning["message"].startswith("drafts lists 'projects/speech/templates/gone.yaml', which is not")
+    assert warning["field"] == "drafts[0]"
+    assert warning["file"] == "org.yaml" and warning["line"] > 1

@@ -552,6 +552,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         del policies[scope]
         note(file, problems, policy_ref(scope))
     _Reuse.last = current
+    drafts, unknown = _drafts(org_doc, layout.templates, files)
     return Org(
         departments,
         defaults,
@@ -559,11 +560,36 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         assets,
         broken,
         refs,
-        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments)),
+        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments), *unknown),
         policies,
         cluster,
         cluster_source,
+        drafts,
     )
+
+
+def _drafts(
+    doc: OrgDocument, templates: Mapping[Scope, Mapping[str, str]], files: sources.Source
+) -> tuple[frozenset[tuple[Scope, str]], list[Problem]]:
+    """The templates ``org.yaml``'s ``drafts`` names, by scope and name, and a warning for each entry that
+    is not a template file of the org (it softens nothing: a file moved or renamed?)."""
+    if not doc.drafts:
+        return frozenset(), []
+    by_file = {rel: (scope, stem) for scope, by in templates.items() for stem, rel in by.items()}
+    found = {by_file[rel] for rel in doc.drafts if rel in by_file}
+    missing = [(index, rel) for index, rel in enumerate(doc.drafts) if rel not in by_file]
+    source = read_source(files, "org.yaml")[0] if missing else None  # read again only for the lines
+    lines = source.lines if source is not None else {}
+    unknown = [
+        Problem(
+            f"drafts lists {rel!r}, which is not a template file of the org: it softens nothing",
+            ("drafts", index),
+            locate("org.yaml", lines, ("drafts", index)),
+            "the path of a template file under --root, such as projects/vision/templates/job.yaml",
+        )
+        for index, rel in missing
+    ]
+    return frozenset(found), unknown
 
 
 def _org_policy_problems(

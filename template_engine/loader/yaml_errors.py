@@ -65,7 +65,8 @@ def _parses(text: str, loader: Any, line: int) -> bool:
     starts, documents = False, 0
     try:
         for event in yaml.parse(text, Loader=loader):
-            starts = starts or (isinstance(event, yaml.ScalarEvent) and event.start_mark.line == line)
+            mark = event.start_mark if isinstance(event, yaml.ScalarEvent) else None
+            starts = starts or (mark is not None and mark.line == line)
             documents += isinstance(event, yaml.DocumentStartEvent)
     except (yaml.YAMLError, ValueError):
         return False
@@ -74,7 +75,8 @@ def _parses(text: str, loader: Any, line: int) -> bool:
 
 def _irregular(lines: list[str], low: int, high: int) -> int:
     """Lines in ``low..high`` not two spaces in from the line they belong to (nor in its column)."""
-    count, open_ = 0, []
+    count = 0
+    open_: list[int] = []
     for number, line in enumerate(lines[: high + 1]):
         if not _content(line):
             continue
