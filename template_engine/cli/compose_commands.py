@@ -280,9 +280,10 @@ def check(
         click.echo(_ci_report(output, _check_report(org, root, rows, problems), docs_url), nl=False)
     else:
         answer = {"results": [r.to_dict() for r in rows], **_counts(rows)}
-        answer["drafts"] = [
-            {"template": r.template, "scope": r.scope, "project": r.project} for r in softened
-        ]
+        if org.drafts:  # only where org.yaml names drafts
+            answer["drafts"] = [
+                {"template": r.template, "scope": r.scope, "project": r.project} for r in softened
+            ]
         emit({**answer, "problems": [p.to_dict() for p in problems]}, output)
     sys.exit(0 if not failing and not problems else EXIT_FINDINGS)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import ADMIN, TEMPLATES
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import ADMIN, TEMPLATES
 
 from template_engine.cli import main
 
