@@ -169,7 +169,7 @@ def test_db_export_from_a_missing_sqlite_file_creates_nothing(runner: CliRunner,
     assert not (tmp_path / "out").exists()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab {}%'\"\\:#-|>!&*@`x1\t\u0085é")), max_size=120))
 def test_an_exported_text_reads_back_as_itself_on_the_line_of_its_key(text: str) -> None:
     """Issue 31: whatever a value holds, ``db export`` writes it so that it reads back as itself, and a value
