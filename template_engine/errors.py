@@ -102,6 +102,8 @@ class WarningKind(Enum):
 
     #: An exclusion names an item that no lower layer gives (a typo in its key?).
     UNMATCHED_EXCLUSION = "unmatched-exclusion"
+    #: An exclusion that gives fields besides its key (a ``value``...): they are dropped with the item.
+    EXCLUSION_WITH_FIELDS = "exclusion-with-fields"
     #: A field that only another distributed framework reads (``slotsPerWorker`` on PyTorch...).
     FRAMEWORK_IGNORES_FIELD = "framework-ignores-field"
     #: The template has a master section, but ``masterSpecSameAsWorker`` is true.

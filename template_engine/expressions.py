@@ -284,16 +284,32 @@ def compile_expression(text: str) -> Expression:
 # -- sizes ---------------------------------------------------------------------------------------------------
 
 
-class Missing:
-    """A name or attribute the context does not have; only ``default`` and ``defined`` accept it."""
-
-    __slots__ = ("name",)
+class UndefinedName(UndefinedError):
+    """A value that is not defined was used: ``name`` is the first part of it that is missing (``project``
+    for ``project.name`` at a view without a project)."""
 
     def __init__(self, name: str) -> None:
+        super().__init__(f"{name!r} is undefined")
         self.name = name
 
+
+class Missing:
+    """A name or attribute the context does not have; only ``default`` and ``defined`` accept it.
+
+    An attribute or item of a missing value is missing too (``project.name`` where ``project`` is not
+    defined), as with Jinja2's ``ChainableUndefined``, so ``{{ project.name | default('shared') }}`` and
+    ``{% if project.name is defined %}`` work at a view without a project; anything else that uses it (the
+    output, an operation, a comparison, a condition) fails, naming ``first``, the first part that is missing.
+    """
+
+    __slots__ = ("first", "name")
+
+    def __init__(self, name: str, first: str | None = None) -> None:
+        self.name = name
+        self.first = name if first is None else first
+
     def fail(self) -> NoReturn:
-        raise UndefinedError(f"{self.name!r} is undefined")
+        raise UndefinedName(self.first)
 
 
 def size_of(value: Any) -> int:
@@ -654,8 +670,8 @@ class _Evaluator:
         return self.lookup(owner, node.attr, _dotted(node))
 
     def lookup(self, owner: Any, key: Any, name: str) -> Any:
-        if isinstance(owner, Missing):
-            owner.fail()
+        if isinstance(owner, Missing):  # chained: only ``default`` or ``defined`` may take it
+            return Missing(name, owner.first)
         if isinstance(owner, Mapping):
             return owner[key] if key in owner else Missing(name)
         if isinstance(key, str):

@@ -187,6 +187,8 @@ class Org:
     cluster: ClusterSettings = DEFAULT_SETTINGS
     #: Where the cluster settings were read (``None``: the defaults).
     cluster_source: Source | None = None
+    #: The templates ``org.yaml`` lists as drafts, as ``(scope, name)``: ``check`` does not fail on them.
+    drafts: frozenset[tuple[Scope, str]] = frozenset()
 
     def require_intact(self, ref: tuple[str, ...]) -> None:
         """Raise the problems of the broken file that would have provided ``ref``, if there is one."""

@@ -67,6 +67,32 @@ def is_quantity_text(value: str) -> bool:
     return len(value) <= MAX_QUANTITY_LENGTH and value == value.strip() and _parse_text(value) is not None
 
 
+#: A number and what follows it, blanks between them allowed: what :func:`nearest_quantities` reads.
+_WRITTEN = re.compile(r"\s*(?P<number>[+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*(?P<unit>[a-zA-Z]{1,4})\s*")
+#: The suffixes of a size: what a unit written in bytes (``GB``, ``MiB``, ``mb``) may mean.
+_SIZES = tuple(suffix for suffix in _SUFFIX if suffix not in ("", "n", "u", "m"))
+
+
+def nearest_quantities(value: str) -> tuple[str, ...]:
+    """The quantities a text that is not one was probably meant to be: ``2GB`` -> ``2G``, ``2Gi``;
+    ``512 mi`` -> ``512Mi``; ``1gib`` -> ``1Gi``; nothing when the text is not a number and a unit.
+
+    A unit written in bytes (a trailing ``B``) or in another case is matched, case aside, against the
+    size suffixes: the decimal one (``G``) and, unless the unit already says which, the binary one (``Gi``).
+    """
+    if len(value) > MAX_QUANTITY_LENGTH:
+        return ()
+    m = _WRITTEN.fullmatch(value)
+    if m is None:
+        return ()
+    number, unit = m["number"], m["unit"]
+    if unit[-1] in "bB" and len(unit) > 1:
+        unit = unit[:-1]
+    wanted = [unit.lower()] if unit[-1] in "iI" else [unit.lower(), unit.lower() + "i"]
+    found = tuple(f"{number}{suffix}" for want in wanted for suffix in _SIZES if suffix.lower() == want)
+    return tuple(text for text in found if text != value and is_quantity_text(text))
+
+
 @lru_cache(maxsize=1024)
 def _parse_text(value: str) -> Decimal | None:
     m = _QUANTITY.fullmatch(value.strip())
@@ -82,4 +108,4 @@ def _parse_text(value: str) -> Decimal | None:
     return None if factor is None else number * factor
 
 
-__all__ = ["MAX_EXPONENT", "MAX_QUANTITY_LENGTH", "is_quantity_text", "parse_quantity"]
+__all__ = ["MAX_EXPONENT", "MAX_QUANTITY_LENGTH", "is_quantity_text", "nearest_quantities", "parse_quantity"]

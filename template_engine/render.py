@@ -18,6 +18,7 @@ from template_engine.merge.engine import MergeResult, clone
 from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Match, Path
+from template_engine.suggest import closest, did_you_mean
 from template_engine.walk import rebuild
 
 if TYPE_CHECKING:
@@ -95,14 +96,33 @@ def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str
         )
     if isinstance(exc, UndefinedError):
         message = exc.message or str(exc)
-        if _UNDEFINED_NAME.fullmatch(message):  # a top-level name: say the ones there are
+        name = getattr(exc, "name", None)
+        if name in _VIEW_NAMES and name not in context:  # a scope the view has not: say how to guard it
+            return (
+                f"cannot render {text!r}: {name} is not defined at {_view_words(context)}; guard with "
+                f"`{{% if {name} is defined %}}` or `| default(...)`",
+                f"a value guarded by `{name} is defined` or `| default(...)` where the view has no {name}",
+            )
+        if _UNDEFINED_NAME.fullmatch(message):  # a top-level name: say the ones there are, and the closest
             names = "names: " + ", ".join(sorted(context)) if context else "no names are defined"
-            return f"cannot render {text!r}: {message}", names
+            hint = did_you_mean(closest(name, context)) if isinstance(name, str) else ""
+            return f"cannot render {text!r}: {message}{hint}", names
         return f"cannot render {text!r}: {message}", "an index or key that the value has"
     if isinstance(exc, TemplateError):
         return f"cannot render {text!r}: {exc.message or exc}", "a well-formed expression ({{ name }})"
     why, expected = _operation_problem(exc)
     return f"cannot render {text!r}: {why}", expected
+
+
+#: The names of the scopes a view may lack (a department's own view has no ``project``).
+_VIEW_NAMES = frozenset({"department", "project"})
+
+
+def _view_words(context: Mapping[str, Any]) -> str:
+    """The view a rendering context is of, in words."""
+    if "project" in context:
+        return "a project's view"
+    return "a department's own view" if "department" in context else "the system's own view"
 
 
 #: Jinja's message for a top-level name that is not defined (``'user' is undefined``).

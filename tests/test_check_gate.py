@@ -162,3 +162,61 @@ def test_the_summary_says_no_errors_when_every_pair_composes(org: Path) -> None:
     _, text = _run("check", "--root", str(org))
     assert "\n15 runnable, 3 not runnable, 18 in all\n" in text and "error" not in text
     assert json.loads(_run("check", "--root", str(org), "-o", "json")[1])["errors"] == 0
+
+
+def test_a_department_template_guards_project_by_default_at_its_own_view(org: Path) -> None:
+    """Issue 31: ``{{ project.name | default('shared') }}`` in a department template composes at the
+    department's own view (its own row of ``check``); used unguarded, the error says how to guard it."""
+    template = org / "departments" / "research" / "templates" / "tf-parameter-server.yaml"
+    text = template.read_text(encoding="utf-8")
+    guarded = "  workingDir: '/home/{{ project.name | default(\"shared\") }}'\n"
+    template.write_text(text.replace("spec:\n", "spec:\n" + guarded, 1), encoding="utf-8")
+    code, out = _run("preview", "--root", str(org), "-d", "research", "-t", "tf-parameter-server")
+    assert code == 0, out
+    assert json.loads(out)["combinedSpec"]["workingDir"] == "/home/shared"
+    code, out = _run("preview", "--root", str(org), "-p", "vision", "-t", "tf-parameter-server")
+    assert json.loads(out)["combinedSpec"]["workingDir"] == "/home/vision"
+    code, out = _run("check", "--root", str(org), "-t", "tf-parameter-server", "-o", "json")
+    (own,) = [r for r in json.loads(out)["results"] if not r["project"]]
+    assert own["status"] == "runnable", own
+    template.write_text(text.replace("spec:\n", "spec:\n  workingDir: '/home/{{ project.name }}'\n", 1))
+    code, out = _run("check", "--root", str(org), "-t", "tf-parameter-server", "-o", "json")
+    (own,) = [r for r in json.loads(out)["results"] if not r["project"]]
+    assert own["status"] == "error"
+    (issue,) = own["issues"]
+    assert "project is not defined at a department's own view" in issue["message"]
+    assert "`{% if project is defined %}`" in issue["message"]
+
+
+def test_a_draft_template_is_reported_and_does_not_fail_the_check(org: Path) -> None:
+    """Issue 31: org.yaml's ``drafts`` lists template files that are deliberately unfinished; ``check`` (the
+    pre-commit hook) reports their pairs and says it did not fail on them; anything else still fails."""
+    draft = "projects/speech/templates/asr-sweep-draft.yaml"
+    code, out = _run("check", "--root", str(org), "-p", "speech")
+    assert code == 1 and "asr-sweep-draft" in out  # not runnable: the example org's deliberate failure
+    with (org / "org.yaml").open("a", encoding="utf-8") as f:
+        f.write(f"drafts:\n- {draft}\n")
+    code, out = _run("check", "--root", str(org), "-p", "speech")
+    assert code == 0, out
+    assert "asr-sweep-draft  project speech      not runnable" in out
+    assert "1 not runnable pair(s) of draft templates (org.yaml drafts): not failing" in out
+    code, out = _run("check", "--root", str(org), "-p", "speech", "-o", "json")
+    answer = json.loads(out)
+    assert code == 0 and answer["notRunnable"] == 1
+    (softened,) = answer["drafts"]
+    assert softened == {"template": "asr-sweep-draft", "scope": "project speech", "project": "speech"}
+    # a draft that does not even parse is softened too; a pair of another template still fails
+    (org / draft).write_text("meta: {name: asr-sweep-draft\n", encoding="utf-8")
+    assert _run("check", "--root", str(org), "-p", "speech")[0] == 0
+    assert _run("check", "--root", str(org), "-p", "nlp")[0] == 1  # nlp's mpi-horovod is not runnable
+
+
+def test_a_draft_entry_that_names_no_template_is_a_warning(org: Path) -> None:
+    with (org / "org.yaml").open("a", encoding="utf-8") as f:
+        f.write("drafts:\n- projects/speech/templates/gone.yaml\n")
+    code, out = _run("validate", "--root", str(org), "-o", "json")
+    assert code == 0
+    (warning,) = json.loads(out)["warnings"]
+    assert warning["message"].startswith("drafts lists 'projects/speech/templates/gone.yaml', which is not")
+    assert warning["field"] == "drafts[0]"
+    assert warning["file"] == "org.yaml" and warning["line"] > 1

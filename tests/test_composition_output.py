@@ -97,3 +97,27 @@ def test_the_merge_cache_is_not_changed_by_compositions() -> None:
         compose(org, template, view, cache=cache)
     after = {key: (r.spec, r.set_by, r.excluded) for key, r in cache.items() if key in before}
     assert after == before
+
+
+def test_an_exclusion_that_gives_a_value_warns_at_its_line(write_tree: Any, preview: Any) -> None:
+    """Issue 31: ``exclude: true`` with a ``value`` drops the value; the composition says so, at the line of
+    the excluding entry (the item is still excluded, as DESIGN.md says; the identity keys are not 'more')."""
+    root = write_tree(
+        {
+            "system/defaults.yaml": "spec:\n  labels:\n  - {name: tier, value: gold}\n"
+            "  - {name: team, value: a}\n"
+            "  ports:\n  - {name: web, container: 80, serviceType: ClusterIP}\n",
+            "projects/vision/defaults.yaml": "spec:\n  labels:\n  - name: tier\n    exclude: true\n"
+            "    value: silver\n  - {name: team, exclude: true}\n  ports:\n"
+            "  - {name: web, container: 80, exclude: true}\n",
+        }
+    )
+    composition = preview(root, "job", project="vision")
+    assert "labels" not in composition.combined_spec and "ports" not in composition.combined_spec
+    (warning,) = composition.runnable.warnings
+    assert warning.kind is WarningKind.EXCLUSION_WITH_FIELDS
+    assert warning.one_line() == (
+        "labels[name=tier]: exclusion of labels[name=tier] also gives value: an excluding entry needs only "
+        "its key, and this is not used (to keep the item and change it, leave out exclude: true) "
+        "[projects/vision/defaults.yaml:3]"
+    )

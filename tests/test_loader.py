@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from template_engine import Composition, InputError, Org, Problem, compose, load_org
+from template_engine import Composition, InputError, Location, Org, Problem, compose, load_org
 from template_engine.loader import yaml_safe
 from template_engine.loader.yaml_safe import MAX_INT_DIGITS, MAX_NODES, load_yaml
 
@@ -313,6 +313,84 @@ def test_an_integer_with_too_many_digits_has_a_plain_message(sign: str) -> None:
     assert load_yaml(f"n: {'7' * MAX_INT_DIGITS}\n", "f.yaml").data["n"] > 0
 
 
+#: An environment asset whose ``environmentVariables:`` moved two spaces left (line 5): PyYAML stops at
+#: line 10.
+KEY_MOVED_LEFT = """\
+meta:
+  name: horovod
+spec:
+  image: horovod/horovod:0.28.1
+environmentVariables:
+  - name: HOROVOD_GPU_OPERATIONS
+    value: NCCL
+  - name: OMPI_MCA_btl_tcp_if_include
+    value: eth0
+  ports:
+  - name: sshd
+    container: 22
+"""
+
+
+def _syntax_problem(text: str) -> Problem:
+    with pytest.raises(InputError) as caught:
+        load_yaml(text, "f.yaml")
+    (problem,) = caught.value.problems
+    return problem
+
+
+def test_an_indentation_error_points_at_the_line_to_change() -> None:
+    """Issue 31: PyYAML stops five lines below a key moved left; the problem is at that key, in words, with
+    where the parser stopped as the second position."""
+    problem = _syntax_problem(KEY_MOVED_LEFT)
+    assert problem.location == Location("f.yaml", 5, 1)
+    assert [r.line for r in problem.related] == [10]
+    assert problem.message.startswith(
+        "invalid YAML: the indentation of this line does not match its block: expected 2 spaces, found 0 "
+        "(the parser stopped at line 10: "
+    )
+    assert problem.expected is not None and problem.expected.startswith("2 spaces of indentation here")
+    # a key one space too far right: at its own line
+    over = _syntax_problem("spec:\n  image: x\n   command: y\n  args: z\n")
+    assert (over.location, over.related) == (Location("f.yaml", 3, 4), ())
+    assert "expected 2 spaces, found 3" in over.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        # a quote never closed runs on to the next quote: the problem is where it starts
+        ("spec:\n  labels:\n  - name: a\n    value: 'b\n  - name: c\n    value: 'd'\n", 4, "closing quote"),
+        # a key without its ':' (re-indenting it would only make it part of the text above)
+        ("spec:\n  image: x\n  command\n  args: y\n", 3, "is a ':' missing?"),
+        # a ': ' inside a plain value: no indentation makes it parse
+        ("spec:\n  args: --foo key: value\n", 2, "quote a value that holds ': '"),
+        # not about indentation: PyYAML's words, at its position
+        ("a: 1\n---\nb: 2\n", 2, "invalid YAML: expected a single document in the stream"),
+    ],
+)
+def test_other_syntax_errors_are_explained_in_words(text: str, line: int, words: str) -> None:
+    problem = _syntax_problem(text)
+    assert problem.location is not None and problem.location.line == line
+    assert words in problem.message
+    assert "a file is read no further than its first syntax error" in str(problem.expected)
+
+
+def test_the_search_for_the_line_to_change_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from template_engine.loader import yaml_errors
+
+    tries: list[int] = []
+    real = yaml_errors._parses
+    monkeypatch.setattr(yaml_errors, "_parses", lambda *a: tries.append(len(a[0])) or real(*a))
+    items = "".join(f"  - name: V{i}\n    value: '{i}'\n" for i in range(600))
+    text = "spec:\n  environmentVariables:\n" + items + " image: x\n  args: y\n"
+    problem = _syntax_problem(text)
+    assert problem.location is not None and problem.location.line == 1203
+    assert 0 < len(tries) <= yaml_errors.SEARCH_BUDGET // len(text)
+    tries.clear()
+    _syntax_problem(text + "#" * yaml_errors.MAX_SEARCH_TEXT)  # too long to search: the parser's position
+    assert tries == []
+
+
 @pytest.mark.parametrize(
     ("text", "line", "column"),
     [
@@ -436,6 +514,51 @@ def test_a_file_with_several_problems_reports_all_of_them(write_tree: WriteTree)
         ("spec", "compute", "cpuCoreRequest"),
     }
     assert sorted(line_of(p) or 0 for p in problems) == [5, 6, 7, 9]
+
+
+def test_a_file_the_schema_refuses_reports_its_other_problems_in_the_same_run(write_tree: WriteTree) -> None:
+    """Issue 31: the schema's problems, the rules beyond it (keyed items, values Run:ai refuses, the master
+    conflict) and a meta.name that is not the file's, all in one run, not one kind per run."""
+    body = """\
+        meta:
+          name: other
+        spec:
+          numWorkers: four
+          environmentVariables:
+          - value: '1'
+          - name: A
+          - name: A
+          compute:
+            cpuMemoryRequest: 2GB
+        master:
+          spec:
+            image: y
+        masterSpecSameAsWorker: true
+        """
+    root = write_tree({"projects/vision/templates/job.yaml": body})
+    problems = problems_of(load_org(root), "projects/vision/templates/job.yaml")
+    assert [(p.path, line_of(p)) for p in problems] == [
+        (("spec", "numWorkers"), 4),
+        (("meta", "name"), 2),
+        (("master",), 11),
+        (("spec", "environmentVariables", 0), 6),
+        (("spec", "environmentVariables", 2), 8),
+        (("spec", "compute", "cpuMemoryRequest"), 10),
+    ]
+    # The same for an asset and a defaults file: nothing waits for the schema's problems to be fixed.
+    asset = "meta:\n  name: other\nspec:\n  cpuCoreRequest: lots\n  cpuMemoryRequest: 2GB\n"
+    defaults = "spec:\n  numWorkers: -1\n  labels:\n  - value: a\n"
+    root = write_tree({"assets/computes/small.yaml": asset, "system/defaults.yaml": defaults})
+    org = load_org(root)
+    assert [p.path for p in problems_of(org, "assets/computes/small.yaml")] == [
+        ("spec", "cpuCoreRequest"),
+        ("spec", "cpuMemoryRequest"),
+        ("meta", "name"),
+    ]
+    assert [p.path for p in problems_of(org, "system/defaults.yaml")] == [
+        ("spec", "numWorkers"),
+        ("spec", "labels", 0),
+    ]
 
 
 def test_keyed_list_problems_of_one_file_are_reported_together(write_tree: WriteTree) -> None:
@@ -628,7 +751,7 @@ def test_a_datasource_asset_holds_exactly_one_item(write_tree: WriteTree, storag
         ("environments", "  compute:\n    cpuCoreRequest: 1\n", "compute"),
         ("environments", "  numWorkers: 2\n", "numWorkers"),
         ("computes", "  image: x\n", "image"),
-        ("datasources", "  image: x\n", "image"),
+        ("datasources", "  image: x\n  storage:\n    pvc:\n    - claimName: c\n", "image"),
     ],
 )
 def test_an_asset_kind_limits_its_fields(write_tree: WriteTree, folder: str, spec: str, field: str) -> None:
@@ -694,3 +817,13 @@ def test_a_response_shares_nothing_with_the_loaded_org(example_root: Path) -> No
             if isinstance(value, list):
                 value.clear()
     assert _snapshot(org) == before
+
+
+def test_a_quantity_in_bytes_offers_the_quantities_it_may_mean(write_tree: WriteTree) -> None:
+    """Issue 31: did-you-mean for a quantity field, at the line of the value."""
+    text = "spec:\n  compute:\n    cpuMemoryRequest: 2GB\n    cpuMemoryLimit: 4Gi\n"
+    (problem,) = problems_of(load_org(write_tree({"system/defaults.yaml": text})), "system/defaults.yaml")
+    assert problem.path == ("spec", "compute", "cpuMemoryRequest") and line_of(problem) == 3
+    assert problem.expected == (
+        "a quantity written as text, such as '512Mi', '20M' or '1Gi' (did you mean '2G' or '2Gi'?)"
+    )

@@ -236,3 +236,29 @@ def test_every_number_form_parses_as_before(
 ) -> None:
     text = f"{sign}{whole}{dot}{fraction}{tail}"
     assert parse_quantity(text) == _old_parse(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("2GB", ("2G", "2Gi")),
+        ("2Gb", ("2G", "2Gi")),
+        ("512mb", ("512M", "512Mi")),
+        ("1gib", ("1Gi",)),
+        ("1.5 GiB", ("1.5Gi",)),
+        ("512 Mi", ("512Mi",)),
+        ("2KB", ("2k", "2Ki")),
+        ("10 g", ("10G", "10Gi")),
+        ("lots", ()),
+        ("4x", ()),
+        ("2" * 70 + "GB", ()),
+    ],
+)
+def test_a_unit_kubernetes_does_not_read_has_its_nearest_quantities(
+    written: str, meant: tuple[str, ...]
+) -> None:
+    """Issue 31: ``2GB`` is ``2G`` or ``2Gi`` in Kubernetes' words (a byte unit is never read as milli)."""
+    from template_engine.quantity import nearest_quantities
+
+    assert nearest_quantities(written) == meant
+    assert all(quantity.is_quantity_text(text) for text in meant)

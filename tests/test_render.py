@@ -134,6 +134,73 @@ def test_render_spec_reports_every_failure_with_its_path() -> None:
     assert out["workingDir"] == "/home/{{ usr }}"  # left as written, never half-rendered
 
 
+@pytest.mark.parametrize(
+    ("text", "context", "expected"),
+    [
+        ("/home/{{ project.name | default('shared') }}", {"department": {"name": "r"}}, "/home/shared"),
+        ("/home/{{ project.name | default('shared') }}", {"project": {"name": "v"}}, "/home/v"),
+        ("{{ project.name.upper | d('x') }}", {}, "x"),
+        ("{{ project['name'] | default('x') }}", {}, "x"),
+        ("{% if project.name is defined %}{{ project.name }}{% else %}none{% endif %}", {}, "none"),
+        ("{{ project.name is undefined }}", {}, "True"),
+    ],
+)
+def test_an_attribute_of_an_undefined_name_is_undefined(
+    text: str, context: dict[str, Any], expected: str
+) -> None:
+    """Issue 31: ``{{ project.name | default('shared') }}`` at a department's own view renders the default
+    (an attribute of a missing name is missing, as with Jinja2's ChainableUndefined)."""
+    assert render_string(text, context) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/{{ project.name }}",
+        "{{ project.name ~ '-x' }}",
+        "{{ project.name | upper }}",
+        "{% if project.name %}a{% endif %}",
+        "{{ project.name == 'v' }}",
+        "{{ project.name.upper() }}",
+    ],
+)
+def test_an_undefined_value_that_is_used_is_still_an_error(text: str) -> None:
+    with pytest.raises(UndefinedError, match="'project' is undefined"):
+        render_string(text, {"department": {"name": "research"}})
+
+
+@pytest.mark.parametrize(
+    ("context", "view"),
+    [
+        ({"department": {"name": "research"}, "template": {"name": "t"}}, "a department's own view"),
+        ({"template": {"name": "t"}}, "the system's own view"),
+    ],
+)
+def test_a_scope_name_the_view_lacks_says_how_to_guard_it(context: dict[str, Any], view: str) -> None:
+    _, (problem,) = render({"workingDir": "/home/{{ project.name }}"}, context)
+    assert problem.message == (
+        "combinedSpec cannot render '/home/{{ project.name }}': project is not defined at "
+        f"{view}; guard with `{{% if project is defined %}}` or `| default(...)`"
+    )
+    assert "project is defined" in str(problem.expected)
+    # a name of the user's own is still answered with the names there are
+    _, (other,) = render({"workingDir": "{{ usr.name }}"}, context)
+    assert "'usr' is undefined" in other.message
+
+
+def test_an_unknown_name_offers_the_closest_known_one() -> None:
+    """Issue 31: ``{{ usr.name }}`` where the variable is ``user`` (did-you-mean, as for a schema's field)."""
+    _, (problem,) = render(
+        {"workingDir": "/home/{{ usr.name }}"}, {"user": "alice", "project": {"name": "v"}}
+    )
+    assert problem.message == (
+        "combinedSpec cannot render '/home/{{ usr.name }}': 'usr' is undefined (did you mean 'user'?)"
+    )
+    assert problem.expected == "names: project, user"
+    _, (far,) = render({"workingDir": "{{ zzz }}"}, {"user": "alice"})
+    assert far.message.endswith("'zzz' is undefined")
+
+
 def test_reserved_names() -> None:
     # The composition's own names (a variable would hide them); the language has no globals.
     assert {"department", "project", "template"} == RESERVED

@@ -297,15 +297,25 @@ def check(
     for name, warning in sorted(unused.items()):
         # No pair composed when there is no warning to show: then every variable went unused.
         warn((warning or unused_variable(name)).one_line())
+    # The pairs of a template org.yaml lists as a draft are reported, and fail nothing (decisions.md).
+    drafts = {(name, str(scope)) for scope, name in org.drafts}
+    softened = [r for r in rows if not r.is_runnable and (r.template, r.scope) in drafts]
+    failing = [r for r in rows if not r.is_runnable and (r.template, r.scope) not in drafts]
     if output == "text":
         if not current().quiet:  # the exit status says it all
             _print_table(rows, problems)
+            if softened:
+                say(f"{len(softened)} not runnable pair(s) of draft templates (org.yaml drafts): not failing")
     elif output in CHECK_REPORTS:
         click.echo(_ci_report(output, _check_report(org, root, rows, problems), docs_url), nl=False)
     else:
         answer = {"results": [r.to_dict() for r in rows], **_counts(rows)}
+        if org.drafts:  # only where org.yaml names drafts
+            answer["drafts"] = [
+                {"template": r.template, "scope": r.scope, "project": r.project} for r in softened
+            ]
         emit({**answer, "problems": [p.to_dict() for p in problems]}, output)
-    sys.exit(0 if all(r.is_runnable for r in rows) and not problems else EXIT_FINDINGS)
+    sys.exit(0 if not failing and not problems else EXIT_FINDINGS)
 
 
 def _facts(composition: Composition) -> tuple[tuple[Finding, ...], JobRef | None]:

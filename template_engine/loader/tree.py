@@ -20,12 +20,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
+from pydantic import BaseModel
+
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
 from template_engine.loader.layout import asset_file, asset_scope, read_layout
 from template_engine.loader.rules import asset_refs, document_rules
 from template_engine.loader.validate import locate, validate
+from template_engine.loader.values import MAX_VALUES, count_values
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import (
     ASSET_MODELS,
@@ -218,6 +221,29 @@ def _name_matches_file(source: Source, name: str, stem: str, what: str) -> list[
     ]
 
 
+Checked = TypeVar("Checked", bound=BaseModel)
+
+
+def _every_problem(
+    model: type[Checked], source: Source, stem: str | None, what: str
+) -> tuple[Checked | None, list[Problem]]:
+    """The document of ``model``, and every problem of it at once: the schema's, a ``meta.name`` that is not
+    the file's ``stem`` (unless ``stem`` is ``None`` or the schema refuses the name) and the rules beyond the
+    schema (:func:`document_rules`, which read the data as written, so they are checked on a document the
+    schema refuses too); a problem found twice is said once.  A document of more than ``MAX_VALUES`` values
+    has that one problem."""
+    rel = source.file
+    if count_values(source.data) > MAX_VALUES:  # nothing more of it is read
+        return None, document_rules(model, source.data, rel, source.lines)
+    doc, problems = validate(model, source.data, rel, source.lines)
+    meta = source.data.get("meta")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if stem is not None and isinstance(name, str) and all(p.path != ("meta", "name") for p in problems):
+        problems += _name_matches_file(source, name, stem, what)
+    problems += [p for p in document_rules(model, source.data, rel, source.lines) if p not in problems]
+    return doc, problems
+
+
 def _without_specs(doc: Doc) -> Doc:
     """A validated defaults or template document without its validated spec trees (``spec`` and
     ``master.spec`` set to ``None``); everything else of it stays.
@@ -245,11 +271,8 @@ def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, 
     source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
-    doc, problems = validate(LayerDocument, source.data, rel, source.lines)
-    if doc is None:
-        return None, problems
-    problems = document_rules(type(doc), source.data, rel, source.lines)
-    return (None if problems else Defaults(scope, source, _without_specs(doc))), problems
+    doc, problems = _every_problem(LayerDocument, source, None, "")
+    return (None if doc is None or problems else Defaults(scope, source, _without_specs(doc))), problems
 
 
 def load_template(
@@ -266,13 +289,9 @@ def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, 
     source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
-    doc, problems = validate(TemplateDocument, source.data, rel, source.lines)
-    if doc is None:
-        return None, problems
     stem = _stem(rel)
-    problems = _name_matches_file(source, doc.meta.name, stem, "template")
-    problems += document_rules(type(doc), source.data, rel, source.lines)
-    return (None if problems else Template(stem, scope, source, _without_specs(doc))), problems
+    doc, problems = _every_problem(TemplateDocument, source, stem, "template")
+    return (None if doc is None or problems else Template(stem, scope, source, _without_specs(doc))), problems
 
 
 def load_policy(
@@ -304,13 +323,9 @@ def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, lis
     source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
-    doc, problems = validate(ASSET_MODELS[kind], source.data, rel, source.lines)
-    if doc is None:
-        return None, problems
     stem = _stem(rel)
-    problems = _name_matches_file(source, doc.meta.name, stem, f"{kind} asset")
-    problems += document_rules(type(doc), source.data, rel, source.lines)
-    return (None if problems else Asset(kind, stem, source, doc, asset_scope(rel))), problems
+    doc, problems = _every_problem(ASSET_MODELS[kind], source, stem, f"{kind} asset")
+    return (None if doc is None or problems else Asset(kind, stem, source, doc, asset_scope(rel))), problems
 
 
 def _org_document(files: sources.Source) -> OrgDocument:
@@ -537,6 +552,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         del policies[scope]
         note(file, problems, policy_ref(scope))
     _Reuse.last = current
+    drafts, unknown = _drafts(org_doc, layout.templates, files)
     return Org(
         departments,
         defaults,
@@ -544,11 +560,36 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         assets,
         broken,
         refs,
-        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments)),
+        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments), *unknown),
         policies,
         cluster,
         cluster_source,
+        drafts,
     )
+
+
+def _drafts(
+    doc: OrgDocument, templates: Mapping[Scope, Mapping[str, str]], files: sources.Source
+) -> tuple[frozenset[tuple[Scope, str]], list[Problem]]:
+    """The templates ``org.yaml``'s ``drafts`` names, by scope and name, and a warning for each entry that
+    is not a template file of the org (it softens nothing: a file moved or renamed?)."""
+    if not doc.drafts:
+        return frozenset(), []
+    by_file = {rel: (scope, stem) for scope, by in templates.items() for stem, rel in by.items()}
+    found = {by_file[rel] for rel in doc.drafts if rel in by_file}
+    missing = [(index, rel) for index, rel in enumerate(doc.drafts) if rel not in by_file]
+    source = read_source(files, "org.yaml")[0] if missing else None  # read again only for the lines
+    lines = source.lines if source is not None else {}
+    unknown = [
+        Problem(
+            f"drafts lists {rel!r}, which is not a template file of the org: it softens nothing",
+            ("drafts", index),
+            locate("org.yaml", lines, ("drafts", index)),
+            "the path of a template file under --root, such as projects/vision/templates/job.yaml",
+        )
+        for index, rel in missing
+    ]
+    return frozenset(found), unknown
 
 
 def _org_policy_problems(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from template_engine.models.documents import PATTERN_WORDS, SHAPE_EXAMPLES
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Path, format_path
 from template_engine.render import document_expression_problems
+from template_engine.suggest import closest, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -137,8 +137,8 @@ def _problem(
                 locate(file, lines, path),
                 "one of: " + ", ".join(allowed),
             )
-        close = difflib.get_close_matches(name, allowed, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        close = closest(name, allowed)
+        hint = did_you_mean(close)
         expected = (
             f"{close[0]!r} or another field of this section" if close else "one of: " + ", ".join(allowed)
         )

@@ -20,7 +20,8 @@ from typing import Any
 from template_engine.errors import Problem
 from template_engine.loader.validate import locate
 from template_engine.paths import Path
-from template_engine.quantity import is_quantity_text
+from template_engine.quantity import is_quantity_text, nearest_quantities
+from template_engine.suggest import did_you_mean
 
 #: A Kubernetes object name (a DNS label): Run:ai's pattern for the names of secrets, config maps...
 DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -69,7 +70,8 @@ def _quantity(value: Any) -> str | None:
     whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     if whole or (isinstance(value, str) and is_quantity_text(value)):
         return None
-    return "a quantity written as text, such as '512Mi', '20M' or '1Gi'"
+    near = nearest_quantities(value) if isinstance(value, str) else ()
+    return "a quantity written as text, such as '512Mi', '20M' or '1Gi'" + did_you_mean(near)
 
 
 _QUANTITY = _quantity

@@ -30,6 +30,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.loader.yaml_errors import EXPECTED, syntax_problem
 from template_engine.paths import Path
 from template_engine.storable import BAD_TEXT, KEY_EXPECTED, TEXT_EXPECTED, text_problem
 
@@ -298,9 +299,7 @@ def _parse(text: str, loader_class: Any) -> Node | None:
 
 def _parse_error(exc: yaml.YAMLError, text: str, file: str) -> InputError:
     if not isinstance(exc, yaml.MarkedYAMLError):
-        return InputError(
-            [Problem(f"invalid YAML: {exc}", (), Location(file), "one well-formed YAML document")]
-        )
+        return InputError([Problem(f"invalid YAML: {exc}", (), Location(file), EXPECTED)])
     mark = exc.problem_mark or exc.context_mark
     tab = _tab_in_indentation(text, mark.line if mark else None)
     if tab is not None:
@@ -314,16 +313,7 @@ def _parse_error(exc: yaml.YAMLError, text: str, file: str) -> InputError:
                 )
             ]
         )
-    where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-    what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
-    context = exc.context_mark
-    # "while parsing a flow sequence" points where the unfinished construct started: show that too.
-    related = (
-        (Location(file, context.line + 1, context.column + 1),)
-        if context is not None and exc.problem_mark is not None and context.line != exc.problem_mark.line
-        else ()
-    )
-    return InputError([Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document", related)])
+    return InputError([syntax_problem(exc, text, file, _fast(_Loader))])  # the line to change, in words
 
 
 def load_yaml(text: str, file: str) -> Loaded:

@@ -359,6 +359,7 @@ class _Run:
                     )
                 here_out, here_raw = (*out, match), (*raw, index)
                 if item.get("exclude") is True:
+                    self._dropped_fields(item, key, here_out, here_raw)
                     pos = positions.pop(match, None)
                     if pos is None:
                         self.warnings.append(
@@ -406,6 +407,24 @@ class _Run:
                 _compact(base, positions, gone)
         return base
 
+    def _dropped_fields(self, item: Mapping[str, Any], key: MergeKey, here_out: Path, here_raw: Path) -> None:
+        """Warn of the fields an exclusion gives besides its identity: the item is removed, they are not used
+        (the lean twin, :meth:`_lean_list`, doubts where this warns)."""
+        dropped = dropped_fields(item, key.field, key.fallback) if len(item) > 2 else ()
+        if dropped:
+            names = ", ".join(dropped)
+            self.warnings.append(
+                CompositionWarning(
+                    WarningKind.EXCLUSION_WITH_FIELDS,
+                    "worker",
+                    here_out,
+                    f"exclusion of {format_path(here_out)} also gives {names}: an excluding entry needs "
+                    f"only its key, and {'these are' if len(dropped) > 1 else 'this is'} not used (to keep "
+                    "the item and change it, leave out exclude: true)",
+                    self.layers[self.layer].location(here_raw),
+                )
+            )
+
     def _lean_list(
         self,
         config: Merger,
@@ -436,8 +455,8 @@ class _Run:
                     raise _Doubt  # an item without its key: an error
                 if item.get("exclude") is True:
                     pos = positions.pop(match, None)
-                    if pos is None:
-                        raise _Doubt  # an exclusion that matches nothing: a warning
+                    if pos is None or (len(item) > 2 and dropped_fields(item, field, fallback)):
+                        raise _Doubt  # an exclusion that matches nothing, or gives more: a warning
                     base[pos] = _GONE
                     gone.append(pos)
                     continue
@@ -547,6 +566,12 @@ def merge_layers(plan: PlanNode, layers: Sequence[Layer], start: MergeResult | N
 
 _IDENTITY = "the item's identity key"
 _ONCE = "each key once per list in one file"
+
+
+def dropped_fields(item: Mapping[str, Any], field: str, fallback: str | None) -> tuple[str, ...]:
+    """The fields of an excluding item besides ``exclude`` and its identity keys: an exclusion removes the
+    item, so these are never used (both merge twins warn of them, ``WarningKind.EXCLUSION_WITH_FIELDS``)."""
+    return tuple(str(name) for name in item if name not in ("exclude", field, fallback))
 
 
 def check_keys(plan: PlanNode, spec: Any, path: Path = ()) -> list[tuple[str, Path, Path | None, str]]:

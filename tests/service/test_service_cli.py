@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from conftest import ADMIN, TEMPLATES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from template_engine.cli import main
 
@@ -109,6 +113,34 @@ def test_db_import_and_export(runner: CliRunner, tmp_path: Path) -> None:
     assert runner.invoke(main, ["validate", "--root", str(out)]).exit_code == 0
 
 
+def _without_comments(text: str) -> list[str]:
+    """The lines of a YAML text without its comments: whole comment lines, and a comment after a value (two
+    spaces or more, then ``#``: how the example org writes one), which a database does not keep."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    return [re.sub(r"\s{2,}#.*$", "", line).rstrip() for line in lines]
+
+
+def test_db_export_writes_the_example_org_as_it_was_written_but_its_comments(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """Issue 31: ``db export`` after ``db import`` diffs against the folder it came from by its comments
+    only: no line folded (long descriptions, expressions), text plain where it was plain and quoted where it
+    was quoted (an expression in single quotes, or in double quotes when it holds a single quote)."""
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}"}
+    assert runner.invoke(main, ["db", "import", "--root", str(TEMPLATES)], env=env).exit_code == 0
+    out = tmp_path / "out"
+    assert runner.invoke(main, ["db", "export", "--root", str(out)], env=env).exit_code == 0
+    originals = sorted(p.relative_to(TEMPLATES) for p in TEMPLATES.rglob("*.yaml"))
+    assert originals == sorted(
+        p.relative_to(out) for p in out.rglob("*.yaml") if ".template-engine" not in p.parts
+    )
+    for rel in originals:
+        before, after = (TEMPLATES / rel).read_text(), (out / rel).read_text()
+        assert yaml.safe_load(after) == yaml.safe_load(before), rel
+        # policies and cluster.yaml are stored with their text: written back as they were
+        assert after.splitlines() in (before.splitlines(), _without_comments(before)), rel
+
+
 def test_db_import_of_a_broken_folder(runner: CliRunner, tmp_path: Path) -> None:
     folder = tmp_path / "broken"
     shutil.copytree(TEMPLATES, folder)
@@ -135,3 +167,18 @@ def test_db_export_from_a_missing_sqlite_file_creates_nothing(runner: CliRunner,
     assert "does not exist" in result.output
     assert not missing.exists()
     assert not (tmp_path / "out").exists()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab {}%'\"\\:#-|>!&*@`x1\t\u0085é")), max_size=120))
+def test_an_exported_text_reads_back_as_itself_on_the_line_of_its_key(text: str) -> None:
+    """Issue 31: whatever a value holds, ``db export`` writes it so that it reads back as itself, and a value
+    without a line break stays on one line, however long (expressions and descriptions are not folded)."""
+    from template_engine.service.yamltext import dump_yaml
+
+    long = "{{ x }} " * 30 + text
+    for value in (text, long):
+        written = dump_yaml({"k": value})
+        assert yaml.safe_load(written) == {"k": value}
+        if not any(c in value for c in "\n\r\u0085\u2028\u2029"):
+            assert len(written.splitlines()) == 1, written
