@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from template_engine.org import SYSTEM, Scope, View
 from template_engine.service.auth import Access, Principal, ScopeRef
 from template_engine.service.errors import ApiError, field_error, not_found
+from template_engine.service.ids import parse_id
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import DepartmentRow, ProjectRow, Repository, scope_key
 
@@ -134,13 +135,6 @@ class Ctx:
             if exc.status == 404:
                 raise field_error((field_name,), f"unknown project {project_id!r}") from None
             raise
-
-
-def parse_id(value: str | int, field_name: str) -> int:
-    text = str(value)
-    if not text.isdigit() or len(text) > 18:
-        raise field_error((field_name,), f"invalid id {text!r}", "a department or project id such as '1'")
-    return int(text)
 
 
 class Store:

@@ -29,6 +29,8 @@ from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, read_json_value
 from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.ids import EXPECTED as ID_EXPECTED
+from template_engine.service.ids import id_number
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
@@ -253,10 +255,11 @@ def scope_of(
         return Placement("system"), []
     if scope_id is None:
         return None, [Problem(f"a {scope_type} scope needs its id", id_path, None, f"the {scope_type} id")]
-    if not scope_id.isdigit() or len(scope_id) > 18:
-        return None, [Problem(f"invalid {scope_type} id {scope_id!r}", id_path, None, "an id such as '1'")]
+    number = id_number(scope_id)
+    if number is None:
+        return None, [Problem(f"invalid {scope_type} id {scope_id[:40]!r}", id_path, None, ID_EXPECTED)]
     try:
-        return ctx.placement(scope_type, int(scope_id)), []
+        return ctx.placement(scope_type, number), []
     except ApiError as exc:
         if exc.status == 404:
             return None, [Problem(f"unknown {scope_type} {scope_id!r}", id_path)]

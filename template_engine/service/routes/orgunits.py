@@ -29,8 +29,9 @@ from template_engine.loader.policies import org_policy_problems
 from template_engine.models.orgunit import NodePoolResources
 from template_engine.service.auth import ScopeRef, require
 from template_engine.service.composer import audit_fields
-from template_engine.service.context import Ctx, parse_id
+from template_engine.service.context import Ctx
 from template_engine.service.errors import ApiError, field_error
+from template_engine.service.ids import parse_id
 from template_engine.service.impact import StoredOrg, stored_org
 from template_engine.service.listing import Listing
 from template_engine.service.orgunit_shapes import (
