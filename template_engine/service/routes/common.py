@@ -29,6 +29,7 @@ from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, read_json_value
 from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.etags import parse_if_match, version_tag
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
 from template_engine.service.ids import id_number
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
@@ -199,22 +200,22 @@ def no_content() -> Response:
 
 
 def etag(version: int) -> str:
-    return f'"{version}"'
+    return str(version_tag(version))
 
 
 def check_if_match(header: str | None, version: int) -> None:
-    """``If-Match`` must name the current version (``"3"``, ``W/"3"``, several separated by commas, or ``*``);
-    a 412 with the current ETag when it does not.  The header's grammar is checked before the handler runs
-    (:data:`IfMatch`); one that does not follow it is a 400 here too, for a caller that did not."""
+    """``If-Match`` must hold for the current version (:mod:`..etags`: RFC 9110's grammar and strong
+    comparison; ``*`` always holds); a 412 with the current ETag when it does not.  The header's grammar is
+    checked before the handler runs (:data:`IfMatch`); one that does not follow it is a 400 here too, for a
+    caller that did not."""
     if header is None:
         return
-    if re.fullmatch(IF_MATCH_PATTERN, header) is None:
+    precondition = parse_if_match(header)
+    if precondition is None:
         rule = PATTERN_RULES[IF_MATCH_PATTERN]
         raise bad_request([Problem(f"header parameter: {rule} (got {header[:40]!r})", ("If-Match",))])
-    for tag in header.split(","):
-        tag = tag.strip().removeprefix("W/")
-        if tag == "*" or tag.strip('"') == str(version):
-            return
+    if precondition.holds(version_tag(version)):
+        return
     raise ApiError(
         412,
         f"If-Match does not match the current version {etag(version)}; read the resource again.",
@@ -321,8 +322,9 @@ IfMatch = Annotated[
     Header(
         alias="If-Match",
         pattern=IF_MATCH_PATTERN,
-        description='The ETag read, such as "3" (also W/"3", several separated by commas, or *): the write '
-        "is refused with 412 when the resource has changed since. Anything else is a 400.",
+        description='The ETag read, such as "3" (or several separated by commas, or *): the write is refused '
+        "with 412 when the resource has changed since (RFC 9110's strong comparison: a weak W/ tag never "
+        "matches). A header that is not entity tags is a 400.",
     ),
 ]
 
