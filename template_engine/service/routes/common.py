@@ -1,6 +1,8 @@
 """What every resource module shares: the store, the raw body, ETags and the documented error answers.
 
-Every router is made with :class:`JsonRoute`: a route that takes a body decodes it once, strictly, with
+Every router is made with :class:`JsonRoute`: a route that asks who calls authenticates the caller first,
+before its body is read (401, then a viewer's 403, then any 400 of the body); a route that takes a body
+decodes it once, strictly, with
 :func:`~template_engine.service.documents.read_json`, before FastAPI validates it against the route's model,
 and the handler's ``raw`` is that same decoded object.  A :class:`JsonRoute`'s path parameters are matched
 by routing itself, from their declared types (:func:`typed_path`): a segment that is not an id or a UUID is
@@ -16,6 +18,7 @@ from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Query, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.convertors import Convertor, register_url_convertor
@@ -24,7 +27,7 @@ from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
 from template_engine.paths import Path
-from template_engine.service.auth import Principal, authenticate
+from template_engine.service.auth import Principal, authenticate, authenticate_first
 from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, read_json_value
@@ -153,16 +156,26 @@ class JsonRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        if self.body_field is None:
+        authenticated = authenticates(self.dependant)
+        if self.body_field is None and not authenticated:
             return handler
 
         async def strict(request: Request) -> Response:
             decoding = self.json_request(request.scope, request.receive)
-            if is_json(decoding.headers.get("content-type")) and await decoding.body():
+            if authenticated:  # 401 and a viewer's 403 before a byte of the body is read
+                await authenticate_first(decoding)
+            json_body = self.body_field is not None and is_json(decoding.headers.get("content-type"))
+            if json_body and await decoding.body():
                 await decoding.json()  # raises the 400 here, where the exception handlers answer it
             return await handler(decoding)
 
         return strict
+
+
+def authenticates(dependant: Dependant) -> bool:
+    """Whether a route (its ``dependant``) asks for the caller (:func:`~..auth.authenticate`), directly or
+    through another dependency."""
+    return dependant.call is authenticate or any(authenticates(d) for d in dependant.dependencies)
 
 
 class JsonValueRoute(JsonRoute):
