@@ -48,6 +48,7 @@ from template_engine.service.orgunit_shapes import (
     ProjectUpdate,
     ResourcesOut,
     effective,
+    finite_quotas,
     merge_resources,
     project_status,
     resources_out,
@@ -375,6 +376,7 @@ def _department_resources(
     principal: Auth,
     store: StoreDep,
     if_match: str | None,
+    given: list[dict[str, Any]],
     change: Callable[[list[Any] | None], list[Any]],
 ) -> JSONResponse:
     with store.write(principal) as ctx:
@@ -382,7 +384,7 @@ def _department_resources(
         row = ctx.department(parse_id(departmentId, "departmentId"), lock=True)
         check_if_match(if_match, row.audit.version)
         runai = dict(row.runai or {})
-        runai["resources"] = change(runai.get("resources"))
+        runai["resources"] = finite_quotas(change(runai.get("resources")), given)
         ctx.repo.update_department(row.id, row.audit.version, row.name, row.description, ctx.subject, runai)
         updated = _fresh(ctx.repo.department(row.id))
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
@@ -394,7 +396,7 @@ def update_department_resources(
 ) -> JSONResponse:
     """Replace a department's quotas per node pool (system admins)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _department_resources(departmentId, principal, store, if_match, lambda _old: given)
+    return _department_resources(departmentId, principal, store, if_match, given, lambda _old: given)
 
 
 @_array_body("PATCH", "/departments/{departmentId}/resources")
@@ -404,7 +406,7 @@ def patch_department_resources(
     """Change a department's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
     return _department_resources(
-        departmentId, principal, store, if_match, lambda old: merge_resources(old, given)
+        departmentId, principal, store, if_match, given, lambda old: merge_resources(old, given)
     )
 
 
@@ -564,6 +566,7 @@ def _project_resources(
     principal: Auth,
     store: StoreDep,
     if_match: str | None,
+    given: list[dict[str, Any]],
     change: Callable[[list[Any] | None], list[Any]],
 ) -> JSONResponse:
     with store.write(principal) as ctx:
@@ -572,7 +575,7 @@ def _project_resources(
         require(ctx.access.can_manage_projects(department.name))
         check_if_match(if_match, row.audit.version)
         runai = dict(row.runai or {})
-        runai["resources"] = change(runai.get("resources"))
+        runai["resources"] = finite_quotas(change(runai.get("resources")), given)
         ctx.repo.update_project(row.id, row.audit.version, row.name, row.description, ctx.subject, runai)
         updated = _fresh(ctx.repo.project(row.id))
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
@@ -584,7 +587,7 @@ def update_project_resources(
 ) -> JSONResponse:
     """Replace a project's quotas per node pool."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _project_resources(projectId, principal, store, if_match, lambda _old: given)
+    return _project_resources(projectId, principal, store, if_match, given, lambda _old: given)
 
 
 @_array_body("PATCH", "/projects/{projectId}/resources")
@@ -593,7 +596,9 @@ def patch_project_resources(
 ) -> JSONResponse:
     """Change a project's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _project_resources(projectId, principal, store, if_match, lambda old: merge_resources(old, given))
+    return _project_resources(
+        projectId, principal, store, if_match, given, lambda old: merge_resources(old, given)
+    )
 
 
 @router.delete(
