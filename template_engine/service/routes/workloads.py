@@ -196,8 +196,11 @@ def _template(
 
 
 def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:
+    """The project a submission names, share-locked until the submission commits: a concurrent delete of
+    the project waits for it (and then sees its workload: a 409), or it for the delete (and then finds no
+    project: a 400), on PostgreSQL as SQLite's serialised writes do."""
     try:
-        return ctx.project_placement(project_id, "projectId"), []
+        return ctx.project_placement(project_id, "projectId", lock="share"), []
     except ApiError as exc:
         if exc.status != 400:
             raise
