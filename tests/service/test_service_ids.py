@@ -1,8 +1,8 @@
 """Ids are ASCII digits wherever one is read (issue 30): Python's ``int()`` takes an Arabic-Indic one (U+0661)
-as 1 and ``isdigit()`` takes a superscript three (U+00B3), on which ``int()`` then raises.  Every query parameter that
-carries a department or project id, found by walking the OpenAPI document, answers such a text with a 400
-naming the parameter, for every role; so do the bodies that name a scope; a path segment that is not an
-id is no path of the service (404)."""
+as 1 and ``isdigit()`` takes a superscript three (U+00B3), on which ``int()`` then raises.  Every query
+parameter that carries a department or project id, found by walking the OpenAPI document, answers such a
+text with a 400 naming the parameter, for every role; so do the bodies that name a scope; a path segment
+that is not an id is no path of the service (404)."""
 
 from __future__ import annotations
 
