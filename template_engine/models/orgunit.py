@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
@@ -34,6 +35,7 @@ __all__ = [
     "ProjectRunaiFields",
     "Quota",
     "QuotaList",
+    "QuotaOverflow",
     "Resource",
     "SchedulingRules",
     "quota_overflows",
@@ -96,14 +98,27 @@ MB_PER_UNIT: Mapping[str, float] = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
 _TOTALS = {"gpu": "gpuQuota", "cpu": "cpuQuota", "memory": "memoryQuota"}
 
 
-def quota_overflows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[int | str, ...], str]]:
+@dataclass(frozen=True, slots=True)
+class QuotaOverflow:
+    """The ``deserved`` quota of ``kind`` in the node pool at ``index`` makes a total overflow."""
+
+    index: int
+    kind: str
+    message: str
+
+    @property
+    def path(self) -> tuple[int | str, ...]:
+        return (self.index, self.kind, "deserved")
+
+
+def quota_overflows(entries: Sequence[Mapping[str, Any]]) -> list[QuotaOverflow]:
     """Where the quotas of a unit's node pools (``ResourcesNullable``, dumped to JSON) stop fitting Run:ai's
     ``TotalResources``: each ``deserved`` quota (memory in MB) and each running sum over the node pools must
-    be a finite double (``format: double``: at most about 1.8e308 either way).  One (path, message) per
-    quota at which a total overflows, the path into ``entries`` (``(1, "memory", "deserved")``); none when
-    every total is finite.  The service sums the totals in the same order (``total_resources``)."""
+    be a finite double (``format: double``: at most about 1.8e308 either way).  One record per quota at
+    which a total overflows (its path into ``entries``: ``(1, "memory", "deserved")``); none when every
+    total is finite.  The service sums the totals in the same order (``total_resources``)."""
     totals = dict.fromkeys(_TOTALS, 0.0)
-    found: list[tuple[tuple[int | str, ...], str]] = []
+    found: list[QuotaOverflow] = []
     for index, entry in enumerate(entries):
         for kind, total in _TOTALS.items():
             given = entry.get(kind)
@@ -121,13 +136,11 @@ def quota_overflows(entries: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[in
                 totals[kind] += amount
                 continue
             unit = " in MB" if kind == "memory" else ""
-            found.append(
-                (
-                    (index, kind, "deserved"),
-                    f"the node pools' {kind} quotas{unit} would add up to more than a double holds "
-                    f"(TotalResources.{total}, at most 1.8e308)",
-                )
+            message = (
+                f"the node pools' {kind} quotas{unit} would add up to more than a double holds "
+                f"(TotalResources.{total}, at most 1.8e308)"
             )
+            found.append(QuotaOverflow(index, kind, message))
     return found
 
 
@@ -138,8 +151,8 @@ def _finite_totals(resources: list[NodePoolResources] | None) -> list[NodePoolRe
         return None
     overflows = quota_overflows([r.model_dump(mode="json", exclude_none=True) for r in resources])
     if overflows:
-        (index, kind, field), message = overflows[0]
-        raise ValueError(f"[{index}].{kind}.{field}: {message}")
+        first = overflows[0]
+        raise ValueError(f"[{first.index}].{first.kind}.deserved: {first.message}")
     return resources
 
 

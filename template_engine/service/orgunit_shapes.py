@@ -217,11 +217,13 @@ def finite_quotas(
     if not overflows:
         return resources
     problems = []
-    for (index, *rest), message in overflows:
-        pool = _pool(resources[index])
+    for overflow in overflows:
+        pool = _pool(resources[overflow.index])
         at = next((i for i, entry in enumerate(given) if _pool(entry) == pool), None)
-        where: tuple[int | str, ...] = (at, *rest) if at is not None else (index, *rest)
-        problems.append(Problem(message if at is not None else f"{message}, with the stored quotas", where))
+        if at is None:  # quotas stored before totals were checked
+            problems.append(Problem(f"{overflow.message}, with the stored quotas", overflow.path))
+        else:
+            problems.append(Problem(overflow.message, (at, *overflow.path[1:])))
     raise bad_request(problems)
 
 

@@ -79,10 +79,10 @@ def test_the_issues_quotas_are_refused_and_every_read_still_answers(client: Any,
 
 def test_the_rule_sums_as_the_answer_does() -> None:
     assert quota_overflows([{"gpu": {"deserved": BIG}}, {"gpu": {"deserved": -BIG}}]) == []
-    assert [p for p, _ in quota_overflows([{"cpu": {"deserved": -BIG}}, {"cpu": {"deserved": -BIG}}])] == [
+    assert [o.path for o in quota_overflows([{"cpu": {"deserved": -BIG}}, {"cpu": {"deserved": -BIG}}])] == [
         (1, "cpu", "deserved")
     ]
-    assert [p for p, _ in quota_overflows([{"memory": {"deserved": 1.75e308, "units": "Mib"}}])] == [
+    assert [o.path for o in quota_overflows([{"memory": {"deserved": 1.75e308, "units": "Mib"}}])] == [
         (0, "memory", "deserved")
     ]
 
