@@ -115,3 +115,18 @@ def test_a_viewer_still_reads_with_a_body_where_reading_takes_one(spy: tuple[Bod
         headers={"Content-Type": "application/json", **bearer(VIEWER)},
     )
     assert response.status_code == 400 and watched.read
+
+
+def test_the_uis_writes_read_no_strangers_form(app: FastAPI) -> None:
+    """The UI's pages that change something answer a caller without a session with the sign-in page, and
+    never read the form it sent (a large one included)."""
+    watched = BodySpy(app)
+    with open_client(watched, token=None) as client:  # type: ignore[arg-type]
+        client.base_url = "http://localhost"
+        big = "text=" + "x" * (1024 * 1024 - 100)
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        for url in ("/ui/scope/system/edit/defaults", "/ui/sign-out"):
+            watched.read = False
+            response = client.post(url, content=big, headers=form, follow_redirects=False)
+            assert response.status_code == 303 and "/sign-in" in response.headers["location"], url
+            assert not watched.read, url
