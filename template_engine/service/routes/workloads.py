@@ -184,9 +184,10 @@ def _template(
     if template_id is None:
         return None, None, []
     row = ctx.repo.template(str(template_id))
-    if row is None:
+    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id) if row is not None else None
+    if row is None or own is None or not ctx.access.can_read(own.ref):
+        # A template the caller may not read is answered as one that does not exist: its name is not told.
         return None, None, [Problem(f"unknown template {template_id}", ("templateId",))]
-    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
     if not own.contains(view):
         problem = Problem(
             f"template {row.name!r} ({row.id}) is not visible from this project", ("templateId",)
