@@ -12,12 +12,16 @@ doors hold these fields to one rule.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 __all__ = [
     "DEPARTMENT_RUNAI_FIELDS",
+    "MB_PER_UNIT",
     "PROJECT_RUNAI_FIELDS",
     "UUID_PATTERN",
     "ClusterId",
@@ -30,8 +34,11 @@ __all__ = [
     "OvertimeData",
     "ProjectRunaiFields",
     "Quota",
+    "QuotaList",
+    "QuotaOverflow",
     "Resource",
     "SchedulingRules",
+    "quota_overflows",
 ]
 
 
@@ -86,6 +93,73 @@ class NodePoolResources(_Strict):
     priority: _Text | None = None
 
 
+#: Megabytes per memory ``units`` (Run:ai's ``TotalResources.memoryQuota`` is in MB).
+MB_PER_UNIT: Mapping[str, float] = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
+_TOTALS = {"gpu": "gpuQuota", "cpu": "cpuQuota", "memory": "memoryQuota"}
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaOverflow:
+    """The ``deserved`` quota of ``kind`` in the node pool at ``index`` makes a total overflow."""
+
+    index: int
+    kind: str
+    message: str
+
+    @property
+    def path(self) -> tuple[int | str, ...]:
+        return (self.index, self.kind, "deserved")
+
+
+def quota_overflows(entries: Sequence[Mapping[str, Any]]) -> list[QuotaOverflow]:
+    """Where the quotas of a unit's node pools (``ResourcesNullable``, dumped to JSON) stop fitting Run:ai's
+    ``TotalResources``: each ``deserved`` quota (memory in MB) and each running sum over the node pools must
+    be a finite double (``format: double``: at most about 1.8e308 either way).  One record per quota at
+    which a total overflows (its path into ``entries``: ``(1, "memory", "deserved")``); none when every
+    total is finite.  The service sums the totals in the same order (``total_resources``)."""
+    totals = dict.fromkeys(_TOTALS, 0.0)
+    found: list[QuotaOverflow] = []
+    for index, entry in enumerate(entries):
+        for kind, total in _TOTALS.items():
+            given = entry.get(kind)
+            if not isinstance(given, Mapping):
+                continue
+            value = given.get("deserved")
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                continue
+            factor = MB_PER_UNIT.get(str(given.get("units")), 1.0) if kind == "memory" else 1.0
+            try:
+                amount = float(value) * factor
+            except OverflowError:
+                amount = math.inf
+            if math.isfinite(amount) and math.isfinite(totals[kind] + amount):
+                totals[kind] += amount
+                continue
+            unit = " in MB" if kind == "memory" else ""
+            message = (
+                f"the node pools' {kind} quotas{unit} would add up to more than a double holds "
+                f"(TotalResources.{total}, at most 1.8e308)"
+            )
+            found.append(QuotaOverflow(index, kind, message))
+    return found
+
+
+def _finite_totals(resources: list[NodePoolResources] | None) -> list[NodePoolResources] | None:
+    """A unit's node pools whose totals fit Run:ai's types (:func:`quota_overflows`), or a ``ValueError``
+    naming the first quota that overflows."""
+    if resources is None:
+        return None
+    overflows = quota_overflows([r.model_dump(mode="json", exclude_none=True) for r in resources])
+    if overflows:
+        first = overflows[0]
+        raise ValueError(f"[{first.index}].{first.kind}.deserved: {first.message}")
+    return resources
+
+
+#: A unit's quotas per node pool: at most 1,000 node pools, whose totals are finite doubles.
+QuotaList = Annotated[list[NodePoolResources], Field(max_length=1000), AfterValidator(_finite_totals)]
+
+
 class SchedulingRules(_Strict):
     """Run:ai's ``SchedulingRules``: time limits of interactive and training workloads, in seconds."""
 
@@ -122,7 +196,7 @@ class OvertimeData(_Strict):
 class _Shared(_Strict):
     """Run:ai's ``DataUpdatableFields`` and ``clusterId``: what a department and a project both have."""
 
-    resources: list[NodePoolResources] | None = Field(default=None, max_length=1000)
+    resources: QuotaList | None = None
     schedulingRules: SchedulingRules | None = None
     defaultNodePools: list[_Text] | None = Field(default=None, max_length=1000)
     nodeTypes: NodeTypesPerWorkload | None = None

@@ -392,6 +392,23 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 def authenticate(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> Principal:
+    """The caller, or the 401 (no or unknown token) or 403 (a viewer asking for a write) of the request.
+    :class:`~.routes.common.JsonRoute` asks this before it reads a route's body (:func:`authenticate_first`):
+    the answer is then kept in the request's state and given again here."""
+    known = getattr(request.state, "principal", None)
+    if isinstance(known, Principal):
+        return known
+    principal = _authenticate(request, credentials)
+    request.state.principal = principal
+    return principal
+
+
+async def authenticate_first(request: Request) -> Principal:
+    """:func:`authenticate`, before anything else of the request is read: 401 before 403 before 400."""
+    return authenticate(request, await _bearer(request))
+
+
+def _authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
     given = len(request.headers.getlist("authorization"))
     if given > 1:  # which one counts would depend on the proxy in front: refuse rather than pick one
         raise ApiError(

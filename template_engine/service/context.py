@@ -17,8 +17,9 @@ from sqlalchemy import Engine
 from template_engine.org import SYSTEM, Scope, View
 from template_engine.service.auth import Access, Principal, ScopeRef
 from template_engine.service.errors import ApiError, field_error, not_found
+from template_engine.service.ids import parse_id
 from template_engine.service.storage.database import transaction
-from template_engine.service.storage.repository import DepartmentRow, ProjectRow, Repository, scope_key
+from template_engine.service.storage.repository import DepartmentRow, Lock, ProjectRow, Repository, scope_key
 
 ScopeType = Literal["system", "department", "project"]
 
@@ -96,7 +97,7 @@ class Ctx:
     def subject(self) -> str:
         return self.access.subject
 
-    def department(self, department_id: int, lock: bool = False) -> DepartmentRow:
+    def department(self, department_id: int, lock: Lock = False) -> DepartmentRow:
         found = self._departments.get(department_id) if not lock else None
         if found is None:
             found = self.repo.department(department_id, lock=lock)
@@ -105,7 +106,7 @@ class Ctx:
             self._departments[department_id] = found
         return found
 
-    def project(self, project_id: int, lock: bool = False) -> ProjectRow:
+    def project(self, project_id: int, lock: Lock = False) -> ProjectRow:
         found = self._projects.get(project_id) if not lock else None
         if found is None:
             found = self.repo.project(project_id, lock=lock)
@@ -114,7 +115,7 @@ class Ctx:
             self._projects[project_id] = found
         return found
 
-    def placement(self, scope_type: str, scope_id: int | None, lock: bool = False) -> Placement:
+    def placement(self, scope_type: str, scope_id: int | None, lock: Lock = False) -> Placement:
         """The scope ``scope_type``/``scope_id`` (404 when the department or project does not exist)."""
         if scope_type == "system":
             return Placement("system")
@@ -125,7 +126,7 @@ class Ctx:
         project = self.project(scope_id, lock=lock)
         return Placement("project", self.department(project.department_id), project)
 
-    def project_placement(self, project_id: str | int, field_name: str, lock: bool = False) -> Placement:
+    def project_placement(self, project_id: str | int, field_name: str, lock: Lock = False) -> Placement:
         """The placement of the project a query or body field names; an unknown one is a 400 on it."""
         number = parse_id(project_id, field_name)
         try:
@@ -134,13 +135,6 @@ class Ctx:
             if exc.status == 404:
                 raise field_error((field_name,), f"unknown project {project_id!r}") from None
             raise
-
-
-def parse_id(value: str | int, field_name: str) -> int:
-    text = str(value)
-    if not text.isdigit() or len(text) > 18:
-        raise field_error((field_name,), f"invalid id {text!r}", "a department or project id such as '1'")
-    return int(text)
 
 
 class Store:

@@ -28,7 +28,7 @@ REASONS: Mapping[str, str] = {
     "403": "the caller's role may not change assets (only system admins do): Run:ai declares 403 on the "
     "other kinds' creates, not on this one",
     "409": "a write that collided with another at the same instant: read again and retry",
-    "412": "If-Match names a version that is no longer current (the answer carries the current ETag)",
+    "412": "If-Match does not hold for the current version (the answer carries the current ETag)",
     "413": "a body over the limit, a JSON body of more than 20,000 values, or a request whose work is over "
     "its budget: checked before routing, on any operation",
     "500": "declared on every operation (Run:ai leaves it out of a few): it is always a bug",
@@ -88,10 +88,10 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("DELETE", f"{O}/projects/{{projectId}}"): _row("409", "412", "413", s409=_IN_USE),
     ("GET", f"{O}/departments/count"): _row("413", "500"),
     ("GET", f"{O}/projects/count"): _row("413", "500"),
-    ("PUT", f"{O}/departments/{{departmentId}}/resources"): _row("413"),
-    ("PATCH", f"{O}/departments/{{departmentId}}/resources"): _row("413"),
-    ("PUT", f"{O}/projects/{{projectId}}/resources"): _row("413", "500"),
-    ("PATCH", f"{O}/projects/{{projectId}}/resources"): _row("413", "500"),
+    ("PUT", f"{O}/departments/{{departmentId}}/resources"): _row("412", "413"),
+    ("PATCH", f"{O}/departments/{{departmentId}}/resources"): _row("412", "413"),
+    ("PUT", f"{O}/projects/{{projectId}}/resources"): _row("412", "413", "500"),
+    ("PATCH", f"{O}/projects/{{projectId}}/resources"): _row("412", "413", "500"),
     **{
         key: row
         for kind in _STANDARD_ASSET_PATHS

@@ -26,6 +26,7 @@ from pydantic import WithJsonSchema
 
 from template_engine.errors import Problem
 from template_engine.service.errors import bad_request
+from template_engine.service.ids import id_number
 from template_engine.service.schemas import SortBy, WorkloadSortBy
 
 _ORDERED: dict[str, Callable[[Any, Any], bool]] = {
@@ -54,7 +55,7 @@ def instant(text: str) -> datetime | None:
 
 
 def _digits(text: str) -> int | None:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+    return id_number(text)
 
 
 def _number(text: str) -> float | None:

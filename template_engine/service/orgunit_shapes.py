@@ -23,13 +23,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from template_engine.errors import Problem
 from template_engine.models.orgunit import (
+    MB_PER_UNIT,
     DepartmentRunaiFields,
-    NodePoolResources,
     NodeTypesPerWorkload,
     ProjectRunaiFields,
+    QuotaList,
     SchedulingRules,
+    quota_overflows,
 )
+from template_engine.service.errors import bad_request
 from template_engine.service.schemas import Name, OrgUnitId
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "ProjectUpdate",
     "ResourcesOut",
     "effective",
+    "finite_quotas",
     "merge_resources",
     "project_status",
     "resources_out",
@@ -52,8 +57,6 @@ __all__ = [
 
 #: The ``clusterId`` of a unit created without one: the nil UUID (this service has no cluster layer).
 NO_CLUSTER = "00000000-0000-0000-0000-000000000000"
-#: Run:ai's ``TotalResources.memoryQuota`` is in MB; ``Resources.memory.units`` says what a quota is in.
-_MB_PER_UNIT: Mapping[str, float] = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
 #: What Run:ai's ``ProjectStatus.phaseMessage`` says here.
 PHASE_MESSAGE = "this service schedules nothing: no cluster reports the project's phase or quota usage"
 _Description = Field(default=None, max_length=250)
@@ -73,7 +76,7 @@ class _UpdatableFields(BaseModel):
     stored quotas stay, since they have their own ``/resources`` route)."""
 
     model_config = DepartmentRunaiFields.model_config
-    resources: list[NodePoolResources] | None = Field(default=None, max_length=1000)
+    resources: QuotaList | None = None
     schedulingRules: SchedulingRules | None = None
     defaultNodePools: list[Annotated[str, Field(max_length=253)]] | None = Field(
         default=None, max_length=1000
@@ -167,7 +170,7 @@ def total_resources(stored: Sequence[Mapping[str, Any]] | None) -> dict[str, flo
             cpu.append(float(entry["cpu"]["deserved"]))
         mem = entry.get("memory") or {}
         if mem.get("deserved") is not None:
-            memory.append(float(mem["deserved"]) * _MB_PER_UNIT[mem["units"]])
+            memory.append(float(mem["deserved"]) * MB_PER_UNIT[mem["units"]])
     return {"gpuQuota": _sum(gpu), "cpuQuota": _sum(cpu), "memoryQuota": _sum(memory)}
 
 
@@ -180,10 +183,6 @@ def merge_resources(
     an attribute it gives replaces the stored one, an object (``gpu``, ``cpu``, ``memory``) is merged key by
     key, and what it does not give is kept.  An entry of a node pool not stored yet is added after them."""
 
-    def pool(entry: Mapping[str, Any]) -> str | None:
-        found = entry.get("nodePool")
-        return str(found["id"]) if isinstance(found, Mapping) else None
-
     def merged(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(old)
         for key, value in new.items():
@@ -194,12 +193,38 @@ def merge_resources(
 
     out = [dict(entry) for entry in stored or ()]
     for entry in patch:
-        at = next((i for i, old in enumerate(out) if pool(old) == pool(entry)), None)
+        at = next((i for i, old in enumerate(out) if _pool(old) == _pool(entry)), None)
         if at is None:
             out.append(dict(entry))
         else:
             out[at] = merged(out[at], entry)
     return out
+
+
+def _pool(entry: Mapping[str, Any]) -> str | None:
+    """The node pool an entry is for (``nodePool.id``); ``None`` for the entry without one."""
+    found = entry.get("nodePool")
+    return str(found["id"]) if isinstance(found, Mapping) else None
+
+
+def finite_quotas(
+    resources: list[dict[str, Any]], given: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """A unit's node pools after a write of ``.../resources``, when every total fits Run:ai's types
+    (:func:`~template_engine.models.orgunit.quota_overflows`); otherwise a 400 on the quota of the request
+    body ``given`` that overflows (the body's entry of the same node pool), before anything is stored."""
+    overflows = quota_overflows(resources)
+    if not overflows:
+        return resources
+    problems = []
+    for overflow in overflows:
+        pool = _pool(resources[overflow.index])
+        at = next((i for i, entry in enumerate(given) if _pool(entry) == pool), None)
+        if at is None:  # quotas stored before totals were checked
+            problems.append(Problem(f"{overflow.message}, with the stored quotas", overflow.path))
+        else:
+            problems.append(Problem(overflow.message, (at, *overflow.path[1:])))
+    raise bad_request(problems)
 
 
 def effective(project: Mapping[str, Any] | None, department: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -43,8 +43,12 @@ WORKLOAD_NAME_RULE = (
 )
 #: Department and project ids, in paths, queries and bodies.
 ID_PATTERN = r"^[0-9]{1,18}$"
-#: ``If-Match``: ``*``, or one or more of the ETags this service sends (``"3"``, also weak: ``W/"3"``).
-IF_MATCH_PATTERN = r'^(\*|(W/)?"[0-9]{1,18}"( *, *(W/)?"[0-9]{1,18}")*)$'
+#: One entity tag of RFC 9110 (section 8.8.3): an opaque tag of ``etagc`` in double quotes, maybe weak.
+IF_MATCH_TAG = r'(?P<weak>W/)?"(?P<opaque>[\x21\x23-\x7e\x80-\xff]*)"'
+_ANY_TAG = r'(W/)?"[\x21\x23-\x7e\x80-\xff]*"'
+#: ``If-Match`` (RFC 9110 section 13.1.1): ``*``, or a comma-separated list of entity tags (optional
+#: whitespace around the commas, empty elements ignored).  :mod:`.etags` parses and compares it.
+IF_MATCH_PATTERN = rf"^[ \t]*(\*|(,[ \t]*)*{_ANY_TAG}([ \t]*,([ \t]*{_ANY_TAG})?)*)[ \t]*$"
 
 #: Every pattern a request is checked against, in plain words: what a 400 says instead of the expression.
 PATTERN_RULES: dict[str, str] = {
@@ -52,8 +56,8 @@ PATTERN_RULES: dict[str, str] = {
     NAME_PATTERN: f"must be a name: {NAME_RULE}",
     WORKLOAD_NAME_PATTERN: f"must be a workload name: {WORKLOAD_NAME_RULE}",
     ID_PATTERN: "must be an id: 1 to 18 digits, such as '1'",
-    IF_MATCH_PATTERN: 'must be an ETag this service sent, such as "3" (also W/"3", several separated by '
-    "commas, or *)",
+    IF_MATCH_PATTERN: 'must be * or entity tags separated by commas, each in double quotes, such as "3" '
+    '(RFC 9110: W/"3" is weak and never matches)',
 }
 #: The scope types the service takes: Run:ai calls the top scope ``tenant``; ``system`` is this service's
 #: name for it (and Run:ai's internal one).

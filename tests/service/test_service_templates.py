@@ -188,7 +188,14 @@ def test_if_match(client: Any) -> None:
     assert stale.headers["ETag"] == '"1"'
     ok = client.patch(f"{BASE}/{template_id}", json=patch, headers={"If-Match": '"1"'})
     assert ok.status_code == 200 and ok.headers["ETag"] == '"2"'
-    assert client.patch(f"{BASE}/{template_id}", json=patch, headers={"If-Match": 'W/"2"'}).status_code == 200
+    # RFC 9110: If-Match compares strongly (a weak tag matches nothing), and any well-formed opaque tag is a
+    # tag: one that is not the current version is a 412, not a 400.
+    for other in ('W/"2"', '"any-opaque-tag"', '"02"', '"x", W/"2"'):
+        refused = client.patch(f"{BASE}/{template_id}", json=patch, headers={"If-Match": other})
+        assert refused.status_code == 412 and refused.headers["ETag"] == '"2"', (other, refused.json())
+    assert (
+        client.patch(f"{BASE}/{template_id}", json=patch, headers={"If-Match": '"x", "2"'}).status_code == 200
+    )
     assert client.patch(f"{BASE}/{template_id}", json=patch, headers={"If-Match": "*"}).status_code == 200
     assert client.delete(f"{BASE}/{template_id}", headers={"If-Match": '"1"'}).status_code == 412
     assert client.delete(f"{BASE}/{template_id}", headers={"If-Match": '"4"'}).status_code == 204

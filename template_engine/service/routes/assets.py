@@ -41,6 +41,7 @@ from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, bad_request, field_error, not_found
+from template_engine.service.ids import parse_id
 from template_engine.service.policy_store import policies_imposing, policy_file
 from template_engine.service.routes.common import (
     Auth,
@@ -169,7 +170,7 @@ def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int
     if scope == "department":
         return "department", _department_id(ctx, meta["departmentId"], ("meta", "departmentId")), None
     if scope == "project":
-        project = ctx.repo.project(meta["projectId"])
+        project = ctx.repo.project(parse_id(meta["projectId"], ("meta", "projectId"), "project id"))
         if project is None:
             raise field_error(
                 ("meta", "projectId"), f"unknown project {meta['projectId']}", "the id of a project"
@@ -179,9 +180,10 @@ def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int
 
 
 def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
-    if not text.isdigit() or ctx.repo.department(int(text)) is None:
+    number = parse_id(text, path, "department id")
+    if ctx.repo.department(number) is None:
         raise field_error(path, f"unknown department {text!r}", "the id of a department, such as '1'")
-    return int(text)
+    return number
 
 
 def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]] | None:
@@ -196,7 +198,7 @@ def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]]
     project_department: int | None = None
     if "projectId" in query:
         text = query["projectId"]
-        row = ctx.repo.project(int(text)) if re.fullmatch(r"[0-9]{1,9}", text) else None
+        row = ctx.repo.project(parse_id(text, ("projectId",), "project id"))
         if row is None:
             raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
         project, project_department = row.id, row.department_id

@@ -1,6 +1,8 @@
 """What every resource module shares: the store, the raw body, ETags and the documented error answers.
 
-Every router is made with :class:`JsonRoute`: a route that takes a body decodes it once, strictly, with
+Every router is made with :class:`JsonRoute`: a route that asks who calls authenticates the caller first,
+before its body is read (401, then a viewer's 403, then any 400 of the body); a route that takes a body
+decodes it once, strictly, with
 :func:`~template_engine.service.documents.read_json`, before FastAPI validates it against the route's model,
 and the handler's ``raw`` is that same decoded object.  A :class:`JsonRoute`'s path parameters are matched
 by routing itself, from their declared types (:func:`typed_path`): a segment that is not an id or a UUID is
@@ -16,6 +18,7 @@ from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Query, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.convertors import Convertor, register_url_convertor
@@ -24,11 +27,14 @@ from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import TemplateDocument
 from template_engine.paths import Path
-from template_engine.service.auth import Principal, authenticate
+from template_engine.service.auth import Principal, authenticate, authenticate_first
 from template_engine.service.composer import asset_scope_problems
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import read_json, read_json_value
 from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.etags import parse_if_match, version_tag
+from template_engine.service.ids import EXPECTED as ID_EXPECTED
+from template_engine.service.ids import id_number
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
@@ -150,16 +156,26 @@ class JsonRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        if self.body_field is None:
+        authenticated = authenticates(self.dependant)
+        if self.body_field is None and not authenticated:
             return handler
 
         async def strict(request: Request) -> Response:
             decoding = self.json_request(request.scope, request.receive)
-            if is_json(decoding.headers.get("content-type")) and await decoding.body():
+            if authenticated:  # 401 and a viewer's 403 before a byte of the body is read
+                await authenticate_first(decoding)
+            json_body = self.body_field is not None and is_json(decoding.headers.get("content-type"))
+            if json_body and await decoding.body():
                 await decoding.json()  # raises the 400 here, where the exception handlers answer it
             return await handler(decoding)
 
         return strict
+
+
+def authenticates(dependant: Dependant) -> bool:
+    """Whether a route (its ``dependant``) asks for the caller (:func:`~..auth.authenticate`), directly or
+    through another dependency."""
+    return dependant.call is authenticate or any(authenticates(d) for d in dependant.dependencies)
 
 
 class JsonValueRoute(JsonRoute):
@@ -197,22 +213,22 @@ def no_content() -> Response:
 
 
 def etag(version: int) -> str:
-    return f'"{version}"'
+    return str(version_tag(version))
 
 
 def check_if_match(header: str | None, version: int) -> None:
-    """``If-Match`` must name the current version (``"3"``, ``W/"3"``, several separated by commas, or ``*``);
-    a 412 with the current ETag when it does not.  The header's grammar is checked before the handler runs
-    (:data:`IfMatch`); one that does not follow it is a 400 here too, for a caller that did not."""
+    """``If-Match`` must hold for the current version (:mod:`..etags`: RFC 9110's grammar and strong
+    comparison; ``*`` always holds); a 412 with the current ETag when it does not.  The header's grammar is
+    checked before the handler runs (:data:`IfMatch`); one that does not follow it is a 400 here too, for a
+    caller that did not."""
     if header is None:
         return
-    if re.fullmatch(IF_MATCH_PATTERN, header) is None:
+    precondition = parse_if_match(header)
+    if precondition is None:
         rule = PATTERN_RULES[IF_MATCH_PATTERN]
         raise bad_request([Problem(f"header parameter: {rule} (got {header[:40]!r})", ("If-Match",))])
-    for tag in header.split(","):
-        tag = tag.strip().removeprefix("W/")
-        if tag == "*" or tag.strip('"') == str(version):
-            return
+    if precondition.holds(version_tag(version)):
+        return
     raise ApiError(
         412,
         f"If-Match does not match the current version {etag(version)}; read the resource again.",
@@ -253,10 +269,11 @@ def scope_of(
         return Placement("system"), []
     if scope_id is None:
         return None, [Problem(f"a {scope_type} scope needs its id", id_path, None, f"the {scope_type} id")]
-    if not scope_id.isdigit() or len(scope_id) > 18:
-        return None, [Problem(f"invalid {scope_type} id {scope_id!r}", id_path, None, "an id such as '1'")]
+    number = id_number(scope_id)
+    if number is None:
+        return None, [Problem(f"invalid {scope_type} id {scope_id[:40]!r}", id_path, None, ID_EXPECTED)]
     try:
-        return ctx.placement(scope_type, int(scope_id)), []
+        return ctx.placement(scope_type, number), []
     except ApiError as exc:
         if exc.status == 404:
             return None, [Problem(f"unknown {scope_type} {scope_id!r}", id_path)]
@@ -318,8 +335,9 @@ IfMatch = Annotated[
     Header(
         alias="If-Match",
         pattern=IF_MATCH_PATTERN,
-        description='The ETag read, such as "3" (also W/"3", several separated by commas, or *): the write '
-        "is refused with 412 when the resource has changed since. Anything else is a 400.",
+        description='The ETag read, such as "3" (or several separated by commas, or *): the write is refused '
+        "with 412 when the resource has changed since (RFC 9110's strong comparison: a weak W/ tag never "
+        "matches). A header that is not entity tags is a 400.",
     ),
 ]
 

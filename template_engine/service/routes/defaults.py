@@ -28,8 +28,9 @@ from fastapi.responses import JSONResponse, Response
 
 from template_engine.service.auth import Principal
 from template_engine.service.cache import uncommitted
-from template_engine.service.context import Ctx, Placement, Store, parse_id
+from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
+from template_engine.service.ids import parse_id
 from template_engine.service.impact import (
     Affected,
     DefaultsWriteOut,

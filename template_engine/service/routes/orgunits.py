@@ -29,8 +29,9 @@ from template_engine.loader.policies import org_policy_problems
 from template_engine.models.orgunit import NodePoolResources
 from template_engine.service.auth import ScopeRef, require
 from template_engine.service.composer import audit_fields
-from template_engine.service.context import Ctx, parse_id
+from template_engine.service.context import Ctx
 from template_engine.service.errors import ApiError, field_error
+from template_engine.service.ids import parse_id
 from template_engine.service.impact import StoredOrg, stored_org
 from template_engine.service.listing import Listing
 from template_engine.service.orgunit_shapes import (
@@ -47,6 +48,7 @@ from template_engine.service.orgunit_shapes import (
     ProjectUpdate,
     ResourcesOut,
     effective,
+    finite_quotas,
     merge_resources,
     project_status,
     resources_out,
@@ -171,7 +173,7 @@ def _array_body(
             endpoint,
             methods=[method],
             response_model=list[ResourcesOut],
-            responses=errors(403, 404),
+            responses=errors(403, 404, 412),
             route_class_override=JsonValueRoute,
         )
         return endpoint
@@ -370,13 +372,19 @@ def update_department(
 
 
 def _department_resources(
-    departmentId: str, principal: Auth, store: StoreDep, change: Callable[[list[Any] | None], list[Any]]
+    departmentId: str,
+    principal: Auth,
+    store: StoreDep,
+    if_match: str | None,
+    given: list[dict[str, Any]],
+    change: Callable[[list[Any] | None], list[Any]],
 ) -> JSONResponse:
     with store.write(principal) as ctx:
         ctx.access.require_admin()
         row = ctx.department(parse_id(departmentId, "departmentId"), lock=True)
+        check_if_match(if_match, row.audit.version)
         runai = dict(row.runai or {})
-        runai["resources"] = change(runai.get("resources"))
+        runai["resources"] = finite_quotas(change(runai.get("resources")), given)
         ctx.repo.update_department(row.id, row.audit.version, row.name, row.description, ctx.subject, runai)
         updated = _fresh(ctx.repo.department(row.id))
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
@@ -384,20 +392,22 @@ def _department_resources(
 
 @_array_body("PUT", "/departments/{departmentId}/resources")
 def update_department_resources(
-    departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
+    departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep, if_match: IfMatch = None
 ) -> JSONResponse:
     """Replace a department's quotas per node pool (system admins)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _department_resources(departmentId, principal, store, lambda _old: given)
+    return _department_resources(departmentId, principal, store, if_match, given, lambda _old: given)
 
 
 @_array_body("PATCH", "/departments/{departmentId}/resources")
 def patch_department_resources(
-    departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
+    departmentId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep, if_match: IfMatch = None
 ) -> JSONResponse:
     """Change a department's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _department_resources(departmentId, principal, store, lambda old: merge_resources(old, given))
+    return _department_resources(
+        departmentId, principal, store, if_match, given, lambda old: merge_resources(old, given)
+    )
 
 
 @router.delete(
@@ -552,14 +562,20 @@ def update_project(
 
 
 def _project_resources(
-    projectId: str, principal: Auth, store: StoreDep, change: Callable[[list[Any] | None], list[Any]]
+    projectId: str,
+    principal: Auth,
+    store: StoreDep,
+    if_match: str | None,
+    given: list[dict[str, Any]],
+    change: Callable[[list[Any] | None], list[Any]],
 ) -> JSONResponse:
     with store.write(principal) as ctx:
         row = ctx.project(parse_id(projectId, "projectId"), lock=True)
         department = ctx.department(row.department_id)
         require(ctx.access.can_manage_projects(department.name))
+        check_if_match(if_match, row.audit.version)
         runai = dict(row.runai or {})
-        runai["resources"] = change(runai.get("resources"))
+        runai["resources"] = finite_quotas(change(runai.get("resources")), given)
         ctx.repo.update_project(row.id, row.audit.version, row.name, row.description, ctx.subject, runai)
         updated = _fresh(ctx.repo.project(row.id))
     return json_response(resources_out(runai["resources"]), version=updated.audit.version)
@@ -567,20 +583,22 @@ def _project_resources(
 
 @_array_body("PUT", "/projects/{projectId}/resources")
 def update_project_resources(
-    projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
+    projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep, if_match: IfMatch = None
 ) -> JSONResponse:
     """Replace a project's quotas per node pool."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _project_resources(projectId, principal, store, lambda _old: given)
+    return _project_resources(projectId, principal, store, if_match, given, lambda _old: given)
 
 
 @_array_body("PATCH", "/projects/{projectId}/resources")
 def patch_project_resources(
-    projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep
+    projectId: UnitId, body: ResourcesBody, principal: Auth, store: StoreDep, if_match: IfMatch = None
 ) -> JSONResponse:
     """Change a project's quotas of the node pools given (each merged into that node pool's entry)."""
     given = [r.model_dump(mode="json", exclude_unset=True) for r in body]
-    return _project_resources(projectId, principal, store, lambda old: merge_resources(old, given))
+    return _project_resources(
+        projectId, principal, store, if_match, given, lambda old: merge_resources(old, given)
+    )
 
 
 @router.delete(

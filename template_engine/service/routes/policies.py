@@ -30,6 +30,8 @@ from template_engine.service.cache import uncommitted
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.ids import EXPECTED as ID_EXPECTED
+from template_engine.service.ids import id_number
 from template_engine.service.impact import (
     Affected,
     DryRun,
@@ -191,16 +193,17 @@ def _place(
     if ident is None:
         raise refused(f"scope {scope} needs its {wanted}", wanted, f"the id of the {scope}")
     text = str(ident)
-    if not text.isdigit() or len(text) > 18:
-        raise refused(f"invalid {scope} id {text!r}", wanted, "an id such as '1'")
+    number = id_number(ident)
+    if number is None:
+        raise refused(f"invalid {scope} id {text[:40]!r}", wanted, ID_EXPECTED)
     if scope == "department" and project_id is not None:
         raise refused("scope department takes no projectId", "projectId", "no projectId")
-    found = ctx.repo.department(int(text)) if scope == "department" else ctx.repo.project(int(text))
+    found = ctx.repo.department(number) if scope == "department" else ctx.repo.project(number)
     if found is None:
         if missing == 404:
             raise ApiError(404, f"Resource id not found: {scope} {text}.")
         raise refused(f"unknown {scope} {text!r}", wanted, f"the id of a {scope}")
-    place = ctx.placement(scope, int(text))
+    place = ctx.placement(scope, number)
     if scope == "project" and department_id is not None:
         department = place.department.id if place.department is not None else None
         if str(department_id) != str(department):

@@ -184,9 +184,10 @@ def _template(
     if template_id is None:
         return None, None, []
     row = ctx.repo.template(str(template_id))
-    if row is None:
+    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id) if row is not None else None
+    if row is None or own is None or not ctx.access.can_read(own.ref):
+        # A template the caller may not read is answered as one that does not exist: its name is not told.
         return None, None, [Problem(f"unknown template {template_id}", ("templateId",))]
-    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
     if not own.contains(view):
         problem = Problem(
             f"template {row.name!r} ({row.id}) is not visible from this project", ("templateId",)
@@ -196,8 +197,11 @@ def _template(
 
 
 def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:
+    """The project a submission names, share-locked until the submission commits: a concurrent delete of
+    the project waits for it (and then sees its workload: a 409), or it for the delete (and then finds no
+    project: a 400), on PostgreSQL as SQLite's serialised writes do."""
     try:
-        return ctx.project_placement(project_id, "projectId"), []
+        return ctx.project_placement(project_id, "projectId", lock="share"), []
     except ApiError as exc:
         if exc.status != 400:
             raise

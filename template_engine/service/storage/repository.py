@@ -2,8 +2,10 @@
 
 Rows come back as small frozen records.  Updates are optimistic: they name the version they read and raise
 :class:`StaleVersion` when no row has it any more.  ``lock=True`` reads take a row lock on PostgreSQL
-(``FOR UPDATE``) so that concurrent writers of one row queue instead of conflicting; SQLite's write
-transactions are already serialised (``BEGIN IMMEDIATE``).
+(``FOR UPDATE``) so that concurrent writers of one row queue instead of conflicting; ``lock="share"`` takes
+a shared one (``FOR SHARE``): many writers that only need the row to stay as it is (the submissions to a
+project) hold it at once, and a writer that changes or deletes it waits for them, or they for it (a
+project's delete).  SQLite's write transactions are already serialised (``BEGIN IMMEDIATE``).
 
 Nothing is written that cannot be read back and answered: every value an insert or update is given is checked
 first (:func:`unstorable`), and a NUL character or lone surrogate in any text, a non-finite number, or a
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import (
     JSON,
@@ -207,6 +209,10 @@ def scope_key(scope_type: str, scope_id: int | None) -> str:
     return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
 
 
+#: A read's row lock on PostgreSQL: none, ``FOR UPDATE`` (``True``) or ``FOR SHARE`` (``"share"``).
+Lock = bool | Literal["share"]
+
+
 class Repository:
     """Queries on ``connection``; the caller owns the transaction."""
 
@@ -215,9 +221,9 @@ class Repository:
 
     # -- helpers --------------------------------------------------------------------------------------------
 
-    def _one(self, query: Select[Any], lock: bool) -> Row[Any] | None:
+    def _one(self, query: Select[Any], lock: Lock) -> Row[Any] | None:
         if lock:
-            query = query.with_for_update()
+            query = query.with_for_update(read=lock == "share")
         return self.connection.execute(query).first()
 
     def _insert(self, table: Table, subject: str, values: Mapping[str, Any]) -> Any:
@@ -260,7 +266,7 @@ class Repository:
         rows = self.connection.execute(select(t.departments).order_by(t.departments.c.id))
         return [self._department(r) for r in rows]
 
-    def department(self, department_id: int, lock: bool = False) -> DepartmentRow | None:
+    def department(self, department_id: int, lock: Lock = False) -> DepartmentRow | None:
         row = self._one(select(t.departments).where(t.departments.c.id == department_id), lock)
         return self._department(row) if row is not None else None
 
@@ -299,7 +305,7 @@ class Repository:
             query = query.where(t.projects.c.department_id == department_id)
         return [self._project(r) for r in self.connection.execute(query)]
 
-    def project(self, project_id: int, lock: bool = False) -> ProjectRow | None:
+    def project(self, project_id: int, lock: Lock = False) -> ProjectRow | None:
         row = self._one(select(t.projects).where(t.projects.c.id == project_id), lock)
         return self._project(row) if row is not None else None
 

@@ -27,8 +27,9 @@ from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
 from template_engine.pricing import Pricer
 from template_engine.service.budget import REQUEST_BUDGET
-from template_engine.service.context import Ctx, Placement, parse_id
+from template_engine.service.context import Ctx, Placement
 from template_engine.service.errors import ApiError
+from template_engine.service.ids import parse_id
 from template_engine.service.impact import (
     Affected,
     StoredOrg,

@@ -231,6 +231,8 @@ def _store(request: Request) -> Store:
 
 
 Form = Annotated[dict[str, str] | None, Depends(session.form)]
+#: The form of a page that needs a session: not read at all without one (the sign-in page answers).
+SignedInForm = Annotated[dict[str, str] | None, Depends(session.signed_in_form)]
 
 
 def _refused(request: Request, me: Session | None, why: str) -> Response:
@@ -308,7 +310,7 @@ def sign_in(request: Request, fields: Form) -> Response:
 
 
 @router.post("/ui/sign-out")
-def sign_out(request: Request, fields: Form) -> Response:
+def sign_out(request: Request, fields: SignedInForm) -> Response:
     me = session.signed_in(request)
     if me is not None:
         refused = _checked_post(request, fields, me)
@@ -618,7 +620,7 @@ def _meta(place: Placement) -> dict[str, Any]:
 
 
 @router.post("/ui/scope/{key}/edit/{document}")
-def change_submit(request: Request, key: str, document: str, fields: Form) -> Response:
+def change_submit(request: Request, key: str, document: str, fields: SignedInForm) -> Response:
     def build(me: Session) -> Response:
         refused = _checked_post(request, fields, me)
         if refused is not None:

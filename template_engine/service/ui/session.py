@@ -37,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -58,6 +59,7 @@ __all__ = [
     "same_origin",
     "set_sign_in_cookie",
     "signed_in",
+    "signed_in_form",
     "ui_path",
 ]
 
@@ -255,6 +257,14 @@ async def form(request: Request) -> dict[str, str] | None:
     except (UnicodeDecodeError, ValueError):
         return None
     return {name: values[0] for name, values in fields.items() if values}
+
+
+async def signed_in_form(request: Request) -> dict[str, str] | None:
+    """:func:`form`, read only for a signed-in caller: a stranger's body is never parsed (the page answers
+    it with the sign-in page), as the API checks the token before it reads a body."""
+    if await run_in_threadpool(signed_in, request) is None:
+        return None
+    return await form(request)
 
 
 class Guarded:

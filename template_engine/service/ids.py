@@ -1,0 +1,48 @@
+"""Department and project ids as the service reads them, wherever they come from: a path, a query
+(``departmentId``, ``projectId``, ``scopeId``) or a body (a template's ``meta.scopeId``, a preview's scope,
+an asset's ``meta.departmentId``, a workload's ``projectId``).
+
+An id is 1 to 18 ASCII digits (:data:`~.schemas.ID_PATTERN`), nothing else: Python's ``int()`` and
+``str.isdigit()`` also take Unicode digits (an Arabic-Indic one, U+0661, is read as 1; a superscript
+three, U+00B3, is a digit to ``isdigit()`` but ``int()`` raises on it), so neither is asked.
+Every reader goes through :func:`id_number` or :func:`parse_id`; what they refuse is a 400 naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+
+from template_engine.paths import Path
+from template_engine.service.errors import field_error
+from template_engine.service.schemas import ID_PATTERN
+
+_ID = re.compile(ID_PATTERN.removeprefix("^").removesuffix("$"))
+#: What a refused id's problem says was expected.
+EXPECTED = "an id of 1 to 18 ASCII digits, such as '1'"
+
+
+def id_number(value: object) -> int | None:
+    """``value`` (text, or a JSON integer) as an id; ``None`` when it is not 1 to 18 ASCII digits."""
+    if isinstance(value, bool):
+        return None
+    text = str(value) if isinstance(value, int | str) else None
+    if text is None or _ID.fullmatch(text) is None:
+        return None
+    return int(text)
+
+
+def parse_id(value: object, field: str | Path, what: str = "id") -> int:
+    """``value`` as an id (:func:`id_number`); a 400 on ``field`` when it is not one."""
+    number = id_number(value)
+    if number is None:
+        path = (field,) if isinstance(field, str) else field
+        raise field_error(path, f"invalid {what} {_shown(value)}", EXPECTED)
+    return number
+
+
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text[:40])
+
+
+__all__ = ["EXPECTED", "id_number", "parse_id"]

@@ -1,0 +1,102 @@
+"""Ids are ASCII digits wherever one is read (issue 30): Python's ``int()`` takes an Arabic-Indic one (U+0661)
+as 1 and ``isdigit()`` takes a superscript three (U+00B3), on which ``int()`` then raises.  Every query
+parameter that carries a department or project id, found by walking the OpenAPI document, answers such a
+text with a 400 naming the parameter, for every role; so do the bodies that name a scope; a path segment
+that is not an id is no path of the service (404)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from conftest import ADMIN, VIEWER, VISION, Ids, bearer
+
+from template_engine.service.ids import id_number
+
+NOT_IDS = ("\u00b3", "\u0661", "1\u0661", "\uff11", "1x", "-1", " 1", "1 ", "+1", "0x1", "9" * 19)
+#: Query parameters that are not department or project ids (UUIDs, flags).
+_OTHER = {"clusterId", "templateId", "workloadId", "assetId", "assetIds", "validateOnly"}
+
+
+def test_the_one_parser_takes_ascii_digits_only() -> None:
+    assert id_number("12") == 12 and id_number(7) == 7 and id_number("0") == 0
+    for text in NOT_IDS:
+        assert id_number(text) is None, text
+    for value in (True, 1.0, None, -3, [], "", "9" * 19):
+        assert id_number(value) is None, value
+
+
+def _id_queries(client: Any) -> list[tuple[str, str, str]]:
+    document = client.get("/openapi.json").json()
+    found = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                name = parameter["name"]
+                if parameter["in"] == "query" and name.endswith("Id") and name not in _OTHER:
+                    found.append((method.upper(), path, name))
+    return found
+
+
+def _concrete(path: str, ids: Ids) -> str:
+    values = {
+        "templateId": ids.template("pytorch-elastic"),
+        "departmentId": ids.departments["research"],
+        "projectId": ids.projects["vision"],
+    }
+    return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), "1")), path)
+
+
+def _template(ids: Ids) -> dict[str, Any]:
+    scope = {"scopeType": "project", "scopeId": str(ids.projects["vision"])}
+    return {"meta": {"name": "ids-probe", **scope}, "spec": {"image": "python:3.12"}}
+
+
+def test_every_query_id_is_refused_unless_it_is_ascii_digits(client: Any, ids: Ids) -> None:
+    queries = _id_queries(client)
+    names = {name for _, _, name in queries}
+    assert {"departmentId", "projectId", "scopeId"} <= names, names
+    assert len(queries) >= 15, queries
+    for method, path, name in queries:
+        # What else the route needs to reach the id: the scope an id goes with, a body to preview.
+        extra = {"scope": "department" if name == "departmentId" else "project"} if "policy" in path else {}
+        if name == "scopeId":
+            extra = {"scopeType": "project", "templateName": "free"}
+        body = _template(ids) if path.endswith("/preview") else None
+        # A write is the admin's: who else may write is decided on the scope the id names.
+        for token in (ADMIN,) if method == "DELETE" else (ADMIN, VISION, VIEWER):
+            for text in NOT_IDS:
+                response = client.request(
+                    method,
+                    _concrete(path, ids),
+                    params={**extra, name: text},
+                    json=body,
+                    headers=bearer(token),
+                )
+                assert response.status_code == 400, (method, path, name, token, text, response.text)
+                fields = [p.get("field") for p in response.json()["problems"]]
+                assert name in fields, (method, path, text, response.json())
+
+
+@pytest.mark.parametrize("text", ["\u00b3", "\u0661", "1x"])
+def test_a_body_naming_a_scope_by_a_non_id_is_a_400_on_that_field(client: Any, ids: Ids, text: str) -> None:
+    template = _template(ids)
+    template["meta"]["scopeId"] = text
+    for url in ("/api/v1/workload-templates/distributed/preview", "/api/v1/workload-templates/distributed"):
+        response = client.post(url, json=template)
+        assert response.status_code == 400, (url, response.text)
+        assert "meta.scopeId" in [p.get("field") for p in response.json()["problems"]], response.json()
+    asset = {
+        "meta": {"name": "ids-probe", "scope": "department", "departmentId": text},
+        "spec": {"image": "python:3.12"},
+    }
+    response = client.post("/api/v1/asset/environment", json=asset)
+    assert response.status_code == 400, response.text
+    assert "meta.departmentId" in [p.get("field") for p in response.json()["problems"]], response.json()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/org-unit/projects/{}", "/api/v1/defaults/departments/{}"])
+def test_a_path_segment_that_is_not_an_id_is_no_path(client: Any, path: str) -> None:
+    for text in ("\u00b3", "\u0661", "1x"):
+        assert client.get(path.format(text)).status_code == 404, text
