@@ -1,0 +1,145 @@
+"""The loaded org and each pair's outcome, recomposed only where a changed file reaches.
+
+An :class:`Analysis` is one consistent state: the org as the editor saw it at one moment and, for every pair
+(``diffing.pairs``), its dependencies (the files whose content decides what it composes to) and its
+outcome.  :func:`analyse` makes the next state from the previous one the way ``diff``/``impact`` decide
+what to compose (``diff.diff_orgs``): a pair whose view, dependencies and every dependency's document are
+the same as before keeps its outcome; only the others are composed again.  The loader reuses the document
+of every unchanged file (``tree._Reuse``, by content), so after an edit of a project's defaults only that
+project's pairs are composed.
+
+The work is a generator: it yields after each pair it composes, so the server can answer requests in
+between and drop a recomputation that a newer edit made useless (:class:`Job`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from template_engine.compose import MergeCache
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, dependencies, documents, same_document
+from template_engine.diffing.pairs import pairs as org_pairs
+from template_engine.errors import Problem
+from template_engine.loader.tree import reference_problems
+from template_engine.org import Org
+
+__all__ = ["Analysis", "Job", "PairState", "analyse", "pair_name"]
+
+
+def pair_name(pair: Pair) -> str:
+    """``vision/vit-finetune``; a department's or the system's own view: ``(research)/tf-parameter-server``,
+    ``(system)/mpi-horovod`` (as ``check`` shows the view)."""
+    view = pair.view
+    shown = view.project or (f"({view.department})" if view.department else "(system)")
+    return f"{shown}/{pair.template.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PairState:
+    """One pair: what it depends on and what it composed to."""
+
+    pair: Pair
+    deps: tuple[str, ...]
+    outcome: Outcome
+
+    @property
+    def name(self) -> str:
+        return pair_name(self.pair)
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The org and every pair's state, at one moment of the editor's buffers."""
+
+    org: Org
+    pairs: Mapping[str, PairState]
+    #: What ``validate`` reports: every problem of the broken files, then the references.
+    problems: tuple[Problem, ...] = ()
+    #: The org's own warnings (layout, cluster settings).
+    warnings: tuple[Problem, ...] = ()
+    #: The pairs composed to make this state (the others kept the previous state's outcome).
+    composed: tuple[str, ...] = ()
+    #: Each file's users: the ids of the pairs that depend on it.
+    users: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def users_of(self, file: str) -> tuple[str, ...]:
+        if file == "org.yaml":
+            return tuple(self.pairs)
+        return self.users.get(file, ())
+
+
+def _problems(org: Org) -> tuple[Problem, ...]:
+    """What ``validate`` reports of ``org`` (the CLI's ``org_problems``)."""
+    return tuple(p for file in sorted(org.broken) for p in org.broken[file]) + tuple(reference_problems(org))
+
+
+class Job:
+    """One recomputation: iterate :meth:`steps` (each step composes at most one pair), then read
+    :attr:`result`.  Dropping the iterator part-way leaves no trace: the previous state stays whole."""
+
+    def __init__(
+        self, org: Org, previous: Analysis | None, variables: Mapping[str, str] | None = None
+    ) -> None:
+        self.org = org
+        self.previous = previous
+        self.variables = dict(variables or {})
+        self.result: Analysis | None = None
+
+    def steps(self) -> Iterator[str | None]:
+        """Yields the id of each pair it composes (``None`` for the planning step)."""
+        org, previous = self.org, self.previous
+        new_docs = documents(org)
+        old_docs = documents(previous.org) if previous is not None else {}
+        trust = previous is not None and previous.org.broken == org.broken
+        same_file: dict[str, bool] = {}
+
+        def unchanged(name: str) -> bool:
+            found = same_file.get(name)
+            if found is None:
+                found = same_file[name] = same_document(old_docs.get(name), new_docs.get(name))
+            return found
+
+        states: dict[str, PairState] = {}
+        todo: list[tuple[Pair, tuple[str, ...]]] = []
+        users: dict[str, list[str]] = {}
+        for pair in org_pairs(org):
+            deps = dependencies(org, pair)
+            for dep in deps:
+                users.setdefault(dep, []).append(pair.id)
+            old = previous.pairs.get(pair.id) if previous is not None else None
+            if (
+                old is not None
+                and trust
+                and old.pair.view == pair.view
+                and old.deps == deps
+                and all(unchanged(dep) for dep in deps)
+            ):
+                states[pair.id] = PairState(pair, deps, old.outcome)
+            else:
+                todo.append((pair, deps))
+        yield None
+        cache: MergeCache = {}
+        for pair, deps in todo:
+            states[pair.id] = PairState(pair, deps, compose_pair(org, pair, self.variables, cache))
+            yield pair.id
+        ordered = {pair.id: states[pair.id] for pair in org_pairs(org)}
+        self.result = Analysis(
+            org,
+            ordered,
+            _problems(org),
+            tuple(org.warnings),
+            tuple(pair.id for pair, _ in todo),
+            {file: tuple(ids) for file, ids in users.items()},
+        )
+
+
+def analyse(
+    org: Org, previous: Analysis | None = None, variables: Mapping[str, str] | None = None
+) -> Analysis:
+    """The next state at once (:class:`Job` without pauses)."""
+    job = Job(org, previous, variables)
+    for _ in job.steps():
+        pass
+    assert job.result is not None
+    return job.result

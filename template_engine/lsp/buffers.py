@@ -1,0 +1,106 @@
+"""The org as the editor sees it: the templates folder on disk, with the editor's unsaved buffers over it.
+
+:class:`Buffers` is a :class:`~template_engine.loader.sources.Source` (the loader's one seam): a file the
+editor holds open is read from its buffer, every other file from disk.  What was read from disk is kept
+until the editor says the file changed (saved, or changed by another program: ``didChangeWatchedFiles``),
+and each content's git blob id is known (:meth:`Buffers.identity`), so that a reload after an edit reads and
+hashes nothing but the edited buffer and the loader reuses every other file's document (``tree._Reuse``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from template_engine.loader.sources import Entry, FolderSource, Kind, Unreadable, blob_id
+
+__all__ = ["Buffers"]
+
+
+class Buffers:
+    """The folder at ``root`` with the buffers the editor holds open over it (paths relative to ``root``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.disk = FolderSource(root)
+        self._open: dict[str, bytes] = {}
+        self._read: dict[str, bytes | Unreadable] = {}
+        self._ids: dict[str, str] = {}
+        self._entries: dict[str, list[Entry] | Unreadable] = {}
+
+    # -- what the editor says ------------------------------------------------------------------------------
+
+    def set_buffer(self, path: str, text: str) -> None:
+        """The editor holds ``path`` open with ``text`` (unsaved or not)."""
+        data = text.encode("utf-8")
+        if self._open.get(path) != data:
+            self._open[path] = data
+            self._ids.pop(path, None)
+
+    def close_buffer(self, path: str) -> None:
+        """The editor closed ``path``: its content is the file's on disk again."""
+        if self._open.pop(path, None) is not None:
+            self._ids.pop(path, None)
+
+    def changed_on_disk(self, path: str) -> None:
+        """The file ``path`` was saved, created or deleted: read it (and its folder) again when asked."""
+        self._read.pop(path, None)
+        if path not in self._open:
+            self._ids.pop(path, None)
+        self._entries.clear()  # a file created or deleted changes its folder's listing
+
+    def buffered(self, path: str) -> bool:
+        return path in self._open
+
+    def text(self, path: str) -> str | None:
+        """The content of ``path`` as the loader reads it (``None`` when it cannot be read as UTF-8)."""
+        data = self.read(path)
+        if isinstance(data, Unreadable):
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    # -- the Source protocol -------------------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        return self.disk.label
+
+    def kind(self, path: str) -> Kind | None:
+        if path in self._open:
+            return "file"
+        if any(name.startswith(f"{path}/") or path == "" for name in self._open):
+            found = self.disk.kind(path)
+            return "folder" if found is None else found
+        return self.disk.kind(path)
+
+    def entries(self, path: str) -> list[Entry] | Unreadable:
+        listed = self._entries.get(path)
+        if listed is None:
+            listed = self._entries[path] = self.disk.entries(path)
+        extra = [name for name in self._open if name.rpartition("/")[0] == path]
+        if not extra:
+            return listed
+        if isinstance(listed, Unreadable):
+            listed = []
+        known = {entry.name for entry in listed}
+        added = [Entry(name.rpartition("/")[2], "file") for name in extra]
+        return [*listed, *(entry for entry in added if entry.name not in known)]
+
+    def read(self, path: str) -> bytes | Unreadable:
+        found = self._open.get(path)
+        if found is not None:
+            return found
+        data = self._read.get(path)
+        if data is None:
+            data = self._read[path] = self.disk.read(path)
+        return data
+
+    def identity(self, path: str) -> str | None:
+        known = self._ids.get(path)
+        if known is None:
+            data = self.read(path)
+            if isinstance(data, Unreadable):
+                return None
+            known = self._ids[path] = blob_id(data)
+        return known

@@ -1,0 +1,272 @@
+"""The language server: pygls over stdio, the engine's answers in the protocol's types.
+
+Every change the editor reports (a buffer opened, edited, saved or closed; a file changed on disk) starts a
+recomputation: the org is loaded again through :class:`~.buffers.Buffers` (unchanged files are not parsed
+again) and only the pairs the change reaches are composed (:class:`~.analysis.Job`).  It runs on the event
+loop in steps of one pair, so requests are answered between two steps from the last complete state; a newer
+change cancels it (its work is useless) and starts again from that state.  A request the editor cancels
+stops at its next step.  Only this module imports pygls and lsprotocol (the ``lsp`` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from template_engine._version import VERSION
+from template_engine.errors import Location, TemplateEngineError
+from template_engine.loader.tree import load_org
+from template_engine.lsp.analysis import Analysis, Job
+from template_engine.lsp.buffers import Buffers
+from template_engine.lsp.diagnostics import Diagnostic, by_file
+from template_engine.lsp.hover import hover_text
+from template_engine.lsp.navigate import definitions, references
+
+__all__ = ["OrgServer", "find_root", "run"]
+
+log = logging.getLogger(__name__)
+
+#: The notification sent after each recomputation, with the ids of the pairs it composed and the number of
+#: pairs (``$/``: a client that does not know it ignores it).  Tests count work with it, not time.
+ANALYSED = "$/templateEngine/analysed"
+
+
+def find_root(path: Path) -> Path | None:
+    """The templates folder a file belongs to: the nearest folder above it (or it) holding ``org.yaml``."""
+    for folder in (path, *path.parents):
+        if (folder / "org.yaml").is_file():
+            return folder
+    return None
+
+
+class OrgServer:
+    """The state of one editor session: the templates folder, the buffers, the last complete analysis."""
+
+    def __init__(self, root: Path | None = None, variables: Mapping[str, str] | None = None) -> None:
+        self.server = LanguageServer("template-engine", VERSION)
+        self.root: Path | None = root.absolute() if root is not None else None
+        self.buffers: Buffers | None = Buffers(self.root) if self.root is not None else None
+        self.variables = dict(variables or {})
+        self.analysis: Analysis | None = None
+        #: Problems that stopped the org from loading at all (``org.yaml`` unusable).
+        self.load_problems: list[Diagnostic] = []
+        self.published: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+        #: Set when a recomputation finishes (tests and the benchmark wait on it).
+        self.settled = asyncio.Event()
+        #: How many recomputations completed, and how many pairs each composed (for tests: work, not time).
+        self.history: list[tuple[str, ...]] = []
+        self._register()
+
+    # -- paths -----------------------------------------------------------------------------------------------
+
+    def rel(self, uri: str) -> str | None:
+        """The path of ``uri`` relative to the templates folder (found from the first file opened)."""
+        fs = to_fs_path(uri)
+        if fs is None:
+            return None
+        path = Path(fs).absolute()
+        if self.root is None:
+            found = find_root(path.parent)
+            if found is None:
+                return None
+            self.root = found
+            self.buffers = Buffers(found)
+        for base in (self.root, self.root.resolve()):
+            try:
+                return path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+    def uri(self, rel: str) -> str:
+        assert self.root is not None
+        return from_fs_path(str(self.root / rel)) or (self.root / rel).as_uri()
+
+    # -- the protocol ----------------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        server = self.server
+
+        @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+        def did_open(params: types.DidOpenTextDocumentParams) -> None:
+            self._buffer(params.text_document.uri)
+
+        @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+        def did_change(params: types.DidChangeTextDocumentParams) -> None:
+            self._buffer(params.text_document.uri)
+
+        @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+        def did_save(params: types.DidSaveTextDocumentParams) -> None:
+            rel = self.rel(params.text_document.uri)
+            if rel is not None and self.buffers is not None:
+                self.buffers.changed_on_disk(rel)
+                self.schedule()
+
+        @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+        def did_close(params: types.DidCloseTextDocumentParams) -> None:
+            rel = self.rel(params.text_document.uri)
+            if rel is not None and self.buffers is not None:
+                self.buffers.close_buffer(rel)
+                self.buffers.changed_on_disk(rel)
+                self.schedule()
+
+        @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+        def did_change_watched(params: types.DidChangeWatchedFilesParams) -> None:
+            changed = False
+            for event in params.changes:
+                rel = self.rel(event.uri)
+                if rel is not None and self.buffers is not None:
+                    self.buffers.changed_on_disk(rel)
+                    changed = True
+            if changed:
+                self.schedule()
+
+        self._register_requests()
+
+    def _register_requests(self) -> None:
+        """The requests: each answered from the last complete analysis, at once."""
+        server = self.server
+
+        @server.feature(types.TEXT_DOCUMENT_HOVER)
+        def hover(params: types.HoverParams) -> types.Hover | None:
+            found = self._at(params.text_document.uri, params.position)
+            if found is None:
+                return None
+            text = hover_text(*found)
+            if text is None:
+                return None
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+        @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+        def definition(params: types.DefinitionParams) -> list[types.Location]:
+            found = self._at(params.text_document.uri, params.position)
+            return [self._location(where) for where in definitions(*found)] if found is not None else []
+
+        @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+        def refs(params: types.ReferenceParams) -> list[types.Location]:
+            found = self._at(params.text_document.uri, params.position)
+            return [self._location(where) for where in references(*found)] if found is not None else []
+
+    def _at(self, uri: str, position: types.Position) -> tuple[Analysis, str, int, int] | None:
+        """The last analysis and the place of a request (line and column from 1)."""
+        rel = self.rel(uri)
+        if rel is None or self.analysis is None:
+            return None
+        return self.analysis, rel, position.line + 1, position.character + 1
+
+    def _location(self, where: Location) -> types.Location:
+        line = (where.line or 1) - 1
+        start = types.Position(line, max((where.column or 1) - 1, 0))
+        return types.Location(uri=self.uri(where.file), range=types.Range(start, start))
+
+    def _buffer(self, uri: str) -> None:
+        rel = self.rel(uri)
+        if rel is None or self.buffers is None:
+            return
+        document = self.server.workspace.get_text_document(uri)
+        self.buffers.set_buffer(rel, document.source)
+        self.schedule()
+
+    # -- recomputation ---------------------------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """Recompute from the buffers as they are now; a recomputation under way is cancelled."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self.settled.clear()
+        self._task = asyncio.get_running_loop().create_task(self._recompute())
+
+    async def _recompute(self) -> None:
+        await asyncio.sleep(0)  # edits that arrive together are one recomputation
+        buffers = self.buffers
+        if buffers is None:
+            return
+        try:
+            org = load_org(buffers)
+        except TemplateEngineError as exc:
+            self.load_problems = [
+                Diagnostic(
+                    p.location.file if p.location is not None else "org.yaml",
+                    (p.location.line or 1) if p.location is not None else 1,
+                    (p.location.column or 1) if p.location is not None else 1,
+                    "error",
+                    "files/invalid",
+                    p.message + (f" (expected {p.expected})" if p.expected else ""),
+                )
+                for p in exc.problems
+            ]
+            self.publish()
+            self.settled.set()
+            return
+        self.load_problems = []
+        job = Job(org, self.analysis, self.variables)
+        for _ in job.steps():
+            await asyncio.sleep(0)  # requests are answered between two pairs
+        assert job.result is not None
+        self.analysis = job.result
+        self.history.append(job.result.composed)
+        self.publish()
+        self.server.protocol.notify(
+            ANALYSED, {"composed": list(job.result.composed), "pairs": len(job.result.pairs)}
+        )
+        self.settled.set()
+
+    def publish(self) -> None:
+        found: dict[str, list[Diagnostic]] = by_file(self.analysis) if self.analysis is not None else {}
+        if self.load_problems:
+            found = {}
+            for diagnostic in self.load_problems:
+                found.setdefault(diagnostic.file, []).append(diagnostic)
+        for rel in sorted(set(found) | self.published):
+            diagnostics = [self._diagnostic(d) for d in found.get(rel, [])]
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.uri(rel), diagnostics=diagnostics)
+            )
+        self.published = set(found)
+
+    def line_text(self, rel: str, line: int) -> str:
+        """Line ``line`` (from 0) of the file as the loader reads it."""
+        text = self.buffers.text(rel) if self.buffers is not None else None
+        lines = (text or "").splitlines()
+        return lines[line] if 0 <= line < len(lines) else ""
+
+    def _diagnostic(self, found: Diagnostic) -> types.Diagnostic:
+        line = found.line - 1
+        start = max(found.column - 1, 0)
+        end = max(len(self.line_text(found.file, line)), start + 1)
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=self.uri(where.file), range=_line_range((where.line or 1) - 1)),
+                message=where.layer or where.place(),
+            )
+            for where in found.related
+        ]
+        return types.Diagnostic(
+            range=types.Range(types.Position(line, start), types.Position(line, end)),
+            message=found.message,
+            severity=types.DiagnosticSeverity.Error
+            if found.level == "error"
+            else types.DiagnosticSeverity.Warning,
+            code=found.rule,
+            source="template-engine",
+            related_information=related or None,
+        )
+
+
+def _line_range(line: int) -> types.Range:
+    return types.Range(types.Position(line, 0), types.Position(line, 0))
+
+
+def run(root: Path | None = None, variables: Mapping[str, str] | None = None) -> None:
+    """Serve one editor over stdin and stdout until it says ``exit``."""
+    OrgServer(root, variables).server.start_io()
