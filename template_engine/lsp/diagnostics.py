@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from template_engine.errors import Location, Problem
 from template_engine.lsp.analysis import Analysis, PairState
+from template_engine.paths import Path
 from template_engine.reports.findings import issue_finding, problem_finding, warning_finding
 from template_engine.reports.model import Finding
 
@@ -39,6 +40,8 @@ class Diagnostic:
     related: tuple[Location, ...] = ()
     #: The finding's own sentence, without the pairs (``replica field: message``).
     text: str = ""
+    #: For a problem of a file: the path of the value in the document (a did-you-mean's place).
+    path: Path = ()
 
 
 def pair_findings(state: PairState, broken: Mapping[str, Iterable[Problem]]) -> list[Finding]:
@@ -80,29 +83,36 @@ def _pairs_text(analysis: Analysis, file: str, ids: tuple[str, ...], rule: str, 
 def by_file(analysis: Analysis) -> dict[str, list[Diagnostic]]:
     """Every diagnostic of the org's state, by file (relative to the templates folder), in a stable order."""
     grouped: dict[tuple[str, int, int, str, str, str], tuple[Finding, list[str]]] = {}
+    paths: dict[tuple[str, int, int, str, str, str], Path] = {}
 
-    def add(finding: Finding, pair: str | None, fallback: str) -> None:
+    def add(finding: Finding, pair: str | None, fallback: str, path: Path = ()) -> None:
         location = finding.location
         file = location.file if location is not None else fallback
         line = location.line if location is not None and location.line is not None else 1
         column = location.column if location is not None and location.column is not None else 1
         key = (file, line, column, finding.level, finding.rule, _text(finding))
         entry = grouped.setdefault(key, (finding, []))
+        if path:
+            paths.setdefault(key, path)
         if pair is not None and pair not in entry[1]:
             entry[1].append(pair)
 
     for problem in analysis.problems:
-        add(problem_finding(problem, _problem_rule(problem, analysis.org.broken)), None, "org.yaml")
+        rule = _problem_rule(problem, analysis.org.broken)
+        add(problem_finding(problem, rule), None, "org.yaml", problem.path)
     for warning in analysis.warnings:
         add(_warning(warning), None, "org.yaml")
     for pid, state in analysis.pairs.items():
         for finding in pair_findings(state, analysis.org.broken):
             add(finding, pid, state.pair.template.file)
     out: dict[str, list[Diagnostic]] = {}
-    for (file, line, column, level, rule, text), (finding, ids) in grouped.items():
+    for key, (finding, ids) in grouped.items():
+        file, line, column, level, rule, text = key
         shown = f"{text} ({_pairs_text(analysis, file, tuple(ids), rule, level)})" if ids else text
         out.setdefault(file, []).append(
-            Diagnostic(file, line, column, level, rule, shown, tuple(ids), finding.related, text)
+            Diagnostic(
+                file, line, column, level, rule, shown, tuple(ids), finding.related, text, paths.get(key, ())
+            )
         )
     for found in out.values():
         found.sort(key=lambda d: (d.line, d.column, d.level, d.message))

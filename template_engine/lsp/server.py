@@ -22,8 +22,10 @@ from pygls.uris import from_fs_path, to_fs_path
 from template_engine._version import VERSION
 from template_engine.errors import Location, TemplateEngineError
 from template_engine.loader.tree import load_org
+from template_engine.lsp.actions import actions
 from template_engine.lsp.analysis import Analysis, Job
 from template_engine.lsp.buffers import Buffers
+from template_engine.lsp.complete import completions
 from template_engine.lsp.diagnostics import Diagnostic, by_file
 from template_engine.lsp.hover import hover_text
 from template_engine.lsp.navigate import definitions, references
@@ -35,6 +37,13 @@ log = logging.getLogger(__name__)
 #: The notification sent after each recomputation, with the ids of the pairs it composed and the number of
 #: pairs (``$/``: a client that does not know it ignores it).  Tests count work with it, not time.
 ANALYSED = "$/templateEngine/analysed"
+
+
+_COMPLETION_KINDS = {
+    "field": types.CompletionItemKind.Field,
+    "value": types.CompletionItemKind.EnumMember,
+    "name": types.CompletionItemKind.Reference,
+}
 
 
 def find_root(path: Path) -> Path | None:
@@ -57,6 +66,8 @@ class OrgServer:
         #: Problems that stopped the org from loading at all (``org.yaml`` unusable).
         self.load_problems: list[Diagnostic] = []
         self.published: set[str] = set()
+        #: The diagnostics last published, by file (what code actions fix).
+        self.shown: dict[str, list[Diagnostic]] = {}
         self._task: asyncio.Task[None] | None = None
         #: Set when a recomputation finishes (tests and the benchmark wait on it).
         self.settled = asyncio.Event()
@@ -157,6 +168,65 @@ class OrgServer:
             found = self._at(params.text_document.uri, params.position)
             return [self._location(where) for where in references(*found)] if found is not None else []
 
+        @server.feature(
+            types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "-"])
+        )
+        def complete(params: types.CompletionParams) -> list[types.CompletionItem]:
+            rel = self.rel(params.text_document.uri)
+            if rel is None:
+                return []
+            lines = self.server.workspace.get_text_document(params.text_document.uri).lines
+            text = [line.rstrip("\r\n") for line in lines]
+            found = completions(self.analysis, rel, text, params.position.line, params.position.character)
+            return [
+                types.CompletionItem(
+                    label=item.label,
+                    kind=_COMPLETION_KINDS.get(item.kind, types.CompletionItemKind.Text),
+                    detail=item.detail or None,
+                    documentation=item.documentation or None,
+                    insert_text=f"{item.label}: " if item.kind == "field" else item.label,
+                )
+                for item in found
+            ]
+
+        @server.feature(
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            types.CodeActionOptions(
+                code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
+            ),
+        )
+        def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+            uri = params.text_document.uri
+            rel = self.rel(uri)
+            if rel is None:
+                return []
+            lines = [line.rstrip("\r\n") for line in self.server.workspace.get_text_document(uri).lines]
+            first, last = params.range.start.line, params.range.end.line
+            here = [d for d in self.shown.get(rel, []) if first <= d.line - 1 <= last]
+            out = []
+            for action in actions(self.analysis, rel, lines, first, here):
+                edits = [
+                    types.TextEdit(
+                        range=types.Range(
+                            types.Position(e.line, e.column), types.Position(e.end_line, e.end_column)
+                        ),
+                        new_text=e.text,
+                    )
+                    for e in action.edits
+                ]
+                out.append(
+                    types.CodeAction(
+                        title=action.title,
+                        kind=types.CodeActionKind.QuickFix
+                        if action.kind == "quickfix"
+                        else types.CodeActionKind.Refactor,
+                        edit=types.WorkspaceEdit(changes={uri: edits}),
+                        diagnostics=[self._diagnostic(action.diagnostic)] if action.diagnostic else None,
+                        is_preferred=action.kind == "quickfix" or None,
+                    )
+                )
+            return out
+
     def _at(self, uri: str, position: types.Position) -> tuple[Analysis, str, int, int] | None:
         """The last analysis and the place of a request (line and column from 1)."""
         rel = self.rel(uri)
@@ -227,6 +297,7 @@ class OrgServer:
             found = {}
             for diagnostic in self.load_problems:
                 found.setdefault(diagnostic.file, []).append(diagnostic)
+        self.shown = found
         for rel in sorted(set(found) | self.published):
             diagnostics = [self._diagnostic(d) for d in found.get(rel, [])]
             self.server.text_document_publish_diagnostics(
