@@ -19,7 +19,7 @@ from template_engine.lsp.locate import Document, Spot, document_at, spot
 from template_engine.org import Asset, Template
 from template_engine.paths import format_path
 
-__all__ = ["hover_text", "name_at"]
+__all__ = ["field_hover", "hover_spot", "hover_text", "name_at", "name_hover"]
 
 #: Pair names listed in one line of a hover before ``and N more``.
 SHOWN = 4
@@ -62,8 +62,8 @@ def _pair_line(found: FieldInPair) -> str:
     return text
 
 
-def _field_hover(analysis: Analysis, where: Spot) -> str | None:
-    found = list(fields_at(analysis, where.document.file, where.path))
+def field_hover(found: Sequence[FieldInPair]) -> str | None:
+    """The hover of a written value from what it does in each pair (:func:`~.fields.fields_at`)."""
     if not found:
         return None
     first = found[0]
@@ -169,15 +169,25 @@ def _name_hover(analysis: Analysis, kind: str, name: str) -> str:
     return "\n".join(lines)
 
 
-def hover_text(analysis: Analysis, file: str, line: int, column: int) -> str | None:
-    """The hover at ``line`` and ``column`` (from 1) of ``file``, or ``None`` when there is nothing to say."""
+def hover_spot(analysis: Analysis, file: str, line: int, column: int) -> Spot | None:
+    """The value written at ``line`` and ``column`` (from 1) of ``file``, in a document of the org."""
     document: Document | None = document_at(analysis.org, file)
-    if document is None:
-        return None
-    where = spot(document, line, column)
+    return spot(document, line, column) if document is not None else None
+
+
+def name_hover(analysis: Analysis, where: Spot) -> str | None:
+    """The hover of an asset's or template's name at ``where``, if one is named there."""
+    named = name_at(analysis, where)
+    return _name_hover(analysis, *named) if named is not None else None
+
+
+def hover_text(analysis: Analysis, file: str, line: int, column: int) -> str | None:
+    """The hover at ``line`` and ``column`` (from 1) of ``file``, or ``None`` when there is nothing to say
+    (at once: the server goes through the pairs in steps, :mod:`.server`)."""
+    where = hover_spot(analysis, file, line, column)
     if where is None:
         return None
-    named = name_at(analysis, where)
+    named = name_hover(analysis, where)
     if named is not None:
-        return _name_hover(analysis, *named)
-    return _field_hover(analysis, where)
+        return named
+    return field_hover(list(fields_at(analysis, where.document.file, where.path)))

@@ -27,7 +27,8 @@ from template_engine.lsp.analysis import Analysis, Job
 from template_engine.lsp.buffers import Buffers
 from template_engine.lsp.complete import completions
 from template_engine.lsp.diagnostics import Diagnostic, by_file
-from template_engine.lsp.hover import hover_text
+from template_engine.lsp.fields import fields_at
+from template_engine.lsp.hover import field_hover, hover_spot, name_hover
 from template_engine.lsp.navigate import definitions, references
 
 __all__ = ["OrgServer", "find_root", "run"]
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 #: pairs (``$/``: a client that does not know it ignores it).  Tests count work with it, not time.
 ANALYSED = "$/templateEngine/analysed"
 
+
+#: How many values a hover reads before it lets the event loop run (and a cancellation stop it).
+STEP = 32
 
 _COMPLETION_KINDS = {
     "field": types.CompletionItemKind.Field,
@@ -73,6 +77,8 @@ class OrgServer:
         self.settled = asyncio.Event()
         #: How many recomputations completed, and how many pairs each composed (for tests: work, not time).
         self.history: list[tuple[str, ...]] = []
+        #: How many pairs' values requests have read (tests count work, not time).
+        self.steps = 0
         self._register()
 
     # -- paths -----------------------------------------------------------------------------------------------
@@ -149,11 +155,8 @@ class OrgServer:
         server = self.server
 
         @server.feature(types.TEXT_DOCUMENT_HOVER)
-        def hover(params: types.HoverParams) -> types.Hover | None:
-            found = self._at(params.text_document.uri, params.position)
-            if found is None:
-                return None
-            text = hover_text(*found)
+        async def hover(params: types.HoverParams) -> types.Hover | None:
+            text = await self.hover(params.text_document.uri, params.position)
             if text is None:
                 return None
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
@@ -226,6 +229,27 @@ class OrgServer:
                     )
                 )
             return out
+
+    async def hover(self, uri: str, position: types.Position) -> str | None:
+        """The hover text, going through the pairs in steps of :data:`STEP` values: the editor's other
+        messages are read in between, and a cancelled request stops at the next step."""
+        found = self._at(uri, position)
+        if found is None:
+            return None
+        analysis, rel, line, column = found
+        where = hover_spot(analysis, rel, line, column)
+        if where is None:
+            return None
+        named = name_hover(analysis, where)
+        if named is not None:
+            return named
+        seen = []
+        for number, value in enumerate(fields_at(analysis, rel, where.path), 1):
+            seen.append(value)
+            self.steps += 1
+            if number % STEP == 0:
+                await asyncio.sleep(0)
+        return field_hover(seen)
 
     def _at(self, uri: str, position: types.Position) -> tuple[Analysis, str, int, int] | None:
         """The last analysis and the place of a request (line and column from 1)."""
