@@ -2,18 +2,22 @@
 overrode, what overrides it, every layer that writes the field and the policy rules that govern it.
 
 The facts come from the compositions the analysis holds: the merge's provenance (``MergeResult.set_by``,
-``excluded``) and :func:`template_engine.explain.explain` for the governing rules and ``defaultFrom``
+``excluded``), and explain's matching of a field to the rules that govern it and its ``defaultFrom``
 origins.  :mod:`.hover` words them; :mod:`.navigate` turns the layers into locations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from template_engine.errors import Location
-from template_engine.explain import explain
+
+# explain's own matching of a field to the rules that govern it (``explain()`` computes every entry of both
+# replicas to answer one field: too much for a hover over every pair).  explain.py is left as it is while
+# another change to it is under way; a public name for it there would be better.
+from template_engine.explain import _governing
 from template_engine.lsp.analysis import Analysis, PairState
 from template_engine.lsp.locate import Replica, layer_index, merged_path, missing, replicas, value_at
 from template_engine.paths import Path
@@ -71,7 +75,7 @@ def fields_at(analysis: Analysis, file: str, raw: Path) -> Iterator[FieldInPair]
     composition has ``file`` as a layer that holds it."""
     for state in analysis.pairs.values():
         composition = state.outcome.composition
-        if composition is None:
+        if composition is None or file not in state.deps:
             continue
         for replica, result, combined in replicas(composition):
             for here, layer in enumerate(result.layers):
@@ -92,11 +96,11 @@ def fields_at(analysis: Analysis, file: str, raw: Path) -> Iterator[FieldInPair]
                     chain.append(Contribution(number, other.label, other.location(at), shown, excluded))
                 origin = result.origin_of(path)
                 value = value_at(combined, path)
-                entries = [e for e in explain(composition, path) if e.replica == replica and e.path == path]
-                rules = entries[0].rules if entries else ()
-                setter = entries[0].location if entries and entries[0].location is not None else None
-                if setter is None and origin is not None:
-                    setter = result.location(origin)
+                rules = _governing(composition, replica, path)
+                setter = result.location(origin) if origin is not None else None
+                policy = composition.policy_origins.get((replica, path))
+                if policy is not None and policy.default_from is not None:  # as explain says it
+                    setter = replace(policy.location, layer=f"defaultFrom rule of the {policy.scope} policy")
                 yield FieldInPair(
                     state,
                     replica,
