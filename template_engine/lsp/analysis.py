@@ -103,7 +103,8 @@ class Job:
         states: dict[str, PairState] = {}
         todo: list[tuple[Pair, tuple[str, ...]]] = []
         users: dict[str, list[str]] = {}
-        for pair in org_pairs(org):
+        every = org_pairs(org)
+        for pair in every:
             deps = dependencies(org, pair)
             for dep in deps:
                 users.setdefault(dep, []).append(pair.id)
@@ -123,7 +124,7 @@ class Job:
         for pair, deps in todo:
             states[pair.id] = PairState(pair, deps, compose_pair(org, pair, self.variables, cache))
             yield pair.id
-        ordered = {pair.id: states[pair.id] for pair in org_pairs(org)}
+        ordered = {pair.id: states[pair.id] for pair in every}
         self.result = Analysis(
             org,
             ordered,

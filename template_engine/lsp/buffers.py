@@ -2,7 +2,8 @@
 
 :class:`Buffers` is a :class:`~template_engine.loader.sources.Source` (the loader's one seam): a file the
 editor holds open is read from its buffer, every other file from disk.  What was read from disk is kept
-until the editor says the file changed (saved, or changed by another program: ``didChangeWatchedFiles``),
+until the editor says the file changed (saved, or changed by another program: ``didChangeWatchedFiles``;
+so are the folders' listings and what each path is),
 and each content's git blob id is known (:meth:`Buffers.identity`), so that a reload after an edit reads and
 hashes nothing but the edited buffer and the loader reuses every other file's document (``tree._Reuse``).
 """
@@ -25,6 +26,7 @@ class Buffers:
         self._read: dict[str, bytes | Unreadable] = {}
         self._ids: dict[str, str] = {}
         self._entries: dict[str, list[Entry] | Unreadable] = {}
+        self._kinds: dict[str, Kind | None] = {}
 
     # -- what the editor says ------------------------------------------------------------------------------
 
@@ -46,6 +48,7 @@ class Buffers:
         if path not in self._open:
             self._ids.pop(path, None)
         self._entries.clear()  # a file created or deleted changes its folder's listing
+        self._kinds.clear()
 
     def buffered(self, path: str) -> bool:
         return path in self._open
@@ -66,13 +69,18 @@ class Buffers:
     def label(self) -> str:
         return self.disk.label
 
+    def _disk_kind(self, path: str) -> Kind | None:
+        if path not in self._kinds:
+            self._kinds[path] = self.disk.kind(path)
+        return self._kinds[path]
+
     def kind(self, path: str) -> Kind | None:
         if path in self._open:
             return "file"
         if any(name.startswith(f"{path}/") or path == "" for name in self._open):
-            found = self.disk.kind(path)
+            found = self._disk_kind(path)
             return "folder" if found is None else found
-        return self.disk.kind(path)
+        return self._disk_kind(path)
 
     def entries(self, path: str) -> list[Entry] | Unreadable:
         listed = self._entries.get(path)
