@@ -28,15 +28,19 @@ BASE = [
 ]  # fmt: skip
 
 
+def rgb(red: int, green: int, blue: int) -> str:
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
 def color(n: int) -> str:
     if n < 16:
         return BASE[n]
     if n < 232:
         n -= 16
         steps = [0, 95, 135, 175, 215, 255]
-        return "#%02x%02x%02x" % (steps[n // 36], steps[n // 6 % 6], steps[n % 6])
+        return rgb(steps[n // 36], steps[n // 6 % 6], steps[n % 6])
     grey = 8 + (n - 232) * 10
-    return "#%02x%02x%02x" % (grey, grey, grey)
+    return rgb(grey, grey, grey)
 
 
 def to_html(text: str) -> str:
@@ -71,7 +75,7 @@ def to_html(text: str) -> str:
                     bg = color(codes[i + 2])
                 i += 2
             elif c in (38, 48) and i + 4 < len(codes) and codes[i + 1] == 2:
-                value = "#%02x%02x%02x" % tuple(codes[i + 2 : i + 5])
+                value = rgb(*codes[i + 2 : i + 5])
                 fg, bg = (value, bg) if c == 38 else (fg, value)
                 i += 4
             elif c == 39:
