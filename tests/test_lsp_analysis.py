@@ -219,3 +219,37 @@ def test_pair_names_are_check_s_views() -> None:
         "(research)/tf-parameter-server",
         "(system)/mpi-horovod",
     }
+
+
+def test_a_policy_that_imposes_a_data_source_makes_its_file_a_dependency_of_the_scope_s_pairs(
+    org: Path,
+) -> None:
+    buffers = Buffers(org)
+    first = _analysis(buffers)
+    imagenet = "assets/datasources/imagenet.yaml"
+    text = (org / imagenet).read_text("utf-8")
+    buffers.set_buffer(imagenet, text.replace("description: ", "description: (edited) "))
+    second = _analysis(buffers, first)
+    assert sorted(second.composed) == sorted(first.users_of(imagenet))  # the templates that name it
+    assert "projects/nlp/tf-parameter-server" not in second.composed
+    policy = "departments/research/policy.yaml"
+    imposed = (org / policy).read_text("utf-8").replace("  - datasets\n", "  - datasets\n  - imagenet\n")
+    buffers.set_buffer(policy, imposed)
+    third = _analysis(buffers, second)
+    assert len(third.composed) == 8  # every research pair: its policy changed
+    buffers.set_buffer(imagenet, text)
+    fourth = _analysis(buffers, third)
+    assert sorted(fourth.composed) == sorted(third.users_of(imagenet))
+    assert set(RESEARCH_PAIRS) <= set(fourth.composed)  # imposed on every research pair now
+
+
+RESEARCH_PAIRS = sorted(
+    [
+        "departments/research/tf-parameter-server",
+        *(f"projects/nlp/{t}" for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server")),
+        *(
+            f"projects/vision/{t}"
+            for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server", "vit-finetune")
+        ),
+    ]
+)

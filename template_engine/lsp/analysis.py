@@ -62,6 +62,8 @@ class Analysis:
     composed: tuple[str, ...] = ()
     #: Each file's users: the ids of the pairs that depend on it.
     users: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: What a pair's dependencies are read from besides its template (:func:`_structure`).
+    structure: tuple[object, ...] = ()
 
     def users_of(self, file: str) -> tuple[str, ...]:
         if file == "org.yaml":
@@ -72,6 +74,24 @@ class Analysis:
 def _problems(org: Org) -> tuple[Problem, ...]:
     """What ``validate`` reports of ``org`` (the CLI's ``org_problems``)."""
     return tuple(p for file in sorted(org.broken) for p in org.broken[file]) + tuple(reference_problems(org))
+
+
+def _structure(org: Org) -> tuple[object, ...]:
+    """What ``diffing.pairs.dependencies`` reads besides the pair's view and template: the file of each
+    scope's defaults and policy, the data sources each policy imposes, the file of each asset.  Equal for
+    two orgs, a pair with the same view and the same template document has the same dependencies."""
+    return (
+        tuple(sorted((str(scope), entry.file) for scope, entry in org.defaults.items())),
+        tuple(
+            sorted(
+                (str(scope), policy.file, tuple(imposed.name for imposed in policy.imposed))
+                for scope, policy in org.policies.items()
+            )
+        ),
+        tuple(
+            sorted((kind, name, asset.file) for kind, by in org.assets.items() for name, asset in by.items())
+        ),
+    )
 
 
 class Job:
@@ -104,11 +124,21 @@ class Job:
         todo: list[tuple[Pair, tuple[str, ...]]] = []
         users: dict[str, list[str]] = {}
         every = org_pairs(org)
+        structure = _structure(org)
+        same_structure = previous is not None and previous.structure == structure
         for pair in every:
-            deps = dependencies(org, pair)
-            for dep in deps:
-                users.setdefault(dep, []).append(pair.id)
             old = previous.pairs.get(pair.id) if previous is not None else None
+            if (
+                same_structure
+                and old is not None
+                and old.pair.template is pair.template
+                and old.pair.view == pair.view
+            ):
+                deps = old.deps  # the same template document over the same files: the same dependencies
+            else:
+                deps = dependencies(org, pair)
+            for dep in dict.fromkeys(deps):  # a file may be a dependency twice (imposed and named)
+                users.setdefault(dep, []).append(pair.id)
             if (
                 old is not None
                 and trust
@@ -132,6 +162,7 @@ class Job:
             tuple(org.warnings),
             tuple(pair.id for pair, _ in todo),
             {file: tuple(ids) for file, ids in users.items()},
+            structure,
         )
 
 
