@@ -109,3 +109,57 @@ def test_a_cancelled_hover_stops_at_its_next_step(org: Path, monkeypatch: pytest
         assert 0 < server.steps < total
 
     asyncio.run(scenario())
+
+
+def test_a_broken_org_yaml_is_a_diagnostic_and_a_bug_is_logged_not_a_hang(
+    org: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> None:
+        server = _server(org)
+        published: list[types.PublishDiagnosticsParams] = []
+        logged: list[types.LogMessageParams] = []
+        server.server.text_document_publish_diagnostics = published.append  # type: ignore[method-assign]
+        server.server.window_log_message = logged.append  # type: ignore[method-assign]
+        assert server.buffers is not None
+        server.buffers.set_buffer("org.yaml", "departments: [unclosed\n")
+        server.schedule()
+        await server.settled.wait()
+        (found,) = [p for p in published if p.uri.endswith("/org.yaml")]
+        assert found.diagnostics and found.diagnostics[0].severity == types.DiagnosticSeverity.Error
+        server.buffers.close_buffer("org.yaml")
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(lsp_server, "Job", broken)
+        server.schedule()
+        await server.settled.wait()
+        assert [m.message for m in logged] == [
+            "template-engine lsp: internal error while recomputing: RuntimeError: a bug"
+        ]
+
+    asyncio.run(scenario())
+
+
+def test_without_the_lsp_extra_the_command_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from click.testing import CliRunner
+
+    from template_engine.cli import main
+    from template_engine.lsp import commands
+
+    real = commands.importlib.import_module
+
+    def missing(name: str) -> object:
+        if name == "pygls":
+            raise ImportError(name)
+        return real(name)
+
+    monkeypatch.setattr(commands.importlib, "import_module", missing)
+    result = CliRunner().invoke(main, ["lsp"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: the language server is not installed: install the lsp extra: pip install '.[lsp]' from a "
+        "checkout (or template-engine[lsp]); missing: pygls\n"
+    )

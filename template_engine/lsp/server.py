@@ -281,9 +281,21 @@ class OrgServer:
         self._task = asyncio.get_running_loop().create_task(self._recompute())
 
     async def _recompute(self) -> None:
+        try:
+            await self._analyse()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug: said in the editor's log, and the server goes on answering
+            log.exception("recomputation failed")
+            said = f"template-engine lsp: internal error while recomputing: {type(exc).__name__}: {exc}"
+            self.server.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=said))
+            self.settled.set()
+
+    async def _analyse(self) -> None:
         await asyncio.sleep(0)  # edits that arrive together are one recomputation
         buffers = self.buffers
         if buffers is None:
+            self.settled.set()
             return
         try:
             org = load_org(buffers)
