@@ -112,3 +112,21 @@ def test_apply_a_did_you_mean(tmp_path: Path) -> None:
     fixed = row[: edit.column] + edit.text + row[edit.end_column :]
     buffers.set_buffer(rel, "\n".join([*lines[: edit.line], fixed, *lines[edit.line + 1 :]]))
     assert rel not in by_file(analyse(load_org(buffers)))
+
+
+def test_department_project_and_document_names(analysis: Analysis) -> None:
+    folders = {"departments": ["applied", "research", "robotics"], "projects": ["nlp", "vision", "lidar"]}
+    lines = ["departments:", "- name: "]
+    found = completions(analysis, "org.yaml", lines, 1, len(lines[1]), folders)
+    assert [(c.label, c.detail) for c in found] == [
+        ("robotics", "department folder, not in org.yaml yet"),
+        ("applied", "department of org.yaml"),
+        ("research", "department of org.yaml"),
+    ]
+    lines = ["departments:", "- name: research", "  projects:", "  - "]
+    found = completions(analysis, "org.yaml", lines, 3, len(lines[3]), folders)
+    assert [c.label for c in found][:1] == ["lidar"]
+    assert {c.label for c in found} == {"lidar", "nlp", "recsys", "speech", "vision"}
+    # A document's name is its file's.
+    template = "projects/vision/templates/vit-finetune.yaml"
+    assert [c.label for c in completions(analysis, template, ["meta:", "  name: "], 1, 8)] == ["vit-finetune"]

@@ -208,17 +208,49 @@ def inherited_items(analysis: Analysis | None, file: str, path: Path) -> list[In
     return [found[key] for key in sorted(found)]
 
 
-def completions(
-    analysis: Analysis | None, file: str, lines: Sequence[str], line: int, column: int
+def _scope_names(
+    analysis: Analysis | None, folders: Mapping[str, Sequence[str]], path: Path
 ) -> list[Completion]:
-    """What may be written at ``line`` and ``column`` (from 0) of ``file``."""
+    """In ``org.yaml``: a department's or project's name, from the folders ``departments/`` and
+    ``projects/`` hold (those ``org.yaml`` does not name yet first)."""
+    which = (
+        "projects" if path[-2:] == ("projects", 0) else "departments" if path == ("departments", 0) else None
+    )
+    if which is None:
+        return []
+    org = analysis.org if analysis is not None else None
+    named = set(org.departments) if which == "departments" and org else set(org.projects()) if org else set()
+    what = which.removesuffix("s")
+    found = [
+        Completion(n, "name", f"{what} folder, not in org.yaml yet")
+        for n in folders.get(which, ())
+        if n not in named
+    ]
+    return found + [Completion(n, "name", f"{what} of org.yaml") for n in sorted(named)]
+
+
+def completions(
+    analysis: Analysis | None,
+    file: str,
+    lines: Sequence[str],
+    line: int,
+    column: int,
+    folders: Mapping[str, Sequence[str]] | None = None,
+) -> list[Completion]:
+    """What may be written at ``line`` and ``column`` (from 0) of ``file``; ``folders``: the names of the
+    folders ``departments/`` and ``projects/`` hold (for ``org.yaml``)."""
     kind = kind_of_file(file)
     if kind is None:
         return []
     schema = schema_of(kind)
     path, value_of, _ = yaml_context(lines, line, column)
+    if kind == "org" and (value_of == "name" or (value_of is None and path[-2:] == ("projects", 0))):
+        return _scope_names(analysis, folders or {}, path)
     if value_of is not None:
         at = (*path, value_of)
+        if at == ("meta", "name") and kind in ("template", "environment", "compute", "datasource"):
+            stem = file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            return [Completion(stem, "name", "the file's name: a document's name is its file's")]
         if kind == "template" and value_of in ("environment", "compute") and path[-1:] == ("assets",):
             return _names(analysis, value_of)
         if kind == "template" and value_of == "name" and path[-2:] == ("datasources", 0) and "assets" in path:

@@ -21,6 +21,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from template_engine._version import VERSION
 from template_engine.errors import Location, TemplateEngineError
+from template_engine.loader.sources import Unreadable
 from template_engine.loader.tree import load_org
 from template_engine.lsp.actions import actions
 from template_engine.lsp.analysis import Analysis, Job
@@ -180,7 +181,8 @@ class OrgServer:
                 return []
             lines = self.server.workspace.get_text_document(params.text_document.uri).lines
             text = [line.rstrip("\r\n") for line in lines]
-            found = completions(self.analysis, rel, text, params.position.line, params.position.character)
+            position = params.position
+            found = completions(self.analysis, rel, text, position.line, position.character, self._folders())
             return [
                 types.CompletionItem(
                     label=item.label,
@@ -250,6 +252,15 @@ class OrgServer:
             if number % STEP == 0:
                 await asyncio.sleep(0)
         return field_hover(seen)
+
+    def _folders(self) -> dict[str, list[str]]:
+        """The folders ``departments/`` and ``projects/`` hold, by name (completion in ``org.yaml``)."""
+        found: dict[str, list[str]] = {}
+        for top in ("departments", "projects"):
+            listed = self.buffers.entries(top) if self.buffers is not None else []
+            names = [] if isinstance(listed, Unreadable) else [e.name for e in listed if e.kind == "folder"]
+            found[top] = sorted(names)
+        return found
 
     def _at(self, uri: str, position: types.Position) -> tuple[Analysis, str, int, int] | None:
         """The last analysis and the place of a request (line and column from 1)."""
