@@ -253,3 +253,17 @@ RESEARCH_PAIRS = sorted(
         ),
     ]
 )
+
+
+def test_an_unsaved_new_file_is_part_of_the_org_until_it_is_closed(org: Path) -> None:
+    buffers = Buffers(org)
+    first = _analysis(buffers)
+    rel = "projects/vision/templates/new-one.yaml"
+    text = (org / "projects/vision/templates/vit-finetune.yaml").read_text("utf-8")
+    buffers.set_buffer(rel, text.replace("name: vit-finetune", "name: new-one"))
+    second = _analysis(buffers, first)
+    assert second.composed == ("projects/vision/new-one",)
+    assert not (org / rel).exists()
+    buffers.close_buffer(rel)
+    buffers.changed_on_disk(rel)
+    assert "projects/vision/new-one" not in _analysis(buffers, second).pairs
