@@ -130,3 +130,36 @@ def test_department_project_and_document_names(analysis: Analysis) -> None:
     # A document's name is its file's.
     template = "projects/vision/templates/vit-finetune.yaml"
     assert [c.label for c in completions(analysis, template, ["meta:", "  name: "], 1, 8)] == ["vit-finetune"]
+
+
+def test_field_names_come_with_run_ai_s_descriptions(analysis: Analysis) -> None:
+    lines = ["spec:", "  compute:", "    "]
+    found = {c.label: c for c in completions(analysis, "projects/vision/defaults.yaml", lines, 2, 4)}
+    assert found["cpuCoreLimit"].detail == "Run:ai"
+    assert found["cpuCoreLimit"].documentation.startswith("Limitations on the number of CPUs consumed by the")
+    policy = ["rules:", "  worker:", "    "]
+    found = {c.label: c for c in completions(analysis, "system/policy.yaml", policy, 2, 4)}
+    assert found["imagePullPolicy"].documentation.startswith("Image pull policy.")
+
+
+def test_the_descriptions_are_extracted_from_every_spec_kind_with_list_items_as_brackets() -> None:
+    from template_engine.lsp.descriptions_source import extract
+
+    document = {
+        "components": {
+            "schemas": {
+                "TrainingSpecSpec": {
+                    "allOf": [{"properties": {"args": {"$ref": "#/components/schemas/Args"}}}]
+                },
+                "WorkspaceSpecSpec": {
+                    "properties": {
+                        "args": {"description": "not this one: TrainingSpecSpec's comes first"},
+                        "labels": {"items": {"$ref": "#/components/schemas/Label"}, "type": "array"},
+                    }
+                },
+                "Args": {"description": "Arguments  of\n the command.", "type": "string"},
+                "Label": {"properties": {"name": {"description": "The label's name."}}},
+            }
+        }
+    }
+    assert extract(document) == {"args": "Arguments of the command.", "labels[].name": "The label's name."}

@@ -2,11 +2,11 @@
 
 The buffer being typed is rarely valid YAML, so the place is read from the text: the keys above the cursor
 with less indentation (a ``- `` starts a list item).  The schema of the file's kind (``views/schema.py``:
-the models' own, and the policy's from Run:ai's rule vocabulary) then gives the field names at that place
-with their descriptions, or, after ``key:``, the values it allows: an enum's values, ``true``/``false``, the
-names of the org's assets of the kind a template's ``assets`` names, and, for the key of a keyed list item
-(``- name:``), the keys of the items the lower layers give in the pairs this layer reaches, to override or
-exclude them.
+the models' own, and the policy's from Run:ai's rule vocabulary) then gives the field names at that place,
+with Run:ai's descriptions (:mod:`.descriptions`; the schema's own where Run:ai has none), or, after
+``key:``, the values it allows: an enum's values, ``true``/``false``, the names of the org's assets of the
+kind a template's ``assets`` names, and, for the key of a keyed list item (``- name:``), the keys of the
+items the lower layers give in the pairs this layer reaches, to override or exclude them.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from template_engine.lsp.analysis import Analysis
+from template_engine.lsp.descriptions import description, spec_part
 from template_engine.lsp.locate import replicas, value_at
 from template_engine.paths import Match, Path
 
@@ -262,11 +263,16 @@ def completions(
         return _values(schema, schema_at(schema, at))
     out: list[Completion] = []
     seen: set[str] = set()
+    inside = spec_part(path)
     for node in schema_at(schema, path):
         for name, child in (node.get("properties") or {}).items():
             if name in seen:
                 continue
             seen.add(name)
+            runai = description((*inside, name)) if inside is not None else None
+            if runai is not None:
+                out.append(Completion(name, "field", "Run:ai", runai))
+                continue
             variants = _resolve(schema, child)
             out.append(
                 Completion(name, "field", "", _doc(child) or next((_doc(v) for v in variants if _doc(v)), ""))

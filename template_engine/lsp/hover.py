@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from template_engine.lsp.analysis import Analysis
+from template_engine.lsp.descriptions import description
 from template_engine.lsp.fields import Contribution, FieldInPair, fields_at
 from template_engine.lsp.locate import Document, Spot, document_at, spot
 from template_engine.org import Asset, Template
@@ -69,6 +70,9 @@ def field_hover(found: Sequence[FieldInPair]) -> str | None:
     first = found[0]
     total = len({f.state.pair.id for f in found})
     lines = [f"**`{format_path(first.path)}`** ({_label(found)})", ""]
+    runai = description(first.path)
+    if runai:
+        lines += [f"*{runai}*", ""]
     groups: dict[str, list[str]] = {}
     said: dict[str, str] = {}  # each pair's worker line: its master's is shown only when it differs
     for item in found:
