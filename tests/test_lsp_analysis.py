@@ -267,3 +267,65 @@ def test_an_unsaved_new_file_is_part_of_the_org_until_it_is_closed(org: Path) ->
     buffers.close_buffer(rel)
     buffers.changed_on_disk(rel)
     assert "projects/vision/new-one" not in _analysis(buffers, second).pairs
+
+
+def test_the_layout_is_walked_again_only_when_the_listing_may_have_changed(
+    org: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from template_engine.loader import tree
+
+    walks: list[object] = []
+    real = tree.read_layout
+
+    def counted(*args: object) -> object:
+        walks.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree, "read_layout", counted)
+    buffers = Buffers(org)
+    first = _analysis(buffers)
+    rel = "projects/vision/defaults.yaml"
+    buffers.set_buffer(rel, (org / rel).read_text("utf-8"))  # a new buffer: walked again
+    second = _analysis(buffers, first)
+    assert len(walks) == 2
+    buffers.set_buffer(rel, (org / rel).read_text("utf-8").replace("a100-80gb", "a100-40gb"))
+    third = _analysis(buffers, second)  # an edit of an open buffer: the same layout
+    assert len(walks) == 2 and len(third.composed) == 4
+    buffers.changed_on_disk("projects/vision/templates/new.yaml")  # the editor says a file appeared
+    (org / "projects/vision/templates/new.yaml").write_text(
+        (org / "projects/vision/templates/vit-finetune.yaml")
+        .read_text("utf-8")
+        .replace("name: vit-finetune", "name: new"),
+        encoding="utf-8",
+    )
+    fourth = _analysis(buffers, third)
+    assert len(walks) == 3 and fourth.composed == ("projects/vision/new",)
+    assert _check_findings(org)[0] == _lsp_findings(_analysis(Buffers(org)))[0]
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("system/policy.yaml", "max: 16", "max: 1"),  # a rule: most pairs are no longer runnable
+        ("assets/computes/a100-x8.yaml", "description: ", "description: (edited) "),
+        ("departments/research/defaults.yaml", "cc-2100", "cc-2200"),
+        ("projects/speech/templates/asr-sweep-draft.yaml", "minReplicas: 4", "minReplicas: 1"),
+    ],
+)
+def test_an_edit_answers_what_a_fresh_analysis_of_the_same_buffers_answers(
+    org: Path, file: str, old: str, new: str
+) -> None:
+    buffers = Buffers(org)
+    first = _analysis(buffers)
+    text = (org / file).read_text("utf-8")
+    assert old in text
+    buffers.set_buffer(file, text)
+    second = _analysis(buffers, first)  # the new buffer: the layout walked again
+    buffers.set_buffer(file, text.replace(old, new))
+    edited = _analysis(buffers, second)
+    fresh = analyse(load_org(buffers))
+    assert set(edited.composed) <= set(fresh.composed) and edited.composed
+    assert by_file(edited) == by_file(fresh)
+    assert {p: s.outcome.status() for p, s in edited.pairs.items()} == {
+        p: s.outcome.status() for p, s in fresh.pairs.items()
+    }

@@ -15,7 +15,8 @@ between and drop a recomputation that a newer edit made useless (:class:`Job`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from template_engine.compose import MergeCache
 from template_engine.diffing.pairs import Outcome, Pair, compose_pair, dependencies, documents, same_document
@@ -64,6 +65,8 @@ class Analysis:
     users: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: What a pair's dependencies are read from besides its template (:func:`_structure`).
     structure: tuple[object, ...] = ()
+    #: Every document of the org, by file (``diffing.pairs.documents``).
+    documents: Mapping[str, Any] = field(default_factory=dict)
 
     def users_of(self, file: str) -> tuple[str, ...]:
         if file == "org.yaml":
@@ -94,6 +97,27 @@ def _structure(org: Org) -> tuple[object, ...]:
     )
 
 
+def _same_shape(previous: Analysis, org: Org, structure: tuple[object, ...]) -> bool:
+    """Whether ``org`` has exactly ``previous``'s pairs, each over the same files, and the same problems of
+    its references: the same departments and projects, broken files, structure (:func:`_structure`) and
+    template documents (the very objects: a template whose file did not change is the one read before).
+    Then only a changed document's users need composing."""
+    before = previous.org
+    if (
+        previous.structure != structure
+        or before.departments != org.departments
+        or before.broken != org.broken
+    ):
+        return False
+    if before.templates.keys() != org.templates.keys():
+        return False
+    for scope, by_name in org.templates.items():
+        old = before.templates[scope]
+        if old.keys() != by_name.keys() or any(old[name] is not t for name, t in by_name.items()):
+            return False
+    return True
+
+
 class Job:
     """One recomputation: iterate :meth:`steps` (each step composes at most one pair), then read
     :attr:`result`.  Dropping the iterator part-way leaves no trace: the previous state stays whole."""
@@ -110,7 +134,11 @@ class Job:
         """Yields the id of each pair it composes (``None`` for the planning step)."""
         org, previous = self.org, self.previous
         new_docs = documents(org)
-        old_docs = documents(previous.org) if previous is not None else {}
+        structure = _structure(org)
+        if previous is not None and _same_shape(previous, org, structure):
+            yield from self._edited(previous, new_docs, structure)
+            return
+        old_docs = previous.documents if previous is not None else {}
         trust = previous is not None and previous.org.broken == org.broken
         same_file: dict[str, bool] = {}
 
@@ -124,7 +152,6 @@ class Job:
         todo: list[tuple[Pair, tuple[str, ...]]] = []
         users: dict[str, list[str]] = {}
         every = org_pairs(org)
-        structure = _structure(org)
         same_structure = previous is not None and previous.structure == structure
         for pair in every:
             old = previous.pairs.get(pair.id) if previous is not None else None
@@ -163,6 +190,37 @@ class Job:
             tuple(pair.id for pair, _ in todo),
             {file: tuple(ids) for file, ids in users.items()},
             structure,
+            new_docs,
+        )
+
+    def _edited(
+        self, previous: Analysis, new_docs: Mapping[str, Any], structure: tuple[object, ...]
+    ) -> Iterator[str | None]:
+        """The org has the same pairs over the same files as ``previous`` (:func:`_same_shape`): only the
+        users of the files whose document changed are composed; the rest of the state is ``previous``'s."""
+        old_docs = previous.documents
+        changed = [
+            f
+            for f in new_docs.keys() | old_docs.keys()
+            if not same_document(old_docs.get(f), new_docs.get(f))
+        ]
+        todo = {pid for file in changed for pid in previous.users.get(file, ())}
+        yield None
+        states = dict(previous.pairs)
+        cache: MergeCache = {}
+        org = self.org
+        for pid in (pid for pid in previous.pairs if pid in todo):
+            old = previous.pairs[pid]
+            states[pid] = PairState(old.pair, old.deps, compose_pair(org, old.pair, self.variables, cache))
+            yield pid
+        self.result = replace(
+            previous,
+            org=org,
+            pairs=states,
+            warnings=tuple(org.warnings),
+            composed=tuple(pid for pid in previous.pairs if pid in todo),
+            structure=structure,
+            documents=new_docs,
         )
 
 

@@ -10,11 +10,15 @@ hashes nothing but the edited buffer and the loader reuses every other file's do
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from template_engine.loader.sources import Entry, FolderSource, Kind, Unreadable, blob_id
 
 __all__ = ["Buffers"]
+
+#: Every listing state of every :class:`Buffers` gets its own number (:attr:`Buffers.listing`).
+_LISTINGS = itertools.count(1)
 
 
 class Buffers:
@@ -27,12 +31,18 @@ class Buffers:
         self._ids: dict[str, str] = {}
         self._entries: dict[str, list[Entry] | Unreadable] = {}
         self._kinds: dict[str, Kind | None] = {}
+        #: The state of the listing: a new number whenever ``kind`` or ``entries`` may answer differently (a
+        #: buffer of a new path, one closed, a file changed on disk), so the loader keeps the layout it walked
+        #: while it is the same (``tree._Reuse.layout``).
+        self.listing = next(_LISTINGS)
 
     # -- what the editor says ------------------------------------------------------------------------------
 
     def set_buffer(self, path: str, text: str) -> None:
         """The editor holds ``path`` open with ``text`` (unsaved or not)."""
         data = text.encode("utf-8")
+        if path not in self._open:
+            self.listing = next(_LISTINGS)
         if self._open.get(path) != data:
             self._open[path] = data
             self._ids.pop(path, None)
@@ -41,6 +51,7 @@ class Buffers:
         """The editor closed ``path``: its content is the file's on disk again."""
         if self._open.pop(path, None) is not None:
             self._ids.pop(path, None)
+            self.listing = next(_LISTINGS)
 
     def changed_on_disk(self, path: str) -> None:
         """The file ``path`` was saved, created or deleted: read it (and its folder) again when asked."""
@@ -49,6 +60,7 @@ class Buffers:
             self._ids.pop(path, None)
         self._entries.clear()  # a file created or deleted changes its folder's listing
         self._kinds.clear()
+        self.listing = next(_LISTINGS)
 
     def buffered(self, path: str) -> bool:
         return path in self._open
