@@ -228,3 +228,43 @@ def test_hover_shows_the_chain_system_department_project_template_and_definition
             assert "terminationGracePeriodSeconds" in (org / file).read_text("utf-8").splitlines()[at]
 
     drive(scenario)
+
+
+def test_completion_and_code_actions_over_the_protocol(org: Path) -> None:
+    vision = org / "projects/vision/defaults.yaml"
+    text = vision.read_text("utf-8")
+    typed = text + "  imagePullPolicy: "
+
+    async def scenario(editor: Editor) -> None:
+        uri = _open(editor, vision)
+        await editor.next_analysis()
+        _change(editor, uri, 2, typed)
+        await editor.next_analysis()
+        last = len(typed.split("\n")) - 1
+        found = await editor.client.text_document_completion_async(
+            types.CompletionParams(
+                types.TextDocumentIdentifier(uri), types.Position(last, len(typed.split("\n")[last]))
+            )
+        )
+        items = found if isinstance(found, list) else found.items if found is not None else []
+        assert [item.label for item in items] == ["Always", "Never", "IfNotPresent"]
+        at = _line_of(typed, "  labels:")
+        actions = await editor.client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(uri),
+                types.Range(types.Position(at, 0), types.Position(at, 0)),
+                types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        assert actions is not None
+        titles = [a.title for a in actions if isinstance(a, types.CodeAction)]
+        assert "Exclude labels[name=org] here (from system defaults, in vision/mpi-horovod)" in titles
+        exclude = next(
+            a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Exclude")
+        )
+        assert exclude.edit is not None and exclude.edit.changes is not None
+        (edit,) = exclude.edit.changes[uri]
+        assert edit.range.start == types.Position(at + 1, 0)
+        assert edit.new_text.endswith("exclude: true\n")
+
+    drive(scenario)

@@ -163,3 +163,12 @@ def test_without_the_lsp_extra_the_command_says_which_extra_to_install(
         "error: the language server is not installed: install the lsp extra: pip install '.[lsp]' from a "
         "checkout (or template-engine[lsp]); missing: pygls\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "characters", "units"),
+    [("abc", 2, 2), ("é: x", 3, 3), ("🚀: x", 1, 2), ("🚀: x", 3, 4), ("a🚀b", 3, 4), ("", 0, 0)],
+)
+def test_columns_are_utf_16_units_on_the_wire(text: str, characters: int, units: int) -> None:
+    assert lsp_server._units(text, characters) == units
+    assert lsp_server._characters(text, units) == characters

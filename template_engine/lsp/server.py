@@ -181,8 +181,9 @@ class OrgServer:
                 return []
             lines = self.server.workspace.get_text_document(params.text_document.uri).lines
             text = [line.rstrip("\r\n") for line in lines]
-            position = params.position
-            found = completions(self.analysis, rel, text, position.line, position.character, self._folders())
+            line = params.position.line
+            column = _characters(text[line] if 0 <= line < len(text) else "", params.position.character)
+            found = completions(self.analysis, rel, text, line, column, self._folders())
             return [
                 types.CompletionItem(
                     label=item.label,
@@ -213,7 +214,8 @@ class OrgServer:
                 edits = [
                     types.TextEdit(
                         range=types.Range(
-                            types.Position(e.line, e.column), types.Position(e.end_line, e.end_column)
+                            types.Position(e.line, _units(_row(lines, e.line), e.column)),
+                            types.Position(e.end_line, _units(_row(lines, e.end_line), e.end_column)),
                         ),
                         new_text=e.text,
                     )
@@ -267,11 +269,13 @@ class OrgServer:
         rel = self.rel(uri)
         if rel is None or self.analysis is None:
             return None
-        return self.analysis, rel, position.line + 1, position.character + 1
+        column = _characters(self.line_text(rel, position.line), position.character)
+        return self.analysis, rel, position.line + 1, column + 1
 
     def _location(self, where: Location) -> types.Location:
         line = (where.line or 1) - 1
-        start = types.Position(line, max((where.column or 1) - 1, 0))
+        column = _units(self.line_text(where.file, line), max((where.column or 1) - 1, 0))
+        start = types.Position(line, column)
         return types.Location(uri=self.uri(where.file), range=types.Range(start, start))
 
     def _buffer(self, uri: str) -> None:
@@ -360,8 +364,9 @@ class OrgServer:
 
     def _diagnostic(self, found: Diagnostic) -> types.Diagnostic:
         line = found.line - 1
-        start = max(found.column - 1, 0)
-        end = max(len(self.line_text(found.file, line)), start + 1)
+        text = self.line_text(found.file, line)
+        start = _units(text, max(found.column - 1, 0))
+        end = max(_units(text, len(text)), start + 1)
         related = [
             types.DiagnosticRelatedInformation(
                 location=types.Location(uri=self.uri(where.file), range=_line_range((where.line or 1) - 1)),
@@ -379,6 +384,26 @@ class OrgServer:
             source="template-engine",
             related_information=related or None,
         )
+
+
+def _row(lines: list[str], line: int) -> str:
+    return lines[line] if 0 <= line < len(lines) else ""
+
+
+def _units(text: str, characters: int) -> int:
+    """The column of ``characters`` characters into ``text`` in UTF-16 code units (the protocol's default
+    position encoding, which the server announces): a character outside the BMP counts two."""
+    return len(text[:characters].encode("utf-16-le")) // 2
+
+
+def _characters(text: str, units: int) -> int:
+    """The inverse of :func:`_units`: how many characters of ``text`` make ``units`` UTF-16 code units."""
+    count = 0
+    for index, character in enumerate(text):
+        if count >= units:
+            return index
+        count += 2 if ord(character) > 0xFFFF else 1
+    return len(text)
 
 
 def _line_range(line: int) -> types.Range:
