@@ -227,6 +227,19 @@ def test_hover_shows_the_chain_system_department_project_template_and_definition
         for file, at in places:
             assert "terminationGracePeriodSeconds" in (org / file).read_text("utf-8").splitlines()[at]
 
+        # The pair the user picks: hover shows only it.
+        picked = await editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="templateEngine.pickPair", arguments=["vision/vit-finetune"])
+        )
+        assert picked == "vision/vit-finetune"
+        hover = await editor.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), where)
+        )
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        rows = [row for row in hover.contents.value.splitlines() if row.startswith("- vision/")]
+        assert len(rows) == 1, rows  # the template sets 60 again in its own pair
+        assert rows[0].startswith("- vision/vit-finetune (1 of 1): `60`, overridden by template vit-finetune")
+
     drive(scenario)
 
 

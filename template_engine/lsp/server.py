@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 ANALYSED = "$/templateEngine/analysed"
 
 
+#: The command that picks the pair hover shows (``workspace/executeCommand``, arguments: the pair's name as
+#: diagnostics name it, or nothing for every pair); ``initializationOptions`` may give it as ``pair``.
+PICK_PAIR = "templateEngine.pickPair"
+
 #: How many values a hover reads before it lets the event loop run (and a cancellation stop it).
 STEP = 32
 
@@ -80,6 +84,8 @@ class OrgServer:
         self.history: list[tuple[str, ...]] = []
         #: How many pairs' values requests have read (tests count work, not time).
         self.steps = 0
+        #: The pair the user picked (``vision/vit-finetune``): hover shows only it; ``None``: every pair.
+        self.pair: str | None = None
         self._register()
 
     # -- paths -----------------------------------------------------------------------------------------------
@@ -114,6 +120,19 @@ class OrgServer:
 
     def _register(self) -> None:
         server = self.server
+
+        @server.feature(types.INITIALIZE)
+        def initialize(params: types.InitializeParams) -> None:
+            options = params.initialization_options
+            if isinstance(options, dict) and isinstance(options.get("pair"), str):
+                self.pair = options["pair"]
+
+        @server.command(PICK_PAIR)
+        def pick_pair(*arguments: str) -> str | None:  # not `object`: pygls would pass the server in
+            """Hover shows only this pair (``vision/vit-finetune``, as diagnostics name it); none: all."""
+            chosen = arguments[0] if arguments else None
+            self.pair = chosen if isinstance(chosen, str) and chosen else None
+            return self.pair
 
         @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
         def did_open(params: types.DidOpenTextDocumentParams) -> None:
@@ -249,7 +268,8 @@ class OrgServer:
             return named
         seen = []
         for number, value in enumerate(fields_at(analysis, rel, where.path), 1):
-            seen.append(value)
+            if self.pair is None or value.state.name == self.pair:
+                seen.append(value)
             self.steps += 1
             if number % STEP == 0:
                 await asyncio.sleep(0)
