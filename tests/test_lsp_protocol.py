@@ -70,8 +70,11 @@ class Editor:
         return await asyncio.wait_for(self.analysed.get(), PATIENCE)
 
 
-def drive(scenario: Callable[[Editor], Awaitable[None]], *args: str) -> None:
-    """Start ``template-engine lsp`` (with ``args``), initialise it, run ``scenario``, shut it down."""
+def drive(
+    scenario: Callable[[Editor], Awaitable[None]], *args: str, options: dict[str, Any] | None = None
+) -> None:
+    """Start ``template-engine lsp`` (with ``args``), initialise it (with ``options``, its
+    ``initializationOptions``), run ``scenario``, shut it down."""
 
     async def run() -> None:
         editor = Editor()
@@ -79,7 +82,11 @@ def drive(scenario: Callable[[Editor], Awaitable[None]], *args: str) -> None:
         await client.start_io(sys.executable, "-m", "template_engine", "lsp", *args, env=_env())
         try:
             await asyncio.wait_for(
-                client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities())),
+                client.initialize_async(
+                    types.InitializeParams(
+                        capabilities=types.ClientCapabilities(), initialization_options=options
+                    )
+                ),
                 PATIENCE,
             )
             client.initialized(types.InitializedParams())
@@ -281,3 +288,20 @@ def test_completion_and_code_actions_over_the_protocol(org: Path) -> None:
         assert edit.new_text.endswith("exclude: true\n")
 
     drive(scenario)
+
+
+def test_the_pair_picked_at_initialization_is_the_one_hover_shows(org: Path) -> None:
+    research = org / "departments/research/defaults.yaml"
+    line = _line_of(research.read_text("utf-8"), "terminationGracePeriodSeconds: 40")
+
+    async def scenario(editor: Editor) -> None:
+        uri = _open(editor, research)
+        await editor.next_analysis()
+        hover = await editor.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(line, 4))
+        )
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        rows = [row for row in hover.contents.value.splitlines() if row.startswith("- ")]
+        assert rows[0].startswith("- nlp/tf-parameter-server (1 of 1): `40`, set by department research")
+
+    drive(scenario, "--root", str(org), options={"pair": "nlp/tf-parameter-server"})
