@@ -66,12 +66,21 @@ class Editor:
         def analysed(params: Any) -> None:
             self.analysed.put_nowait(params)
 
+        self.registered: list[str] = []
+
+        @self.client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            self.registered += [r.method for r in params.registrations]
+
     async def next_analysis(self) -> Any:
         return await asyncio.wait_for(self.analysed.get(), PATIENCE)
 
 
 def drive(
-    scenario: Callable[[Editor], Awaitable[None]], *args: str, options: dict[str, Any] | None = None
+    scenario: Callable[[Editor], Awaitable[None]],
+    *args: str,
+    options: dict[str, Any] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> None:
     """Start ``template-engine lsp`` (with ``args``), initialise it (with ``options``, its
     ``initializationOptions``), run ``scenario``, shut it down."""
@@ -84,7 +93,8 @@ def drive(
             await asyncio.wait_for(
                 client.initialize_async(
                     types.InitializeParams(
-                        capabilities=types.ClientCapabilities(), initialization_options=options
+                        capabilities=capabilities or types.ClientCapabilities(),
+                        initialization_options=options,
                     )
                 ),
                 PATIENCE,
@@ -305,3 +315,33 @@ def test_the_pair_picked_at_initialization_is_the_one_hover_shows(org: Path) -> 
         assert rows[0].startswith("- nlp/tf-parameter-server (1 of 1): `40`, set by department research")
 
     drive(scenario, "--root", str(org), options={"pair": "nlp/tf-parameter-server"})
+
+
+def test_a_file_changed_on_disk_is_read_again_when_the_client_says_so(org: Path) -> None:
+    research = org / "departments/research/defaults.yaml"
+    vision = org / "projects/vision/defaults.yaml"
+
+    async def scenario(editor: Editor) -> None:
+        uri = _open(editor, research)
+        await editor.next_analysis()
+        # Asked for at initialization (before the first analysis was sent: messages arrive in order).
+        assert editor.registered == ["workspace/didChangeWatchedFiles"]
+        vision.write_text(vision.read_text("utf-8").replace("a100-80gb", "a100-40gb"), encoding="utf-8")
+        editor.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=vision.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        after = await editor.next_analysis()
+        assert sorted(after.composed) == [
+            f"projects/vision/{t}"
+            for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server", "vit-finetune")
+        ]
+        assert uri
+
+    capabilities = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+        )
+    )
+    drive(scenario, capabilities=capabilities)

@@ -127,6 +127,25 @@ class OrgServer:
             if isinstance(options, dict) and isinstance(options.get("pair"), str):
                 self.pair = options["pair"]
 
+        @server.feature(types.INITIALIZED)
+        def initialized(params: types.InitializedParams) -> None:
+            """Ask the client to say when a YAML file changes on disk (a checkout, another program), if it
+            can be asked (``didChangeWatchedFiles`` with dynamic registration)."""
+            workspace = self.server.client_capabilities.workspace
+            watched = workspace.did_change_watched_files if workspace is not None else None
+            if watched is None or not watched.dynamic_registration:
+                return
+            watchers = [
+                types.FileSystemWatcher(glob_pattern=pattern) for pattern in ("**/*.yaml", "**/*.yml")
+            ]
+            options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
+            registration = types.Registration(
+                id="template-engine-files",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=options,
+            )
+            self.server.client_register_capability(types.RegistrationParams(registrations=[registration]))
+
         @server.command(PICK_PAIR)
         def pick_pair(*arguments: str) -> str | None:  # not `object`: pygls would pass the server in
             """Hover shows only this pair (``vision/vit-finetune``, as diagnostics name it); none: all."""
