@@ -1,9 +1,10 @@
 """The import rule: imports point one way, from the core towards the edges, and never in a circle.
 
-The edges are the command line (``cli/``, ``__main__``), the service (``service/``) and the pytest side
-(``snapshots/``, ``pytest_plugin``).  Everything else is the core: it never imports an edge, and the loader
-never imports the composition.  Every import counts, at module level or inside a function, under
-``TYPE_CHECKING`` or not, absolute or relative.  The modules are read with ``ast``, never imported.
+The edges are the command line (``cli/``, ``__main__``), the service (``service/``), the language server
+(``lsp/``) and the pytest side (``snapshots/``, ``pytest_plugin``).  Everything else is the core: it never
+imports an edge, and the loader never imports the composition.  Every import counts, at module level or
+inside a function, under ``TYPE_CHECKING`` or not, absolute or relative.  The modules are read with
+``ast``, never imported.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "template_engine"
 ROOT = "template_engine"
 
 #: The edges, by module prefix: everything else is the core.
-EDGES = ("cli", "service", "snapshots", "pytest_plugin", "__main__")
+EDGES = ("cli", "service", "lsp", "snapshots", "pytest_plugin", "__main__")
 #: What the loader (it reads an org; the composition reads the org) may not import.
 COMPOSITION = ("compose", "layers", "runnable", "explain", "diff", "diffing")
 #: What each edge may not import: an edge is a thin adapter, and no edge leans on another one's adapter.
 EDGE_RULES: dict[str, tuple[str, ...]] = {
     "cli": ("snapshots", "pytest_plugin"),
-    "service": ("cli", "snapshots", "pytest_plugin", "__main__"),
+    "service": ("cli", "lsp", "snapshots", "pytest_plugin", "__main__"),
+    "lsp": ("cli", "service", "snapshots", "pytest_plugin", "__main__"),
     "snapshots": ("cli", "service", "pytest_plugin", "__main__"),
     "pytest_plugin": ("cli", "service", "__main__"),
 }

@@ -165,3 +165,48 @@ def test_the_defaults_chain_of_a_department_is_merged_once_for_all_its_projects(
         assert dict(shared.worker.excluded) == dict(alone.worker.excluded)
         where = ("environmentVariables",)
         assert shared.worker.locate(where) == alone.worker.locate(where)
+
+
+# -- the layout, kept while a source's listing is the same ---------------------------------------------------
+
+
+class _Listed:
+    """A folder with a ``listing`` state, as the language server's buffers name it."""
+
+    def __init__(self, root: Path) -> None:
+        from template_engine.loader.sources import FolderSource
+
+        self.disk = FolderSource(root)
+        self.listing = 1
+        self.label = self.disk.label
+        self.kind = self.disk.kind
+        self.entries = self.disk.entries
+        self.read = self.disk.read
+
+    def identity(self, path: str) -> str | None:
+        return None
+
+
+def test_the_layout_is_walked_once_while_the_source_s_listing_is_the_same(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import shutil
+
+    from template_engine.loader import tree
+
+    walks: list[object] = []
+    real = tree.read_layout
+    monkeypatch.setattr(tree, "read_layout", lambda *args: walks.append(args) or real(*args))
+    example = Path(__file__).resolve().parents[1] / "templates"
+    shutil.copytree(example, tmp_path / "templates")
+    listed = _Listed(tmp_path / "templates")
+    first = load_org(listed)
+    again = load_org(listed)
+    assert len(walks) == 1 and again.templates.keys() == first.templates.keys()
+    (tmp_path / "templates/projects/vision/templates/vit-finetune.yaml").unlink()
+    listed.listing = 2  # the source says its listing changed: walked again, the template is gone
+    gone = load_org(listed)
+    assert len(walks) == 2 and "vit-finetune" not in {t for by in gone.templates.values() for t in by}
+    load_org(tmp_path / "templates")  # a source without a listing state: always walked
+    load_org(tmp_path / "templates")
+    assert len(walks) == 4

@@ -11,6 +11,7 @@ One module per command group; only this module puts them together, so none impor
     policy_commands.py      policy
     view_commands.py        report, schema, init
     service/commands.py     serve, db (the service is imported only when they run)
+    lsp/commands.py         lsp (pygls is imported only when it runs)
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ COMMANDS: dict[str, Entry] = {
     "db": Entry(
         "template_engine.service.commands:db",
         "Move a templates folder into the service's database and back; upgrade its schema.",
+    ),
+    "lsp": Entry(
+        "template_engine.lsp.commands:lsp",
+        "Run the language server (LSP over stdin and stdout) for editors: diagnostics, hover, definitions.",
     ),
     "report": Entry(
         "template_engine.cli.view_commands:report",

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, Problem
 from template_engine.loader import sources
-from template_engine.loader.layout import asset_file, asset_scope, read_layout
+from template_engine.loader.layout import Layout, asset_file, asset_scope, read_layout
 from template_engine.loader.rules import asset_refs, document_rules
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import MAX_VALUES, count_values
@@ -125,6 +125,10 @@ class _Reuse:
     """
 
     last: ClassVar[Memo] = {}
+    #: The layout of the most recent load of a source that names the state of its listing (``listing``: a
+    #: value that changes whenever what ``kind`` or ``entries`` answers may change, the language server's
+    #: buffers), with that value and the departments it was walked for: the same again is the same layout.
+    layout: ClassVar[tuple[object, Layout] | None] = None
 
 
 def content_digest(raw: bytes) -> str:
@@ -498,7 +502,14 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
     org_doc = _org_document(files)
     departments = {d.name: tuple(d.project_names()) for d in org_doc.departments}
     cluster, cluster_source = _cluster_settings(files)
-    layout = read_layout(files, departments)
+    listing = getattr(files, "listing", None)
+    key = (listing, tuple(sorted(departments.items()))) if listing is not None else None
+    kept = _Reuse.layout
+    if key is not None and kept is not None and kept[0] == key:
+        layout = kept[1]  # nothing was added, removed or renamed: the same walk would find the same
+    else:
+        layout = read_layout(files, departments)
+        _Reuse.layout = (key, layout) if key is not None else None
     broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}
     refs: dict[tuple[str, ...], str] = dict(layout.refs)
     defaults: dict[Scope, Defaults] = {}
