@@ -163,3 +163,16 @@ def test_the_descriptions_are_extracted_from_every_spec_kind_with_list_items_as_
         }
     }
     assert extract(document) == {"args": "Arguments of the command.", "labels[].name": "The label's name."}
+
+
+def test_the_packaged_descriptions_are_the_extract_of_run_ai_s_whole_document() -> None:
+    """``descriptions.json`` is what the extractor makes of the whole document (the checked copy in
+    ``tests/fixtures/runai``, which ``.ci/run`` holds equal to ``../shared/reference``): a hand edit, or a
+    change to the extractor without rewriting the file, fails here."""
+    import json
+    from pathlib import Path
+
+    from template_engine.lsp.descriptions_source import DESCRIPTIONS_FILE, extract
+
+    whole = Path(__file__).parent / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
+    assert json.loads(DESCRIPTIONS_FILE.read_text()) == extract(json.loads(whole.read_text()))

@@ -1,10 +1,10 @@
 """Extracts Run:ai's description of every spec field from its OpenAPI document into ``descriptions.json``.
 
 ``python -m template_engine.lsp.descriptions_source ../shared/reference/runai-openapi-1.224.0.json``
-rewrites the packaged file (the document in ``tests/fixtures`` is a subset without descriptions).  The
-extract maps a field's path in a spec (``compute.cpuCoreLimit``; a list's items as ``[]``:
-``environmentVariables[].name``) to the description of its schema, from the specs of every workload kind
-(``*SpecSpec``), the first found kept; completion shows them (:mod:`.complete`).
+rewrites the packaged file; ``tests/test_lsp_editing.py`` holds it equal to the extract of the copy in
+``tests/fixtures/runai``.  The extract maps a field's path in a spec (``compute.cpuCoreLimit``; a list's
+items as ``[]``: ``environmentVariables[].name``) to the description of its schema, from the specs of every
+workload kind (``*SpecSpec``), the first found kept; completion shows them (:mod:`.complete`).
 """
 
 from __future__ import annotations
