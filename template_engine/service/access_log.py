@@ -287,8 +287,9 @@ class TextFormatter(logging.Formatter):
 
 def log_config(log_format: str, level: str) -> dict[str, Any]:
     """The :func:`logging.config.dictConfig` of ``serve`` (uvicorn's ``log_config``, applied in each worker
-    too): uvicorn's and the service's records on stderr in ``log_format`` (``json`` or ``text``) at ``level``;
-    uvicorn's own access lines off (``uvicorn.access``), :class:`AccessLog` writes them."""
+    too): uvicorn's and the service's records on stderr in ``log_format`` (``json`` or ``text``) at ``level``,
+    every other logger's warnings too (the root's handler); uvicorn's own access lines off
+    (``uvicorn.access``), :class:`AccessLog` writes them."""
     formatter = JsonFormatter if log_format == "json" else TextFormatter
     handler = ["stderr"]
     return {
@@ -310,4 +311,7 @@ def log_config(log_format: str, level: str) -> dict[str, Any]:
             "uvicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
             "template_engine": {"handlers": handler, "level": level.upper(), "propagate": False},
         },
+        # Any other library's record (SQLAlchemy's, alembic's, a Python warning's) in the same format, never
+        # Python's last-resort handler writing plain text among the JSON lines.
+        "root": {"handlers": handler, "level": "WARNING"},
     }

@@ -10,11 +10,13 @@ import json
 import logging
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN, bearer
+from conftest import ADMIN, TEMPLATES, bearer
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from servers import serve
@@ -126,6 +128,55 @@ def test_a_real_server_logs_one_json_object_per_line(tmp_path: Path) -> None:
     assert any("Finished server process" in line.get("message", "") for line in lines)
     assert not any(line.get("logger") == "uvicorn.access" for line in lines)  # uvicorn's lines are off
     assert bearer(ADMIN)["Authorization"] not in server.output
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["one process", "two workers"])
+def test_every_line_of_a_seeded_start_is_a_json_object(tmp_path: Path, workers: int) -> None:
+    """``--seed`` logs what it did (seeded, or skipped because the database holds data) as a record of the
+    server's, formatted as every other: never a plain line among the JSON ones."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    messages: list[list[str]] = []
+    for _ in range(2):
+        with serve(url, None, "--seed", str(TEMPLATES), "--workers", str(workers)) as server:
+            pass
+        lines = [json.loads(line) for line in server.output.splitlines()]  # every line is JSON
+        messages.append(
+            [line["message"] for line in lines if line.get("logger") == "template_engine.service"]
+        )
+    first, second = messages
+    assert first[0] == f"seeded the database from {TEMPLATES}"
+    assert second[0] == (
+        f"--seed {TEMPLATES} skipped: the database already holds data (use `db import` to load it)"
+    )
+    assert first[1].startswith("template-engine: database") and second[1].startswith(
+        "template-engine: database"
+    )
+
+
+def test_a_library_record_or_a_python_warning_is_a_json_line_too() -> None:
+    """Once ``serve`` has configured logging, a logger it does not name (SQLAlchemy's, alembic's) and a
+    Python warning are written by the same handler, not by Python's last-resort handler as plain text."""
+    program = (
+        "import logging, warnings\n"
+        "from template_engine.service.access_log import log_config\n"
+        "from template_engine.service.commands import _logging\n"
+        "_logging(log_config('json', 'info'))\n"
+        "logging.getLogger('sqlalchemy.pool').warning('a library warns')\n"
+        "warnings.warn('a deprecated thing', DeprecationWarning, stacklevel=1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(line["logger"], line["level"]) for line in lines] == [
+        ("sqlalchemy.pool", "warning"),
+        ("py.warnings", "warning"),
+    ]
+    assert lines[0]["message"] == "a library warns" and "a deprecated thing" in lines[1]["message"]
 
 
 # -- the text format: one record, one line, whatever the client sends ----------------------------------------
