@@ -330,3 +330,9 @@ def test_org_yaml_errors_of_runai_fields_have_lines(tmp_path: Path) -> None:
     [problem] = raised.value.problems
     assert problem.path == ("departments", 0, "projects", 0, "resources", 0, "gpu", "deserved")
     assert problem.location is not None and problem.location.line == 6
+    hours = {"org.yaml": b"departments:\n- name: r\n  overtimeData:\n    range24hData: {updatedAt: today}\n"}
+    with pytest.raises(InputError) as raised:
+        load_org(MappingSource(hours))
+    [problem] = raised.value.problems
+    assert problem.path == ("departments", 0, "overtimeData", "range24hData", "updatedAt")
+    assert problem.location is not None and problem.location.line == 4
