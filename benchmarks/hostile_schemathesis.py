@@ -12,9 +12,10 @@ against Run:ai's schemas.  The output ends with the 5xx (each with its reproduct
 answers grouped by check and operation, and one JSON line of the figures.
 
 ``nice python benchmarks/hostile_schemathesis.py`` runs the issue's length (about 57,000 requests, 26
-minutes on one core of the shared 2-core machine, 630 CPU-s); any ``fuzz_api.py`` option after it overrides the defaults
-(``--examples 5 --stateful-examples 20`` for a quick look, ``--seed N`` for other draws).  The exit status
-is ``fuzz_api.py``'s: 1 on any 5xx, 2 when only a conformance check failed, 0 otherwise.
+minutes on one core of the shared 2-core machine, 630 CPU-s); any ``fuzz_api.py`` option after it
+overrides the defaults (``--examples 5 --stateful-examples 20`` for a quick look, ``--seed N`` for other
+draws).  The exit status is ``fuzz_api.py``'s: 1 on any 5xx, 2 when only a conformance check failed, 0
+otherwise.
 """
 
 from __future__ import annotations
