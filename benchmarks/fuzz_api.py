@@ -69,6 +69,16 @@ tokens:
   - {{subject: carol, token: {ROLES["project-editor"]}, role: project-editor, project: vision}}
   - {{subject: dave, token: {ROLES["viewer"]}, role: viewer}}
 """
+
+
+def dev_roles() -> dict[str, str]:
+    """The four development tokens of ``serve --dev`` by role (``dev-admin``, ``dev-research``,
+    ``dev-vision``, ``dev-viewer``: :data:`template_engine.service.auth.DEV_TOKENS`), for ``--dev``."""
+    from template_engine.service.auth import DEV_TOKENS
+
+    return {principal.role: token for _, token, principal in DEV_TOKENS}
+
+
 MODES = ("positive", "negative", "stateful")
 #: Restarts of one role's state machine after hypothesis found it flaky, at most.
 MAX_RESTARTS = 100
@@ -165,15 +175,23 @@ def _checks() -> list[Callable[..., Any]]:
     ]
 
 
-def _seeded(folder: Path, auth: Path) -> Path:
-    """An SQLite file of the example org, seeded the way the service seeds an empty database."""
+def _seeded(folder: Path, auth: Path | None) -> Path:
+    """An SQLite file of the example org, seeded the way the service seeds an empty database (``serve
+    --seed templates``; with the development tokens when ``auth`` is ``None``, as ``serve --dev``)."""
     from fastapi.testclient import TestClient
 
     from template_engine.service.app import create_app
     from template_engine.service.settings import Settings
 
     seeded = folder / "seeded.db"
-    app = create_app(Settings(database_url=f"sqlite:///{seeded}", auth_file=auth, seed=REPO / "templates"))
+    app = create_app(
+        Settings(
+            database_url=f"sqlite:///{seeded}",
+            auth_file=auth,
+            dev_tokens=auth is None,
+            seed=REPO / "templates",
+        )
+    )
     with TestClient(app):
         pass
     template = folder / "template.db"
@@ -185,13 +203,13 @@ def _seeded(folder: Path, auth: Path) -> Path:
     return template
 
 
-def _app(template: Path, folder: Path, role: str, auth: Path) -> Any:
+def _app(template: Path, folder: Path, role: str, auth: Path | None) -> Any:
     from template_engine.service.app import create_app
     from template_engine.service.settings import Settings
 
     database = folder / f"{role}.db"
     shutil.copyfile(template, database)
-    return create_app(Settings(database_url=f"sqlite:///{database}", auth_file=auth))
+    return create_app(Settings(database_url=f"sqlite:///{database}", auth_file=auth, dev_tokens=auth is None))
 
 
 def _settings(examples: int, **extra: Any) -> settings:
@@ -206,10 +224,10 @@ def _settings(examples: int, **extra: Any) -> settings:
 
 
 def stateless(
-    schema: Any, role: str, mode: Any, examples: int, seed: int, tally: Tally, checks: list[Any]
+    schema: Any, token: str, role: str, mode: Any, examples: int, seed: int, tally: Tally, checks: list[Any]
 ) -> None:
-    """``examples`` requests of ``mode`` (positive, negative) on every operation, as ``role``."""
-    headers = {"Authorization": f"Bearer {ROLES[role]}"}
+    """``examples`` requests of ``mode`` (positive, negative) on every operation, as ``role`` (``token``)."""
+    headers = {"Authorization": f"Bearer {token}"}
     for result in schema.get_all_operations():
         operation = result.ok()
 
@@ -227,6 +245,7 @@ def stateless(
 
 def stateful(
     schema: Any,
+    token: str,
     role: str,
     examples: int,
     steps: int,
@@ -246,7 +265,7 @@ def stateful(
     from schemathesis.engine.errors import is_inconsistent_replay
     from schemathesis.generation.stateful import run_state_machine_as_test
 
-    headers = {"Authorization": f"Bearer {ROLES[role]}"}
+    headers = {"Authorization": f"Bearer {token}"}
     if not negative:  # schemathesis mixes both modes by default; a negative step often drops the token
         schema.config.generation.update(modes=[GenerationMode.POSITIVE])
     base = schema.as_state_machine()
@@ -290,7 +309,13 @@ def main(argv: list[str] | None = None) -> int:
         help="negative steps in the state machine too (schemathesis' default; many drop the token: 401)",
     )
     parser.add_argument("--seed", type=int, default=0, help="hypothesis' seed")
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="the tokens of serve --dev (dev-admin, dev-research, dev-vision, dev-viewer), no auth file",
+    )
     args = parser.parse_args(argv)
+    tokens = dev_roles() if args.dev else ROLES
     roles = [r for r in args.roles.split(",") if r]
     modes = [m for m in args.modes.split(",") if m]
     unknown = [r for r in roles if r not in ROLES] + [m for m in modes if m not in MODES]
@@ -307,8 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="fuzz-api-") as tmp:
         folder = Path(tmp)
-        auth = folder / "tokens.yaml"
-        auth.write_text(AUTH_YAML)
+        auth: Path | None = None
+        if not args.dev:
+            auth = folder / "tokens.yaml"
+            auth.write_text(AUTH_YAML)
         template = _seeded(folder, auth)
         for role in roles:
             began = time.perf_counter()
@@ -317,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 if mode == "stateful":
                     stateful(
                         schema,
+                        tokens[role],
                         role,
                         args.stateful_examples,
                         args.stateful_steps,
@@ -328,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     stateless(
                         schema,
+                        tokens[role],
                         role,
                         schemathesis.GenerationMode(mode),
                         args.examples,
@@ -371,11 +400,18 @@ def main(argv: list[str] | None = None) -> int:
                 "stateful_examples": args.stateful_examples,
                 "stateful_steps": args.stateful_steps,
                 "seed": args.seed,
+                "dev_tokens": args.dev,
                 "wall_s": round(wall, 1),
                 "cpu_s": round(cpu, 1),
                 "peak_mib": round(peak),
                 "server_errors": len(tally.server_errors),
+                "server_errors_by_operation": dict(
+                    Counter(f"{e['method']} {e['path']}" for e in tally.server_errors).most_common()
+                ),
                 "failures": sum(tally.failures.values()),
+                "failures_by_check": dict(
+                    Counter(title for title, _ in tally.failures.elements()).most_common()
+                ),
             }
         )
     )

@@ -179,13 +179,63 @@ def test_a_dangling_symlink_is_an_error(write_tree: WriteTree, preview: Preview)
         preview(root, "job", "vision")
 
 
-def test_a_symlink_to_a_file_is_followed(write_tree: WriteTree, preview: Preview) -> None:
-    root = write_tree({})
-    shared = root.parent / "shared-defaults.yaml"
-    shared.write_text(DEFAULTS, encoding="utf-8")
-    (root / "projects" / "vision" / "defaults.yaml").symlink_to(shared)
+def test_a_symlink_to_a_file_inside_the_folder_is_followed(write_tree: WriteTree, preview: Preview) -> None:
+    root = write_tree({"departments/research/defaults.yaml": DEFAULTS})
+    (root / "projects" / "vision" / "defaults.yaml").symlink_to(
+        Path("../../departments/research/defaults.yaml")
+    )
     assert load_org(root).broken == {}
     assert preview(root, "job", "vision").combined_spec["workingDir"] == "/from-defaults"
+
+
+OUTSIDE = (
+    "a file or folder inside the templates folder (a symbolic link is followed only to a path inside it)"
+)
+
+
+def test_a_symlink_leading_outside_the_folder_is_a_problem_and_is_not_read(
+    write_tree: WriteTree, preview: Preview
+) -> None:
+    """A file or folder whose link leads out of the templates folder is refused, naming the entry, where it
+    leads and what was expected; the compositions that needed it fail with that problem."""
+    root = write_tree({})
+    elsewhere = root.parent / "elsewhere"
+    (elsewhere / "templates").mkdir(parents=True)
+    (elsewhere / "defaults.yaml").write_text(DEFAULTS, encoding="utf-8")
+    (elsewhere / "templates" / "stolen.yaml").write_text(template("stolen"), encoding="utf-8")
+    (root / "projects" / "vision" / "defaults.yaml").symlink_to(elsewhere / "defaults.yaml")
+    (root / "system").mkdir()
+    (root / "system" / "templates").symlink_to(elsewhere / "templates")
+    org = load_org(root)
+    defaults = only_problem(org, "projects/vision/defaults.yaml")
+    assert defaults.message == (
+        "cannot read file: a symbolic link leads outside the templates folder, "
+        f"to {(elsewhere / 'defaults.yaml').resolve()}"
+    )
+    assert defaults.expected == OUTSIDE
+    listing = only_problem(org, "system/templates")
+    assert listing.message.startswith(
+        "cannot list the folder system/templates/: a symbolic link leads outside"
+    )
+    assert listing.expected == OUTSIDE
+    assert not any("stolen" in by_name for by_name in org.templates.values())
+    with pytest.raises(InputError, match="leads outside the templates folder"):
+        preview(root, "job", "vision")
+
+
+@pytest.mark.parametrize("name", ["org.yaml", "cluster.yaml"])
+def test_an_org_or_cluster_file_leading_outside_the_folder_stops_the_load(
+    write_tree: WriteTree, name: str
+) -> None:
+    root = write_tree({"cluster.yaml": "queues: {}\n"})
+    moved = root.parent / f"moved-{name}"
+    (root / name).rename(moved)
+    (root / name).symlink_to(moved)
+    with pytest.raises(InputError) as caught:
+        load_org(root)
+    (problem,) = caught.value.problems
+    assert problem.location is not None and problem.location.file == name
+    assert "leads outside the templates folder" in problem.message and problem.expected == OUTSIDE
 
 
 @pytest.fixture

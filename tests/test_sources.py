@@ -91,6 +91,42 @@ def test_a_folder_lists_kinds_and_follows_links(tmp_path: Path) -> None:
     assert source.read("link.yaml") == b"x: 1\n"
 
 
+def test_a_link_leading_outside_the_folder_is_listed_but_never_read(tmp_path: Path) -> None:
+    """A link to a file or folder outside the root, or a path through one, is :class:`Unreadable` saying
+    where it leads (nothing outside is read); a link whose target is inside the root is followed."""
+    outside = write(tmp_path / "outside", {"secret.yaml": "token: s3cret\n", "sub/c.yaml": "z: 3\n"})
+    root = write(tmp_path / "org", {"a.yaml": "x: 1\n", "sub/b.yaml": "y: 2\n"})
+    (root / "out.yaml").symlink_to(outside / "secret.yaml")
+    (root / "out").symlink_to(outside / "sub")
+    (root / "up.yaml").symlink_to(Path("..") / "outside" / "secret.yaml")  # relative: the same
+    (root / "sub" / "in.yaml").symlink_to(Path("..") / "a.yaml")  # inside: followed
+    (root / "sub" / "back").symlink_to(root / "sub")  # inside too (a loop on the way is the walk's matter)
+    source = FolderSource(root)
+
+    assert ("out", "folder") in names(source, "") and ("out.yaml", "file") in names(source, "")
+    where = (outside / "secret.yaml").resolve()
+    refused = Unreadable(
+        f"a symbolic link leads outside the templates folder, to {where}",
+        "a file or folder inside the templates folder (a symbolic link is followed only to a path inside it)",
+    )
+    assert source.read("out.yaml") == source.read("up.yaml") == refused
+    assert source.entries("out") == Unreadable(
+        f"a symbolic link leads outside the templates folder, to {(outside / 'sub').resolve()}",
+        refused.expected,
+    )
+    assert isinstance(source.read("out/c.yaml"), Unreadable)  # a path through the link
+    assert source.read("sub/in.yaml") == b"x: 1\n" and source.read("sub/back/b.yaml") == b"y: 2\n"
+    assert names(source, "sub/back") == [("b.yaml", "file"), ("back", "folder"), ("in.yaml", "file")]
+
+
+def test_a_root_that_is_a_link_is_read_where_it_leads(tmp_path: Path) -> None:
+    real = write(tmp_path / "real", SMALL)
+    (tmp_path / "alias").symlink_to(real)
+    source = FolderSource(tmp_path / "alias")
+    assert source.read("org.yaml") == ORG_YAML.encode()
+    assert load_org(source) == load_org(real)
+
+
 def test_a_folder_gives_errors_as_values(tmp_path: Path) -> None:
     source = FolderSource(write(tmp_path, {"a.yaml": "x: 1\n"}))
     assert source.read("missing.yaml") == Unreadable("No such file or directory")

@@ -336,7 +336,7 @@ class _Walk:
                         f"cannot list the folder {shown}: {listed.reason}",
                         (),
                         Location(rel or self.source.label),
-                        "a folder the engine may read",
+                        listed.expected or "a folder the engine may read",
                     )
                 )
             return None

@@ -5,7 +5,8 @@ entry is and what a file's bytes are.  Paths are POSIX and relative to the templ
 folder itself).  What cannot be listed or read is a value, :class:`Unreadable`, that the loader turns into a
 problem of that entry; nothing here raises on bad input.
 
-* :class:`FolderSource`: a folder on disk, symbolic links followed (a dangling one is a ``"broken link"``);
+* :class:`FolderSource`: a folder on disk, symbolic links followed while they lead to a path inside it (a
+  dangling one is a ``"broken link"``; one leading outside is listed, and reading it is :class:`Unreadable`);
 * :class:`MappingSource`: files held in memory (tests, and any caller that has the bytes already);
 * :class:`OverlaySource`: another source with one file replaced, added or removed (``impact FILE``);
 * :class:`template_engine.loader.gitrev.GitRevisionSource`: the folder as a git revision has it, its blobs
@@ -23,7 +24,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
@@ -43,9 +44,11 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Unreadable:
-    """A folder that cannot be listed or a file that cannot be read; ``reason`` in the system's words."""
+    """A folder that cannot be listed or a file that cannot be read; ``reason`` in the system's words, and
+    what would have been read (``expected``) when the reason is the engine's own."""
 
     reason: str
+    expected: str | None = None
 
     @classmethod
     def of(cls, error: OSError) -> Unreadable:
@@ -120,11 +123,25 @@ def _child_on_the_way(folder: str, path: str) -> str | None:
 # -- a folder on disk ----------------------------------------------------------------------------------------
 
 
+#: What a folder source reads in place of a file or folder whose real path is outside the templates folder.
+OUTSIDE_EXPECTED = (
+    "a file or folder inside the templates folder (a symbolic link is followed only to a path inside it)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class FolderSource:
-    """The folder at ``root``, read when asked (nothing is read when the source is made)."""
+    """The folder at ``root``, read when asked (nothing is read when the source is made).
+
+    A symbolic link is followed when its target is inside the folder (the folder's own real path: a root that
+    is itself a link is where it leads): a file or folder anywhere else is listed by its target's kind, but
+    reading or listing it, or anything under it, is :class:`Unreadable`, saying where it leads
+    (docs/decisions.md).  So ``validate`` and ``db import`` read nothing outside ``--root``.
+    """
 
     root: Path
+    #: The real path of each path asked about (``""``: the root), kept while this source is used.
+    _real: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -132,6 +149,32 @@ class FolderSource:
 
     def _at(self, path: str) -> Path:
         return self.root / path if path else self.root
+
+    def _real_path(self, path: str) -> str:
+        """The real path of ``path``: kept once known (a listing of its folder knows it for an entry that is
+        no link), else its folder's and one ``lstat`` to see whether it is a link itself (then resolved)."""
+        real = self._real.get(path)
+        if real is not None:
+            return real
+        if not path:
+            real = os.path.realpath(self.root)
+        else:
+            folder, name = _split(path)
+            at = self._at(path)
+            real = os.path.realpath(at) if os.path.islink(at) else os.path.join(self._real_path(folder), name)
+        self._real[path] = real
+        return real
+
+    def _outside(self, path: str) -> Unreadable | None:
+        """Why ``path`` is not read when its real path is outside the root (it is, or a folder on the way is,
+        a link leading there), else ``None``."""
+        try:
+            root, real = self._real_path(""), self._real_path(path)
+        except (OSError, ValueError):
+            return None  # the read that follows says why it cannot be read
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+        return Unreadable(f"a symbolic link leads outside the templates folder, to {real}", OUTSIDE_EXPECTED)
 
     def kind(self, path: str) -> Kind | None:
         target = self._at(path)
@@ -145,13 +188,21 @@ class FolderSource:
         return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special"
 
     def entries(self, path: str) -> list[Entry] | Unreadable:
+        outside = self._outside(path)
+        if outside is not None:
+            return outside
         try:
             with os.scandir(self._at(path)) as found:
                 raw = list(found)
         except OSError as exc:
             return Unreadable.of(exc)
+        real = self._real.get(path)  # known when _outside() found it
         out = []
         for item in raw:
+            if real is not None and not item.is_symlink():  # scandir knows: a child's real path, no call
+                self._real.setdefault(
+                    f"{path}/{item.name}" if path else item.name, os.path.join(real, item.name)
+                )
             kind: Kind
             try:
                 kind = "folder" if item.is_dir() else "file" if item.is_file() else "special"
@@ -163,6 +214,9 @@ class FolderSource:
         return out
 
     def read(self, path: str) -> bytes | Unreadable:
+        outside = self._outside(path)
+        if outside is not None:
+            return outside
         try:
             return self._at(path).read_bytes()
         except OSError as exc:

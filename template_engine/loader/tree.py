@@ -72,7 +72,7 @@ def _read_text(files: sources.Source, rel: str) -> tuple[str | None, list[Proble
 
 def _decode(raw: bytes | sources.Unreadable, rel: str) -> tuple[str | None, list[Problem]]:
     if isinstance(raw, sources.Unreadable):
-        return None, [Problem(f"cannot read file: {raw.reason}", (), Location(rel))]
+        return None, [Problem(f"cannot read file: {raw.reason}", (), Location(rel), raw.expected)]
     try:
         return raw.decode("utf-8"), []
     except UnicodeDecodeError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
@@ -54,6 +55,30 @@ _Text = Annotated[StrictStr, Field(max_length=253)]
 #: Run:ai's ``ClusterId`` (``format: uuid``), as text: org.yaml gives it as text, and it is stored as given.
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 ClusterId = Annotated[StrictStr, Field(pattern=UUID_PATTERN)]
+#: RFC 3339's ``date-time`` (JSON Schema's ``format: date-time``, which Run:ai's
+#: ``OvertimeRangeData.updatedAt`` declares): ``2021-08-01T00:00:00Z``, a fraction of a second and an
+#: offset allowed.
+DATE_TIME_PATTERN = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)"
+    r"(\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+
+
+def _a_calendar_day(text: str) -> str:
+    """``text`` (matching :data:`DATE_TIME_PATTERN`) when its day exists (not 2021-02-30)."""
+    try:
+        date.fromisoformat(text[:10])
+    except ValueError:
+        raise ValueError(f"{text[:10]} is not a day of the calendar") from None
+    return text
+
+
+#: A ``date-time`` as text, stored as given: what a stored one answers always is one (a later read conforms).
+_DateTime = Annotated[
+    StrictStr,
+    Field(pattern=DATE_TIME_PATTERN, json_schema_extra={"format": "date-time"}),
+    AfterValidator(_a_calendar_day),
+]
 
 
 class NodePoolRef(_Strict):
@@ -182,7 +207,7 @@ class _Range(_Strict):
     averageGpuAllocation: Quota | None = None
     averageGpuUtilization: Quota | None = None
     averageGpuMemoryUtilization: Quota | None = None
-    updatedAt: _Text | None = None
+    updatedAt: _DateTime | None = None
 
 
 class OvertimeData(_Strict):

@@ -239,9 +239,27 @@ def text_safe(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+#: A client address written bare in a text access line: what an IPv4 or IPv6 address (with a zone), a host
+#: name or a socket path is made of.  Anything else (a space or a quote an ``X-Forwarded-For`` header put
+#: there, uvicorn keeps its text as it came) is written as a quoted, escaped string, as the request line is.
+_BARE_CLIENT = re.compile(r"[A-Za-z0-9._:%\[\]/-]+")
+
+
+def text_client(client: str | None) -> str:
+    """The client field of a text access line: ``-`` for none (an empty one is ``""``), the address as it
+    is when :data:`_BARE_CLIENT` matches it, else ``"..."`` with :func:`text_safe` inside, so the field is
+    always one token a reader can split on (a client named ``-`` is quoted too)."""
+    if client is None:
+        return "-"
+    if client != "-" and _BARE_CLIENT.fullmatch(client):
+        return client
+    return f'"{text_safe(client)}"'
+
+
 class TextFormatter(logging.Formatter):
     """A line of text: ``TIME LEVEL logger: message [request_id]``; an access record as
-    ``TIME client "METHOD path" status duration ms route=... request_id=...``.
+    ``TIME client "METHOD path" status duration ms route=... request_id=...`` (the client quoted when it is
+    not an address: :func:`text_client`).
 
     Every field a client may choose, and every message (which may quote a path or a name), is
     :func:`text_safe`, so a record is exactly one line; a traceback follows on lines of its own, each indented
@@ -251,9 +269,9 @@ class TextFormatter(logging.Formatter):
         when = _record_time(record)
         access = getattr(record, "access", None)
         if isinstance(access, Finished):
-            client = text_safe(access.client) if access.client else "-"
+            request = f"{text_safe(access.method)} {text_safe(access.path)}"
             return (
-                f'{access.time} {client} "{text_safe(access.method)} {text_safe(access.path)}" '
+                f'{access.time} {text_client(access.client)} "{request}" '
                 f"{access.status} {access.duration_ms:.1f} ms route={text_safe(access.route)} "
                 f"request_id={text_safe(access.request_id)}"
             )
@@ -269,8 +287,9 @@ class TextFormatter(logging.Formatter):
 
 def log_config(log_format: str, level: str) -> dict[str, Any]:
     """The :func:`logging.config.dictConfig` of ``serve`` (uvicorn's ``log_config``, applied in each worker
-    too): uvicorn's and the service's records on stderr in ``log_format`` (``json`` or ``text``) at ``level``;
-    uvicorn's own access lines off (``uvicorn.access``), :class:`AccessLog` writes them."""
+    too): uvicorn's and the service's records on stderr in ``log_format`` (``json`` or ``text``) at ``level``,
+    every other logger's warnings too (the root's handler); uvicorn's own access lines off
+    (``uvicorn.access``), :class:`AccessLog` writes them."""
     formatter = JsonFormatter if log_format == "json" else TextFormatter
     handler = ["stderr"]
     return {
@@ -292,4 +311,7 @@ def log_config(log_format: str, level: str) -> dict[str, Any]:
             "uvicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
             "template_engine": {"handlers": handler, "level": level.upper(), "propagate": False},
         },
+        # Any other library's record (SQLAlchemy's, alembic's, a Python warning's) in the same format, never
+        # Python's last-resort handler writing plain text among the JSON lines.
+        "root": {"handlers": handler, "level": "WARNING"},
     }

@@ -97,7 +97,8 @@ def prepare(settings: Settings) -> None:
 
 def app_from_workers() -> FastAPI:
     """The application of one ``serve --workers N`` worker (uvicorn's factory), from the settings its parent
-    left in the environment."""
+    left in the environment; a Python warning is a log record there too, as in the parent."""
+    logging.captureWarnings(True)
     return create_app(Settings.from_workers(os.environ[WORKER_SETTINGS]))
 
 

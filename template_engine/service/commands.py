@@ -274,8 +274,8 @@ def serve(
     }
     who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
     if listening.workers == 1:
+        banner = _logging(options["log_config"])  # before the seed: its lines are the server's records
         app = _started(settings, seed, lambda: _app(settings))
-        banner = _logging(options["log_config"])
         banner("template-engine: database %s; %s", _shown(settings.database_url), who)
         uvicorn.run(app, **options)
         return
@@ -333,11 +333,11 @@ def _supervise(settings: Settings, seed: Path | None, listening: Listening, opti
     from template_engine.service.settings import WORKER_SETTINGS
 
     who = "development tokens" if settings.auth_file is None else f"tokens from {settings.auth_file}"
+    banner = _logging(options["log_config"])  # before the seed: its lines are the server's records
     _started(settings, seed, lambda: prepare(settings))  # migrated and seeded once, before any worker
     if settings.dev_tokens:  # one key for all workers: a token one of them issued is valid at the others
         settings = dataclasses.replace(settings, dev_signing_key=secrets.token_bytes(32))
     os.environ[WORKER_SETTINGS] = settings.for_workers()
-    banner = _logging(options["log_config"])
     banner(
         "template-engine: database %s; %s; %d worker processes",
         _shown(settings.database_url),
@@ -349,11 +349,15 @@ def _supervise(settings: Settings, seed: Path | None, listening: Listening, opti
 
 def _logging(config: dict[str, Any]) -> Callable[..., None]:
     """Logging as the server will log (uvicorn applies ``config`` again, in each worker too), configured
-    once the server is about to run; the function that logs the start-up line so."""
+    once the settings are read and before the database is opened or seeded, so that every line the server
+    writes from then on (the seed's, a library's, a Python warning's) is a record in the chosen format; the
+    function that logs the start-up line so.  A command that cannot start still says why in one plain
+    ``error:`` line (:func:`_fail`), as every command does."""
     import logging
     import logging.config
 
     logging.config.dictConfig(config)
+    logging.captureWarnings(True)
     return logging.getLogger("template_engine.service").info
 
 

@@ -230,13 +230,14 @@ def finite_quotas(
 def effective(project: Mapping[str, Any] | None, department: Mapping[str, Any] | None) -> dict[str, Any]:
     """Run:ai's ``ProjectEffective``: what applies to the project's workloads.  Each scheduling rule is the
     project's where it sets one, else its department's; ``defaultNodePools`` and ``nodeTypes`` are the
-    project's where given, else the department's (``None`` when neither gives them)."""
+    project's where given, else the department's (``None`` when neither gives them), a ``null`` inside them
+    (``NodeTypesPerWorkload``'s "not set") left out as in the unit's own fields: :func:`without_nulls`."""
     own, parent = project or {}, department or {}
     rules = {**(parent.get("schedulingRules") or {})}
     rules |= {k: v for k, v in (own.get("schedulingRules") or {}).items() if v is not None}
     out: dict[str, Any] = {"schedulingRules": rules or None}  # absent values are left out
     for key in ("defaultNodePools", "nodeTypes"):
-        out[key] = own.get(key) if own.get(key) is not None else parent.get(key)
+        out[key] = without_nulls(own.get(key) if own.get(key) is not None else parent.get(key))
     return {k: v for k, v in out.items() if v is not None}
 
 

@@ -9,11 +9,14 @@ import io
 import json
 import logging
 import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN, bearer
+from conftest import ADMIN, TEMPLATES, bearer
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from servers import serve
@@ -127,6 +130,55 @@ def test_a_real_server_logs_one_json_object_per_line(tmp_path: Path) -> None:
     assert bearer(ADMIN)["Authorization"] not in server.output
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one process", "two workers"])
+def test_every_line_of_a_seeded_start_is_a_json_object(tmp_path: Path, workers: int) -> None:
+    """``--seed`` logs what it did (seeded, or skipped because the database holds data) as a record of the
+    server's, formatted as every other: never a plain line among the JSON ones."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    messages: list[list[str]] = []
+    for _ in range(2):
+        with serve(url, None, "--seed", str(TEMPLATES), "--workers", str(workers)) as server:
+            pass
+        lines = [json.loads(line) for line in server.output.splitlines()]  # every line is JSON
+        messages.append(
+            [line["message"] for line in lines if line.get("logger") == "template_engine.service"]
+        )
+    first, second = messages
+    assert first[0] == f"seeded the database from {TEMPLATES}"
+    assert second[0] == (
+        f"--seed {TEMPLATES} skipped: the database already holds data (use `db import` to load it)"
+    )
+    assert first[1].startswith("template-engine: database") and second[1].startswith(
+        "template-engine: database"
+    )
+
+
+def test_a_library_record_or_a_python_warning_is_a_json_line_too() -> None:
+    """Once ``serve`` has configured logging, a logger it does not name (SQLAlchemy's, alembic's) and a
+    Python warning are written by the same handler, not by Python's last-resort handler as plain text."""
+    program = (
+        "import logging, warnings\n"
+        "from template_engine.service.access_log import log_config\n"
+        "from template_engine.service.commands import _logging\n"
+        "_logging(log_config('json', 'info'))\n"
+        "logging.getLogger('sqlalchemy.pool').warning('a library warns')\n"
+        "warnings.warn('a deprecated thing', DeprecationWarning, stacklevel=1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(line["logger"], line["level"]) for line in lines] == [
+        ("sqlalchemy.pool", "warning"),
+        ("py.warnings", "warning"),
+    ]
+    assert lines[0]["message"] == "a library warns" and "a deprecated thing" in lines[1]["message"]
+
+
 # -- the text format: one record, one line, whatever the client sends ----------------------------------------
 
 #: A path that, unescaped, ends the access line and writes a second one that passes for a real record.
@@ -189,8 +241,41 @@ def test_every_field_of_an_access_line_a_client_chooses_is_escaped() -> None:
     line = _text_line(finished)
     assert "\n" not in line
     assert line == (
-        '2026-12-02T00:00:00.000Z 1.2.3.4\\nforged "GET /p\\n" 200 1.0 ms route=/r\\n request_id=id\\n'
+        '2026-12-02T00:00:00.000Z "1.2.3.4\\nforged" "GET /p\\n" 200 1.0 ms route=/r\\n request_id=id\\n'
     )
+
+
+#: A client that, written bare, makes the line read as a request from 10.0.0.1 for ``GET /admin``.
+FORGED_CLIENT = '10.0.0.1 "GET /admin" 200 1.0 ms route=/admin request_id=forged -'
+
+
+@pytest.mark.parametrize(
+    ("client", "written"),
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8::1", "2001:db8::1"),
+        ("[fe80::1%eth0]", "[fe80::1%eth0]"),
+        ("proxy.example.org", "proxy.example.org"),
+        (None, "-"),
+        ("-", '"-"'),  # not mistaken for no client
+        ("", '""'),
+        ("1.2.3.4 5.6.7.8", '"1.2.3.4 5.6.7.8"'),
+        (FORGED_CLIENT, '"10.0.0.1 \\"GET /admin\\" 200 1.0 ms route=/admin request_id=forged -"'),
+    ],
+)
+def test_the_client_field_of_a_text_line_is_one_token_whatever_it_holds(
+    client: str | None, written: str
+) -> None:
+    """``X-Forwarded-For`` may hold spaces and quotes (uvicorn keeps the text between its commas): a client
+    that is not an address is quoted and escaped as the request line is, so a reader splitting the line on
+    spaces outside quotes finds the same fields whatever the client sent."""
+    finished = Finished("2026-12-02T00:00:00.000Z", "GET", "/health", "/health", 200, 1.0, "real-3", client)
+    line = _text_line(finished)
+    assert (
+        line == f'2026-12-02T00:00:00.000Z {written} "GET /health" 200 1.0 ms route=/health request_id=real-3'
+    )
+    fields = shlex.split(line)
+    assert fields[2:] == ["GET /health", "200", "1.0", "ms", "route=/health", "request_id=real-3"]
 
 
 def test_an_error_line_quoting_the_path_and_its_traceback_cannot_forge_a_record(
@@ -225,3 +310,25 @@ def test_a_real_server_in_text_format_writes_a_forged_path_on_one_line(tmp_path:
     assert line.endswith("route=unmatched request_id=live-text")
     assert "request_id=forged" in line  # inside the escaped path, on the real record's line
     assert not any(line.startswith("2026-12-02T00:00:00Z") for line in server.output.splitlines())
+
+
+def test_a_real_server_quotes_a_forwarded_client_with_spaces_and_quotes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn trusts the loopback proxy's ``X-Forwarded-For`` (``FORWARDED_ALLOW_IPS``) and keeps its text:
+    the text line quotes it, the JSON line holds it as a string."""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "127.0.0.1")
+    database = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    for log_format in ("text", "json"):
+        with serve(database, None, "--log-format", log_format) as server, server.client() as http:
+            headers = {"X-Forwarded-For": FORGED_CLIENT, "X-Request-Id": f"live-{log_format}"}
+            assert http.get("/health", headers=headers).status_code == 200
+        (line,) = [line for line in server.output.splitlines() if f"live-{log_format}" in line]
+        if log_format == "json":
+            assert json.loads(line)["client"] == FORGED_CLIENT
+        else:
+            written = '"10.0.0.1 \\"GET /admin\\" 200 1.0 ms route=/admin request_id=forged -"'
+            assert f"Z {written} " in line
+            fields = shlex.split(line)
+            assert fields[1] == FORGED_CLIENT and fields[2] == "GET /health" and fields[3] == "200"
+            assert fields[-2:] == ["route=/health", "request_id=live-text"]

@@ -139,6 +139,34 @@ def test_bad_inputs_name_their_field(client: Any, ids: Ids) -> None:
     assert "[0].gpu.deserved" in " ".join(_problems(patch))
 
 
+def test_overtime_data_s_updated_at_is_a_date_time(client: Any, whole: RealSchemas) -> None:
+    """Run:ai's ``OvertimeRangeData.updatedAt`` is ``format: date-time``: any other text is a 400 naming
+    the field, so no stored department makes a later read of the list non-conforming (schemathesis stored
+    ``'<È\x85...'`` and every later ``GET /org-unit/departments`` broke Run:ai's schema)."""
+    for bad in ("<\u00c8\u0085;", "2021-08-01", "2021-02-30T00:00:00Z", "2021-08-01T24:00:00Z", "yesterday"):
+        body = {"name": "hours", "overtimeData": {"range24hData": {"updatedAt": bad}}}
+        assert "overtimeData.range24hData.updatedAt" in _problems(client.post(D, json=body)), bad
+    for good in ("2021-08-01T00:00:00Z", "2021-08-01t10:20:30.123+02:00"):
+        body = {"name": f"ok-{len(good)}", "overtimeData": {"range7dData": {"updatedAt": good}}}
+        made = client.post(D, json=body)
+        assert made.status_code == 201, made.json()
+        assert made.json()["overtimeData"]["range7dData"]["updatedAt"] == good
+    for item in client.get(D).json()["departments"]:
+        _valid(whole, "DepartmentForList", item)
+
+
+def test_node_types_given_as_nulls_answer_as_not_set(client: Any, ids: Ids, whole: RealSchemas) -> None:
+    """``NodeTypesPerWorkload``'s lists are nullable in a request, not in an answer: a project's
+    ``effective.nodeTypes`` leaves such a ``null`` out, as its own ``nodeTypes`` does (schemathesis)."""
+    nulls = {"names": None, "training": None, "workspace": None}
+    put = client.put(f"{P}/{ids.projects['nlp']}", json={"nodeTypes": nulls, "schedulingRules": None})
+    assert put.status_code == 200, put.json()
+    assert put.json()["nodeTypes"] == {} and put.json()["effective"]["nodeTypes"] == {}
+    _valid(whole, "Project", put.json())
+    for item in client.get(P).json()["projects"]:
+        _valid(whole, "Project", item)
+
+
 # -- resources and updates ----------------------------------------------------------------------------------
 
 
@@ -222,6 +250,9 @@ def test_pure_derivations() -> None:
         "schedulingRules": {"trainingJobTimeLimitSeconds": 10, "interactiveJobTimeLimitSeconds": 5},
         "defaultNodePools": ["a"],
     }
+    assert effective({"nodeTypes": {"training": None, "names": {"a": "b"}}}, parent)["nodeTypes"] == {
+        "names": {"a": "b"}
+    }
 
 
 # -- the real SDK -------------------------------------------------------------------------------------------
@@ -299,3 +330,9 @@ def test_org_yaml_errors_of_runai_fields_have_lines(tmp_path: Path) -> None:
     [problem] = raised.value.problems
     assert problem.path == ("departments", 0, "projects", 0, "resources", 0, "gpu", "deserved")
     assert problem.location is not None and problem.location.line == 6
+    hours = {"org.yaml": b"departments:\n- name: r\n  overtimeData:\n    range24hData: {updatedAt: today}\n"}
+    with pytest.raises(InputError) as raised:
+        load_org(MappingSource(hours))
+    [problem] = raised.value.problems
+    assert problem.path == ("departments", 0, "overtimeData", "range24hData", "updatedAt")
+    assert problem.location is not None and problem.location.line == 4

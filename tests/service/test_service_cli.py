@@ -158,6 +158,30 @@ def test_db_import_of_a_broken_folder(runner: CliRunner, tmp_path: Path) -> None
     )
 
 
+def test_db_import_and_validate_read_nothing_a_link_leads_to_outside_the_root(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """A template linked from outside ``--root`` is refused by ``validate`` and ``db import`` (nothing
+    imported, no database created), naming the file, where it leads and what was expected."""
+    folder = tmp_path / "linked"
+    shutil.copytree(TEMPLATES, folder)
+    moved = tmp_path / "outside.yaml"
+    (folder / "projects/vision/templates/vit-finetune.yaml").rename(moved)
+    (folder / "projects/vision/templates/vit-finetune.yaml").symlink_to(moved)
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    expected = (
+        "error: cannot read file: a symbolic link leads outside the templates folder, to "
+        f"{moved.resolve()}\n    in: projects/vision/templates/vit-finetune.yaml\n    expected: a file or "
+        "folder inside the templates folder (a symbolic link is followed only to a path inside it)\n"
+    )
+    imported = runner.invoke(main, ["db", "import", "--root", str(folder), "--database-url", url])
+    assert imported.exit_code == 2 and "nothing imported" in imported.output
+    assert expected in imported.output
+    assert not (tmp_path / "db.sqlite").exists()
+    validated = runner.invoke(main, ["validate", "--root", str(folder)])
+    assert validated.exit_code == 1 and expected in validated.output
+
+
 def test_db_export_from_a_missing_sqlite_file_creates_nothing(runner: CliRunner, tmp_path: Path) -> None:
     missing = tmp_path / "typo.sqlite"
     result = runner.invoke(

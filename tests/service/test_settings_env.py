@@ -25,6 +25,7 @@ from template_engine.service.settings import (
     resolve,
 )
 from template_engine.service.storage import database
+from template_engine.service.url_secrets import hide_secrets
 
 #: (setting, a text of its variable, the value it reads as, a value a flag gives).
 READABLE: list[tuple[str, str, Any, Any]] = [
@@ -186,6 +187,8 @@ BAD_URLS = [
         "postgresql://u:***@127.0.0.1:70000/x",
         "not from 0 to 65535",
     ),
+    ("postgresql://u:se@cret@127.0.0.1/x", "postgresql://u:***@127.0.0.1/x", "holds an unescaped '@'"),
+    ("postgresql://u:se@c@ret@h:ab/x", "postgresql://u:***@h:ab/x", "each '@' in them as %40"),
     ("notaurl", "notaurl", "not a URL: it must start with DIALECT://"),
     ("mongodb://u:secret@h/x", "mongodb://u:***@h/x", "SQLAlchemy knows no database 'mongodb'"),
 ]
@@ -210,6 +213,7 @@ def test_a_database_url_that_cannot_be_read_is_a_clear_error_with_the_password_h
         assert result.output.startswith(f"error: {source}={shown!r} cannot be read: {expected} (")
         assert reason in result.output
         assert "secret" not in result.output and "Traceback" not in result.output
+        assert "cret" not in result.output and "ret@" not in result.output  # no part of an '@' password
 
 
 def test_a_flag_does_not_hide_a_variable_that_cannot_be_read(tmp_path: Path) -> None:
@@ -266,6 +270,25 @@ def test_an_address_that_does_not_resolve_stops_serve_before_it_binds(tmp_path: 
     flag = CliRunner().invoke(serve_command, ["--dev", "--host", "999.1.1.1"], env=env)
     assert flag.exit_code == 2 and "(--host)" in flag.output
     assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "refused"),
+    [
+        ("postgresql://u:p@ss@host/db", "postgresql://u:***@host/db", True),
+        ("postgresql://u:p@s/s@h:1/db?sslmode=disable", "postgresql://u:***@h:1/db?sslmode=disable", True),
+        # SQLAlchemy reads this user name (its '@' before the ':' is not cut there)
+        ("postgresql://u@x:pass@host/db", "postgresql://u@x:***@host/db", False),
+        ("postgresql://u:p%40ss@host/db", "postgresql://u:***@host/db", False),
+    ],
+)
+def test_a_password_holding_an_unescaped_at_is_hidden_whole(url: str, shown: str, refused: bool) -> None:
+    """SQLAlchemy ends a password at its first ``@``: the rest of it is never shown as a host, and only the
+    unescaped one is refused, saying to write it ``%40``."""
+    assert hide_secrets(url) == shown
+    assert not any(part in database.shown_url(url) for part in ("ss@", "s/s", "pass", "p%40"))
+    problem = database.url_problem(url)
+    assert (problem is not None and "in them as %40" in problem) is refused
 
 
 def test_secrets_in_the_query_string_are_hidden_wherever_a_url_is_shown() -> None:

@@ -35,7 +35,7 @@ from template_engine.service.storage.tables import (
     runtime,
     schema_info,
 )
-from template_engine.service.url_secrets import hide_secrets
+from template_engine.service.url_secrets import UNESCAPED_AT, hide_secrets, unescaped_at
 
 if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
@@ -73,7 +73,10 @@ def normalise_url(url: str) -> str:
 def url_problem(url: str) -> str | None:
     """Why SQLAlchemy cannot use ``url`` (in words, naming no secret), or ``None``: not a URL at all, a port
     that is not a whole number from 0 to 65535 (``make_url`` raises a bare ``ValueError`` there), or a kind
-    of database SQLAlchemy has no dialect for."""
+    of database SQLAlchemy has no dialect for, or a user name or password holding an unescaped ``@`` (which
+    SQLAlchemy would cut there, reading the rest of the password as the host: :func:`.unescaped_at`)."""
+    if unescaped_at(url):
+        return UNESCAPED_AT
     try:
         parsed = make_url(normalise_url(url))
     except ArgumentError:
@@ -96,6 +99,8 @@ def shown_url(url: str | URL) -> str:
     ``password``, ``secret`` or ``token`` in it: :data:`..url_secrets.SECRET_QUERY_WORDS`) as ``***``.  A URL
     SQLAlchemy cannot read is shown as written, with the same parts hidden."""
     if isinstance(url, str):
+        if unescaped_at(url):  # SQLAlchemy would read part of the password as the host
+            return hide_secrets(url)
         try:
             parsed = make_url(normalise_url(url))
         except (ArgumentError, ValueError):
