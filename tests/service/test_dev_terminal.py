@@ -79,6 +79,8 @@ def test_serve_dev_on_a_terminal_writes_text_and_names_unbound_tokens(tmp_path: 
     assert any(" INFO uvicorn.error: Uvicorn running on http://127.0.0.1:" in line for line in lines), shown
     unbound = [line for line in lines if "development token dev-" in line]
     assert len(unbound) == 2, shown
+    # logged as every other line is (logging is set up before the seed), not bare on stderr
+    assert all(" WARNING template_engine.service: development token dev-" in line for line in unbound), shown
     assert "dev-research (department-admin of department 'research') matches no department" in unbound[0]
     assert "(platform): it sees the system scope only" in unbound[0]
     assert (
