@@ -573,21 +573,36 @@ class _Pod:
             self.container["env"] = env
 
     def _ports(self) -> None:
+        """One ``containerPort`` per container port: several items of ``ports`` may expose one (each is a
+        Service in Run:ai, keyed by its name), but a container lists a port once (the CRD's list-map keys
+        ``containerPort`` and ``protocol``).  The first valid name among them names it."""
         from template_engine.cluster.kube import port_name
 
         ports: list[dict[str, Any]] = []
+        by_number: dict[Any, int] = {}
         for path, item in _keyed_items(self.spec, ("ports",)):
             number = item.get("container")
             if number is None:
                 continue
-            entry: dict[str, Any] = {"containerPort": number, "protocol": "TCP"}
+            index = by_number.get(number)
+            if index is None:
+                index = by_number[number] = len(ports)
+                ports.append({"containerPort": number, "protocol": "TCP"})
+                self.out.note(self.c_at("ports", index), SpecSource(self.replica, path))
+                self.out.note(self.c_at("ports", index, "containerPort"), self.src(*path, "container"))
+            entry = ports[index]
             name = item.get("name")
-            index = len(ports)
-            self.out.note(self.c_at("ports", index), SpecSource(self.replica, path))
-            self.out.note(self.c_at("ports", index, "containerPort"), self.src(*path, "container"))
             if isinstance(name, str) and port_name(name) is None:
-                entry["name"] = name
-                self.out.note(self.c_at("ports", index, "name"), self.src(*path, "name"))
+                if "name" not in entry:
+                    entry["name"] = name
+                    self.out.note(self.c_at("ports", index, "name"), self.src(*path, "name"))
+                else:
+                    self.out.warn(
+                        self.replica,
+                        (*path, "name"),
+                        f"container port {number} is named {entry['name']!r} already (several services "
+                        f"may expose one container port, which has one name); {name!r} is not written",
+                    )
             elif name is not None:
                 self.out.warn(
                     self.replica,
@@ -598,7 +613,6 @@ class _Pod:
             for key in ("serviceType", "external", "toolType", "toolName"):
                 if item.get(key) is not None:
                     self.warn((*path, key), f"ports[].{key}")
-            ports.append(entry)
         if ports:
             self.container["ports"] = ports
 

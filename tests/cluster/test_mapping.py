@@ -269,3 +269,25 @@ def test_a_separate_master_in_another_node_pool_is_a_warning() -> None:
     result = build({"nodePools": ["a100"]}, master={"image": "m", "nodePools": ["cpu"]})
     assert result.objects[0]["metadata"]["labels"]["kai.scheduler/node-pool"] == "a100"
     assert [(w.replica, w.field) for w in result.warnings] == [("master", ("nodePools",))]
+
+
+def test_services_sharing_a_container_port_make_one_container_port_named_by_the_first_valid_name() -> None:
+    result = build(
+        {
+            "ports": [
+                {"container": 8080, "serviceType": "ClusterIP"},
+                {"name": "Web UI", "container": 8080, "serviceType": "NodePort"},
+                {"name": "web", "container": 8080, "serviceType": "LoadBalancer"},
+                {"name": "api", "container": 8080, "serviceType": "ClusterIP"},
+                {"name": "tb", "container": 6006, "serviceType": "ClusterIP"},
+            ]
+        }
+    )
+    pod = result.objects[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert pod["containers"][0]["ports"] == [
+        {"containerPort": 8080, "protocol": "TCP", "name": "web"},
+        {"containerPort": 6006, "protocol": "TCP", "name": "tb"},
+    ]
+    assert manifests_problems(result.objects) == []
+    (api,) = [w for w in result.warnings if w.field == ("ports", Match("name", "api"), "name")]
+    assert "container port 8080 is named 'web' already" in api.message
