@@ -437,6 +437,17 @@ def _keyed_items(spec: Mapping[str, Any], names: tuple[str, ...]) -> Iterator[tu
         yield (*names, segment), item
 
 
+def _priority_class(spec: Mapping[str, Any], settings: ClusterSettings) -> str | None:
+    """The ``priorityClassName`` a spec's pods get: its ``priorityClass``, else its ``preemptibility``'s."""
+    klass = spec.get("priorityClass")
+    if klass is not None:
+        return str(klass)
+    preemptibility = spec.get("preemptibility")
+    if preemptibility is None:
+        return None
+    return settings.preemptibleClass if preemptibility == "preemptible" else settings.nonPreemptibleClass
+
+
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
@@ -965,7 +976,24 @@ class _Pod:
             pod["imagePullSecrets"] = secrets
 
     def _priority(self) -> None:
-        spec, settings = self.spec, self.settings
+        """The pods' ``priorityClassName``: the spec's ``priorityClass``, else the settings' class of its
+        ``preemptibility``.  A separate master that says neither runs at the workers' priority (one gang,
+        one priority: KAI takes a workload's priority from any one of its pods); one that names another
+        class than the workers' is a warning."""
+        spec, settings, replica = self.spec, self.settings, self.replica
+        own = spec.get("priorityClass") is not None or spec.get("preemptibility") is not None
+        if replica == "master" and not own:
+            spec, replica = self.workload, "worker"
+        elif replica == "master":
+            mine, theirs = _priority_class(spec, settings), _priority_class(self.workload, settings)
+            if mine != theirs:
+                field = "priorityClass" if spec.get("priorityClass") is not None else "preemptibility"
+                self.out.warn(
+                    "master",
+                    (field,),
+                    f"the master's priority class {mine!r} is not the workers' {theirs!r}: KAI gives a "
+                    "workload (one gang) the priority of any one of its pods",
+                )
         klass = spec.get("priorityClass")
         preemptibility = spec.get("preemptibility")
         if klass is None and preemptibility is not None:
@@ -976,7 +1004,7 @@ class _Pod:
         if klass is None:
             return
         self.pod["priorityClassName"] = klass
-        self.out.note(self.pod_at("priorityClassName"), self.src("priorityClass"))
+        self.out.note(self.pod_at("priorityClassName"), SpecSource(replica, ("priorityClass",)))
         value = settings.priority(str(klass))
         if value is None:
             known = ", ".join(c.name for c in settings.priorityClasses)
@@ -988,7 +1016,7 @@ class _Pod:
             )
         elif preemptibility is not None and (value >= 100) != (preemptibility == "non-preemptible"):
             self.out.warn(
-                self.replica,
+                replica,
                 ("preemptibility",),
                 f"preemptibility {preemptibility} disagrees with priority class {klass!r} (value {value}; "
                 "KAI takes 100 or more as not preemptible): KAI follows the class",

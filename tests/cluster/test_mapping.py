@@ -291,3 +291,35 @@ def test_services_sharing_a_container_port_make_one_container_port_named_by_the_
     assert manifests_problems(result.objects) == []
     (api,) = [w for w in result.warnings if w.field == ("ports", Match("name", "api"), "name")]
     assert "container port 8080 is named 'web' already" in api.message
+
+
+def _mpi_pods(spec: dict[str, Any], master: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    result = build({"distributedFramework": "MPI", **spec}, {"image": "launcher:1", **master})
+    replicas = result.objects[0]["spec"]["mpiReplicaSpecs"]
+    return result, replicas["Launcher"]["template"]["spec"], replicas["Worker"]["template"]["spec"]
+
+
+def test_a_separate_master_without_a_priority_runs_at_the_workers_priority() -> None:
+    result, launcher, worker = _mpi_pods({"priorityClass": "inference"}, {})
+    assert launcher["priorityClassName"] == worker["priorityClassName"] == "inference"
+    at = ("spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "priorityClassName")
+    assert result.origins[0][at] == SpecSource("worker", ("priorityClass",))
+    assert not any("priority" in w.message for w in result.warnings)
+    # the workers' preemptibility, through the settings' class
+    result, launcher, worker = _mpi_pods({"preemptibility": "non-preemptible"}, {})
+    assert launcher["priorityClassName"] == worker["priorityClassName"] == "build"
+    assert result.origins[0][at] == SettingSource("nonPreemptibleClass")
+    # an unknown class of the workers is refused once, on the workers' field
+    refused = build({"distributedFramework": "MPI", "priorityClass": "gold"}, {"image": "launcher:1"})
+    assert [p.rule for p in refused.problems] == ["mapping.priorityClass", "mapping.priorityClass"]
+
+
+def test_a_separate_master_with_another_priority_than_the_workers_is_a_warning() -> None:
+    result, launcher, worker = _mpi_pods({"priorityClass": "train"}, {"priorityClass": "build"})
+    assert (launcher["priorityClassName"], worker["priorityClassName"]) == ("build", "train")
+    (warning,) = [w for w in result.warnings if w.replica == "master" and w.field == ("priorityClass",)]
+    assert "the master's priority class 'build' is not the workers' 'train'" in warning.message
+    result, _, _ = _mpi_pods({}, {"preemptibility": "preemptible"})
+    assert [w.field for w in result.warnings if w.replica == "master"] == [("preemptibility",)]
+    same, _, _ = _mpi_pods({"priorityClass": "train"}, {"preemptibility": "preemptible"})
+    assert not [w for w in same.warnings if w.replica == "master"]
