@@ -315,6 +315,7 @@ class TemplateMetaOut(BaseModel):
     workloadType: Literal["Distributed"]
     scopeType: OwnScopeType
     scopeId: str
+    clusterId: UUID | None = None
     departmentId: str | None = None
     projectId: int | None = None
     createdBy: str
