@@ -138,7 +138,7 @@ def unrepresented(case: Case, manifests: Manifests, seen: set[tuple[str, str]] |
 
 
 def _port_listed_before(ports: list[Any], item: Any) -> bool:
-    """Whether an item of ``ports`` before ``item`` (a keyed item's ``Match``) is on the same container port."""
+    """Whether an item of ``ports`` before ``item`` (a keyed item's ``Match``) is on its container port."""
     key = SPEC_PLAN.child("ports").key
     assert key is not None
     numbers = [p.get("container") for p in ports if isinstance(p, dict)]
