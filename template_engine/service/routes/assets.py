@@ -11,7 +11,8 @@ is stored in ``tables.assets``, the fields that compose nothing here (``workload
 (every data source kind shares one namespace, as the folder's ``assets/datasources/``); templates refer to
 assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
 is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
-admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.
+admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
+``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
@@ -75,7 +76,7 @@ router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRout
 #: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
 RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
 #: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``assetIdsFilter``).
+#: ``AssetDepartmentFilter``, ``assetIdsFilter``, ``IsDistributedQuery``).
 SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds", "isDistributed"})
 #: Run:ai's compliance parameters (``ComplyToProject``...): each entry then carries its ``compliance``.
 COMPLIANCE_PARAMETERS = frozenset({"complyToProject", "complyToWorkloadType", "complyToReplicaType"})
