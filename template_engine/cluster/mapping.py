@@ -991,8 +991,9 @@ class _Pod:
                 self.out.warn(
                     "master",
                     (field,),
-                    f"the master's priority class {mine!r} is not the workers' {theirs!r}: KAI gives a "
-                    "workload (one gang) the priority of any one of its pods",
+                    f"the master's priority class {mine!r} is not the workers' "
+                    f"({repr(theirs) if theirs is not None else 'none'}): KAI gives a workload (one gang) "
+                    "the priority of any one of its pods",
                 )
         klass = spec.get("priorityClass")
         preemptibility = spec.get("preemptibility")
