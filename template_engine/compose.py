@@ -47,7 +47,7 @@ from template_engine.runnable import Runnable, RunnableIssue, check
 if TYPE_CHECKING:  # imported by the policy step, for an org with policies
     from template_engine.policy.apply import PolicyOutcome, Protected
 
-__all__ = ["Composition", "MergeCache", "compose", "unused_variable"]
+__all__ = ["Composition", "MergeCache", "compose", "composition_context", "unused_variable"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def compose(
         worker = merge_layers(SPEC_PLAN, layers, defaults)
     same = same_as_worker(org, template, view, submission)
     master = None if same.value else _master_merge(org, template, view, submission, cache)
-    context = _context(view, template, variables)
+    context = composition_context(view, template, variables)
     rendered = render_composition(worker, master, same.value, context)
     spec, master_spec = rendered.spec, rendered.master_spec
     compliance: tuple[RunnableIssue, ...] = ()
@@ -284,7 +284,11 @@ def _master_merge(
     return master
 
 
-def _context(view: View, template: Template | None, variables: Mapping[str, str]) -> dict[str, Any]:
+def composition_context(
+    view: View, template: Template | None, variables: Mapping[str, str]
+) -> dict[str, Any]:
+    """The names expressions see: the variables, then ``department``, ``project`` and ``template`` (each
+    ``{name}``) where the composition has one; a variable that would shadow one of them is a problem."""
     clash = RESERVED.intersection(variables)
     if clash:
         raise CompositionError(

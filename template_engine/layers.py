@@ -49,6 +49,7 @@ __all__ = [
     "REQUEST_SIDE",
     "SameAsWorker",
     "Submission",
+    "asset_layer",
     "default_layers",
     "effective_policy",
     "has_own_master",
@@ -369,34 +370,14 @@ def _asset_layers(org: Org, assets: TemplateAssets | None, template: Template, r
     for asset_kind, name in named:
         if name is None:
             continue
-        asset = _asset(org, asset_kind, name, template, (*root, asset_kind))
-        layers.append(
-            Layer(
-                f"{asset_kind} asset {name}",
-                asset.source.file,
-                asset.source.data.get("spec") or {},
-                asset.source.lines,
-                ("spec",),
-            )
-        )
+        layers.append(asset_layer(_asset(org, asset_kind, name, template, (*root, asset_kind))))
     for index, ref in enumerate(assets.datasources or ()):
         asset = _asset(org, "datasource", ref.name, template, (*root, "datasources", index, "name"))
         assert isinstance(asset.doc, DatasourceAsset)
-        storage = asset.source.data["spec"]["storage"]
-        kind = next(k for k, v in storage.items() if v)
-        item = dict(storage[kind][0])
+        layer = asset_layer(asset)
+        layers.append(layer)
+        ((kind, (item,)),) = layer.spec["storage"].items()
         own_key = "id" if kind == "dataVolume" else "name"
-        if item.get(own_key) is None:
-            item[own_key] = ref.name
-        layers.append(
-            Layer(
-                f"datasource asset {ref.name}",
-                asset.source.file,
-                {"storage": {kind: [item]}},
-                asset.source.lines,
-                ("spec",),
-            )
-        )
         if ref.overrides is not None and ref.overrides.containerPath is not None:
             override = {own_key: item[own_key], CONTAINER_PATH_FIELD[kind]: ref.overrides.containerPath}
             layers.append(
@@ -409,6 +390,29 @@ def _asset_layers(org: Org, assets: TemplateAssets | None, template: Template, r
                 )
             )
     return layers
+
+
+def asset_layer(asset: Asset) -> Layer:
+    """The layer an asset is in a composition: an environment's or a compute's ``spec``; a data source's
+    one item under its ``storage`` kind, keyed by the asset's name (``id`` of a ``dataVolume``) when it has
+    none."""
+    if asset.kind != "datasource":
+        data = asset.source.data.get("spec") or {}
+        label = f"{asset.kind} asset {asset.name}"
+        return Layer(label, asset.source.file, data, asset.source.lines, ("spec",))
+    storage = asset.source.data["spec"]["storage"]
+    kind = next(k for k, v in storage.items() if v)
+    item = dict(storage[kind][0])
+    own_key = "id" if kind == "dataVolume" else "name"
+    if item.get(own_key) is None:
+        item[own_key] = asset.name
+    return Layer(
+        f"datasource asset {asset.name}",
+        asset.source.file,
+        {"storage": {kind: [item]}},
+        asset.source.lines,
+        ("spec",),
+    )
 
 
 def _asset(org: Org, kind: AssetKind, name: str, template: Template, path: Path) -> Asset:

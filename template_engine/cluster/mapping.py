@@ -437,6 +437,17 @@ def _keyed_items(spec: Mapping[str, Any], names: tuple[str, ...]) -> Iterator[tu
         yield (*names, segment), item
 
 
+def _priority_class(spec: Mapping[str, Any], settings: ClusterSettings) -> str | None:
+    """The ``priorityClassName`` a spec's pods get: its ``priorityClass``, else its ``preemptibility``'s."""
+    klass = spec.get("priorityClass")
+    if klass is not None:
+        return str(klass)
+    preemptibility = spec.get("preemptibility")
+    if preemptibility is None:
+        return None
+    return settings.preemptibleClass if preemptibility == "preemptible" else settings.nonPreemptibleClass
+
+
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
@@ -573,21 +584,36 @@ class _Pod:
             self.container["env"] = env
 
     def _ports(self) -> None:
+        """One ``containerPort`` per container port: several items of ``ports`` may expose one (each is a
+        Service in Run:ai, keyed by its name), but a container lists a port once (the CRD's list-map keys
+        ``containerPort`` and ``protocol``).  The first valid name among them names it."""
         from template_engine.cluster.kube import port_name
 
         ports: list[dict[str, Any]] = []
+        by_number: dict[Any, int] = {}
         for path, item in _keyed_items(self.spec, ("ports",)):
             number = item.get("container")
             if number is None:
                 continue
-            entry: dict[str, Any] = {"containerPort": number, "protocol": "TCP"}
+            index = by_number.get(number)
+            if index is None:
+                index = by_number[number] = len(ports)
+                ports.append({"containerPort": number, "protocol": "TCP"})
+                self.out.note(self.c_at("ports", index), SpecSource(self.replica, path))
+                self.out.note(self.c_at("ports", index, "containerPort"), self.src(*path, "container"))
+            entry = ports[index]
             name = item.get("name")
-            index = len(ports)
-            self.out.note(self.c_at("ports", index), SpecSource(self.replica, path))
-            self.out.note(self.c_at("ports", index, "containerPort"), self.src(*path, "container"))
             if isinstance(name, str) and port_name(name) is None:
-                entry["name"] = name
-                self.out.note(self.c_at("ports", index, "name"), self.src(*path, "name"))
+                if "name" not in entry:
+                    entry["name"] = name
+                    self.out.note(self.c_at("ports", index, "name"), self.src(*path, "name"))
+                else:
+                    self.out.warn(
+                        self.replica,
+                        (*path, "name"),
+                        f"container port {number} is named {entry['name']!r} already (several services "
+                        f"may expose one container port, which has one name); {name!r} is not written",
+                    )
             elif name is not None:
                 self.out.warn(
                     self.replica,
@@ -598,7 +624,6 @@ class _Pod:
             for key in ("serviceType", "external", "toolType", "toolName"):
                 if item.get(key) is not None:
                     self.warn((*path, key), f"ports[].{key}")
-            ports.append(entry)
         if ports:
             self.container["ports"] = ports
 
@@ -951,7 +976,25 @@ class _Pod:
             pod["imagePullSecrets"] = secrets
 
     def _priority(self) -> None:
-        spec, settings = self.spec, self.settings
+        """The pods' ``priorityClassName``: the spec's ``priorityClass``, else the settings' class of its
+        ``preemptibility``.  A separate master that says neither runs at the workers' priority (one gang,
+        one priority: KAI takes a workload's priority from any one of its pods); one that names another
+        class than the workers' is a warning."""
+        spec, settings, replica = self.spec, self.settings, self.replica
+        own = spec.get("priorityClass") is not None or spec.get("preemptibility") is not None
+        if replica == "master" and not own:
+            spec, replica = self.workload, "worker"
+        elif replica == "master":
+            mine, theirs = _priority_class(spec, settings), _priority_class(self.workload, settings)
+            if mine != theirs:
+                field = "priorityClass" if spec.get("priorityClass") is not None else "preemptibility"
+                self.out.warn(
+                    "master",
+                    (field,),
+                    f"the master's priority class {mine!r} is not the workers' "
+                    f"({repr(theirs) if theirs is not None else 'none'}): KAI gives a workload (one gang) "
+                    "the priority of any one of its pods",
+                )
         klass = spec.get("priorityClass")
         preemptibility = spec.get("preemptibility")
         if klass is None and preemptibility is not None:
@@ -962,7 +1005,7 @@ class _Pod:
         if klass is None:
             return
         self.pod["priorityClassName"] = klass
-        self.out.note(self.pod_at("priorityClassName"), self.src("priorityClass"))
+        self.out.note(self.pod_at("priorityClassName"), SpecSource(replica, ("priorityClass",)))
         value = settings.priority(str(klass))
         if value is None:
             known = ", ".join(c.name for c in settings.priorityClasses)
@@ -974,7 +1017,7 @@ class _Pod:
             )
         elif preemptibility is not None and (value >= 100) != (preemptibility == "non-preemptible"):
             self.out.warn(
-                self.replica,
+                replica,
                 ("preemptibility",),
                 f"preemptibility {preemptibility} disagrees with priority class {klass!r} (value {value}; "
                 "KAI takes 100 or more as not preemptible): KAI follows the class",

@@ -192,16 +192,16 @@ def audit_fields(audit: Audit) -> dict[str, Any]:
 
 
 def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str, Any]:
+    """Run:ai's ``TemplateMetaFields``: every key its answers carry, ``null`` where there is no value (a
+    system template seen from its own scope has no description, cluster, department or project)."""
     meta: dict[str, Any] = {"id": row.id, "name": row.name}
-    description = (row.document.get("meta") or {}).get("description")
-    if description is not None:
-        meta["description"] = description
+    meta["description"] = (row.document.get("meta") or {}).get("description")
     meta |= {"workloadType": "Distributed", "scopeType": row.scope_type}
     meta["scopeId"] = scope_id(own)
-    if view.department is not None:
-        meta["departmentId"] = str(view.department.id)
-    if view.project is not None:
-        meta["projectId"] = view.project.id  # an integer in Run:ai's TemplateMetaFields
+    meta["clusterId"] = None  # templates here belong to no cluster
+    meta["departmentId"] = str(view.department.id) if view.department is not None else None
+    # an integer in Run:ai's TemplateMetaFields
+    meta["projectId"] = view.project.id if view.project is not None else None
     return meta | audit_fields(row.audit)
 
 

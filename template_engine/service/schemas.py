@@ -319,6 +319,7 @@ class TemplateMetaOut(BaseModel):
     workloadType: Literal["Distributed"]
     scopeType: OwnScopeType
     scopeId: str
+    clusterId: UUID | None = None
     departmentId: str | None = None
     projectId: int | None = None
     createdBy: str
@@ -351,7 +352,8 @@ class Pagination(BaseModel):
 
 
 class ComplianceInfoOut(BaseModel):
-    """Run:ai's ``ComplianceInfoReason``: why a template does not comply with ``complyToProject``."""
+    """Run:ai's ``ComplianceInfoReason``: why a template or an asset does not comply with
+    ``complyToProject``."""
 
     details: str
     field: str | None = None
@@ -632,12 +634,22 @@ class AssetMetaOut(_Audited):
     private: bool | None = None
 
 
+class AssetComplianceOut(BaseModel):
+    """Run:ai's ``ComplianceInfo``: whether the asset may be used in a workload of ``complyToProject``."""
+
+    imposed: bool = Field(description="Whether the project's policies impose it (data sources).")
+    compliance: bool = Field(description="Whether it complies with the project's effective policy.")
+    reason: list[ComplianceInfoOut] | None = Field(default=None, description="Why not, when it does not.")
+
+
 class AssetOut(BaseModel):
     """Run:ai's ``EnvironmentAsset``, ``ComputeAsset``, ``NFSAsset``... (``spec`` in the kind's Run:ai form),
-    and an entry of ``DatasourceListResponse`` (``spec`` keyed by the data source kind)."""
+    and an entry of ``DatasourceListResponse`` (``spec`` keyed by the data source kind); ``compliance`` when
+    ``complyToProject`` was given."""
 
     meta: AssetMetaOut
     spec: dict[str, Any]
+    compliance: AssetComplianceOut | None = None
 
 
 class AssetListOut(BaseModel):

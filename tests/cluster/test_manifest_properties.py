@@ -25,6 +25,7 @@ from template_engine.cluster.mapping import NOT_REPRESENTABLE, Manifests, SpecSo
 from template_engine.cluster.settings import DEFAULT_SETTINGS
 from template_engine.cluster.validity import manifests_problems
 from template_engine.errors import Replica, WarningKind
+from template_engine.merge.plan import SPEC_PLAN, item_key
 from template_engine.models.spec import WORKER_ONLY_FIELDS, MasterSpec, WorkerSpec
 from template_engine.paths import Match, Path, format_path, is_prefix
 
@@ -136,6 +137,16 @@ def unrepresented(case: Case, manifests: Manifests, seen: set[tuple[str, str]] |
     return missing
 
 
+def _port_listed_before(ports: list[Any], item: Any) -> bool:
+    """Whether an item of ``ports`` before ``item`` (a keyed item's ``Match``) is on its container port."""
+    key = SPEC_PLAN.child("ports").key
+    assert key is not None
+    numbers = [p.get("container") for p in ports if isinstance(p, dict)]
+    matches = [item_key(p, key) for p in ports if isinstance(p, dict)]
+    index = matches.index(item) if item in matches else None
+    return index is not None and numbers[index] in numbers[:index]
+
+
 def _accounted(spec: dict[str, Any], path: Path) -> bool:
     """The fields the mapping reads without writing them, and the reason each is still represented."""
     compute = spec.get("compute") or {}
@@ -160,6 +171,9 @@ def _accounted(spec: dict[str, Any], path: Path) -> bool:
         return True
     if path == ("numWorkers",) and spec.get("numWorkers") == 1:
         return True  # XGBoost/MPI workers only: the one worker is the lead (Derived), no Worker replica
+    if len(path) == 3 and path[0] == "ports" and path[2] == "container":
+        # several items (services) on one container port: the container lists it once, from the first
+        return _port_listed_before(spec.get("ports") or [], path[1])
     devices = compute.get("gpuDevicesRequest")
     if path == ("compute", "gpuDevicesRequest") and devices in (0, 1):
         return True  # no GPU; or one device, the default of a portion or memory request

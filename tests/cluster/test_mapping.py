@@ -269,3 +269,59 @@ def test_a_separate_master_in_another_node_pool_is_a_warning() -> None:
     result = build({"nodePools": ["a100"]}, master={"image": "m", "nodePools": ["cpu"]})
     assert result.objects[0]["metadata"]["labels"]["kai.scheduler/node-pool"] == "a100"
     assert [(w.replica, w.field) for w in result.warnings] == [("master", ("nodePools",))]
+
+
+def test_services_sharing_a_container_port_make_one_container_port_named_by_the_first_valid_name() -> None:
+    result = build(
+        {
+            "ports": [
+                {"container": 8080, "serviceType": "ClusterIP"},
+                {"name": "Web UI", "container": 8080, "serviceType": "NodePort"},
+                {"name": "web", "container": 8080, "serviceType": "LoadBalancer"},
+                {"name": "api", "container": 8080, "serviceType": "ClusterIP"},
+                {"name": "tb", "container": 6006, "serviceType": "ClusterIP"},
+            ]
+        }
+    )
+    pod = result.objects[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert pod["containers"][0]["ports"] == [
+        {"containerPort": 8080, "protocol": "TCP", "name": "web"},
+        {"containerPort": 6006, "protocol": "TCP", "name": "tb"},
+    ]
+    assert manifests_problems(result.objects) == []
+    (api,) = [w for w in result.warnings if w.field == ("ports", Match("name", "api"), "name")]
+    assert "container port 8080 is named 'web' already" in api.message
+
+
+def _mpi_pods(spec: dict[str, Any], master: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    result = build({"distributedFramework": "MPI", **spec}, {"image": "launcher:1", **master})
+    replicas = result.objects[0]["spec"]["mpiReplicaSpecs"]
+    return result, replicas["Launcher"]["template"]["spec"], replicas["Worker"]["template"]["spec"]
+
+
+def test_a_separate_master_without_a_priority_runs_at_the_workers_priority() -> None:
+    result, launcher, worker = _mpi_pods({"priorityClass": "inference"}, {})
+    assert launcher["priorityClassName"] == worker["priorityClassName"] == "inference"
+    at = ("spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "priorityClassName")
+    assert result.origins[0][at] == SpecSource("worker", ("priorityClass",))
+    assert not any("priority" in w.message for w in result.warnings)
+    # the workers' preemptibility, through the settings' class
+    result, launcher, worker = _mpi_pods({"preemptibility": "non-preemptible"}, {})
+    assert launcher["priorityClassName"] == worker["priorityClassName"] == "build"
+    assert result.origins[0][at] == SettingSource("nonPreemptibleClass")
+    # an unknown class of the workers is refused once, on the workers' field
+    refused = build({"distributedFramework": "MPI", "priorityClass": "gold"}, {"image": "launcher:1"})
+    assert [p.rule for p in refused.problems] == ["mapping.priorityClass", "mapping.priorityClass"]
+
+
+def test_a_separate_master_with_another_priority_than_the_workers_is_a_warning() -> None:
+    result, launcher, worker = _mpi_pods({"priorityClass": "train"}, {"priorityClass": "build"})
+    assert (launcher["priorityClassName"], worker["priorityClassName"]) == ("build", "train")
+    (warning,) = [w for w in result.warnings if w.replica == "master" and w.field == ("priorityClass",)]
+    assert "the master's priority class 'build' is not the workers' ('train')" in warning.message
+    result, _, _ = _mpi_pods({}, {"preemptibility": "preemptible"})
+    (warning,) = [w for w in result.warnings if w.replica == "master"]
+    assert warning.field == ("preemptibility",)
+    assert "the master's priority class 'train' is not the workers' (none)" in warning.message
+    same, _, _ = _mpi_pods({"priorityClass": "train"}, {"preemptibility": "preemptible"})
+    assert not [w for w in same.warnings if w.replica == "master"]

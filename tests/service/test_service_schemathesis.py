@@ -28,8 +28,13 @@ from sdk_helpers import install_schemathesis
 EXAMPLES = {"positive": 10, "negative": 6}
 #: The positive pass of the other roles: examples per operation.
 ROLE_EXAMPLES = {"positive": 2}
-#: The state machine's run for each role: scenarios, and steps at most in one.
+#: The admin's state machine run: scenarios, and steps at most in one.
 STATEFUL = {"max_examples": 10, "stateful_step_count": 8}
+#: The other roles' state machine: more scenarios, since a viewer's or a project editor's steps reach a stored
+#: item by id only through a list that answered 200 (most writes are 403), and which derandomized draws do
+#: depends on every operation's parameters: issue 31's compliance parameters and isDistributed on the asset
+#: lists (mostly a 400 when drawn alone) left both roles' 10 scenarios without one; 30 reach one again.
+ROLE_STATEFUL = {"max_examples": 30, "stateful_step_count": 8}
 
 
 def _schemathesis() -> Any:
@@ -103,7 +108,14 @@ def _runner(
     return run
 
 
-def _stateful(schema: Any, token: str, runs: dict[str, int], failures: list[str], checks: list[Any]) -> None:
+def _stateful(
+    schema: Any,
+    token: str,
+    runs: dict[str, int],
+    failures: list[str],
+    checks: list[Any],
+    steps: dict[str, int] = STATEFUL,
+) -> None:
     """A short derandomized run of schemathesis' state machine with ``token``: every answer checked."""
     from schemathesis import GenerationMode
     from schemathesis.core.failures import FailureGroup
@@ -126,7 +138,7 @@ def _stateful(schema: Any, token: str, runs: dict[str, int], failures: list[str]
             except (AssertionError, FailureGroup) as exc:
                 failures.append(_failed(label, exc))
 
-    run_state_machine_as_test(Machine, settings=_settings(**STATEFUL))
+    run_state_machine_as_test(Machine, settings=_settings(**steps))
 
 
 def test_the_server_keeps_to_its_openapi_document(app: Any) -> None:
@@ -173,12 +185,12 @@ def test_every_role_gets_answers_the_document_describes(app: Any, token: str) ->
         _runner(
             operation, schemathesis.GenerationMode.POSITIVE, runs, failures, checks, token, ROLE_EXAMPLES
         )()
-    _stateful(schema, token, runs, failures, checks)
+    _stateful(schema, token, runs, failures, checks, ROLE_STATEFUL)
     assert not failures, "\n\n".join(failures[:10])
     ran = {label.split(" ", 1)[1] for label in runs if label.startswith("positive")}
     assert len(ran) == len(operations), f"{len(operations) - len(ran)} operations got no positive example"
     stateful = sum(n for label, n in runs.items() if label.startswith("stateful"))
-    assert stateful >= STATEFUL["max_examples"] * 2
+    assert stateful >= ROLE_STATEFUL["max_examples"] * 2
     assert runs.get("found", 0) >= 1, "the state machine reached no stored item by its id"
     print(
         f"schemathesis as {token}: {sum(runs.values()) - runs.get('found', 0)} requests, {stateful} stateful"

@@ -42,6 +42,9 @@ def test_the_seed_request_sample_is_accepted(client: Any) -> None:
     assert (meta["scopeType"], meta["scopeId"], meta["workloadType"]) == ("system", "1", "Distributed")
     assert meta["createdBy"] == meta["updatedBy"] == "alice"
     assert meta["createdAt"].endswith("Z")
+    # Run:ai's keys a client reads are there, null where there is no value (Run:ai's schema: nullable)
+    nulls = ("description", "clusterId", "departmentId", "projectId")
+    assert {k: meta[k] for k in nulls} == dict.fromkeys(nulls)
     # Only the system defaults apply: no image anywhere, so not runnable, with every reason.
     assert body["runnable"]["isRunnable"] is False
     assert body["runnable"]["issue"] == "mandatory image is not provided"
@@ -93,7 +96,8 @@ def test_every_composition_equals_the_engine_on_the_same_folder(client: Any, ids
 def test_meta_names_the_view(client: Any, ids: Ids) -> None:
     template_id = ids.template("pytorch-elastic")
     own = client.get(f"{BASE}/{template_id}").json()["meta"]
-    assert "projectId" not in own and "departmentId" not in own
+    # seen from its own scope, a system template has no department or project: the keys are null
+    assert (own["departmentId"], own["projectId"], own["clusterId"]) == (None, None, None)
     seen = client.get(f"{BASE}/{template_id}", params={"projectId": ids.projects["nlp"]}).json()
     assert seen["meta"]["projectId"] == int(ids.projects["nlp"])  # an integer, as in Run:ai
     assert seen["meta"]["departmentId"] == ids.departments["research"]

@@ -11,7 +11,8 @@ is stored in ``tables.assets``, the fields that compose nothing here (``workload
 (every data source kind shares one namespace, as the folder's ``assets/datasources/``); templates refer to
 assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
 is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
-admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.
+admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
+``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
@@ -36,6 +37,12 @@ from template_engine.service.asset_shapes import (
     runai_path,
     to_runai,
     updated,
+)
+from template_engine.service.compliance import (
+    Comply,
+    ComplyToProject,
+    ComplyToReplicaType,
+    ComplyToWorkloadType,
 )
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
@@ -70,19 +77,17 @@ router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRout
 #: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
 RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
 #: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``assetIdsFilter``).
-SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds"})
+#: ``AssetDepartmentFilter``, ``assetIdsFilter``, ``IsDistributedQuery``).
+SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds", "isDistributed"})
+#: Run:ai's compliance parameters (``ComplyToProject``...): each entry then carries its ``compliance``.
+COMPLIANCE_PARAMETERS = frozenset({"complyToProject", "complyToWorkloadType", "complyToReplicaType"})
 #: Run:ai's other list parameters, and why each is not served (a 400 when given).
 UNSERVED_FILTERS: dict[str, str] = {
     "clusterId": "this service has no clusters as scopes",
     "includeDescendants": "not served; list each department's or project's assets with scope and its id",
     "usageInfo": "this service keeps no usage information of assets",
     "statusInfo": "this service keeps no cluster status of assets",
-    "complyToProject": "this service computes no asset compliance",
-    "complyToWorkloadType": "this service computes no asset compliance",
-    "complyToReplicaType": "this service computes no asset compliance",
     "distributedFramework": "workloadSupportedTypes compose nothing here and are not filtered on",
-    "isDistributed": "workloadSupportedTypes compose nothing here and are not filtered on",
     "isTraining": "workloadSupportedTypes compose nothing here and are not filtered on",
     "isWorkspace": "workloadSupportedTypes compose nothing here and are not filtered on",
     "isInference": "workloadSupportedTypes compose nothing here and are not filtered on",
@@ -221,8 +226,9 @@ def _list_query(request: Request) -> dict[str, str]:
     for key, value in request.query_params.multi_items():
         if key in UNSERVED_FILTERS:
             raise field_error((key,), f"query parameter {key} is not served: {UNSERVED_FILTERS[key]}")
-        if key not in SERVED_FILTERS:
-            raise field_error((key,), f"unknown query parameter {key!r}", ", ".join(sorted(SERVED_FILTERS)))
+        if key not in SERVED_FILTERS | COMPLIANCE_PARAMETERS:
+            known = ", ".join(sorted(SERVED_FILTERS | COMPLIANCE_PARAMETERS))
+            raise field_error((key,), f"unknown query parameter {key!r}", known)
         if key in query:
             raise field_error((key,), f"query parameter {key} is given twice", "one value")
         query[key] = value
@@ -231,9 +237,27 @@ def _list_query(request: Request) -> dict[str, str]:
     return query
 
 
-def listed(ctx: Ctx, folder_kind: str, query: dict[str, str]) -> list[AssetRow]:
+def listed(ctx: Ctx, folder_kind: str, query: dict[str, str], distributed: bool | None) -> list[AssetRow]:
     ids = query["assetIds"].lower().split(",") if "assetIds" in query else None
-    return ctx.repo.assets(folder_kind, name=query.get("name"), scopes=list_scopes(ctx, query), ids=ids)
+    rows = ctx.repo.assets(folder_kind, name=query.get("name"), scopes=list_scopes(ctx, query), ids=ids)
+    return [r for r in rows if for_distributed(r)] if distributed else rows
+
+
+def for_distributed(row: AssetRow) -> bool:
+    """Whether a Distributed workload may use the asset (``isDistributed=true``): every asset composes into
+    a distributed template here, but one whose ``workloadSupportedTypes`` says ``distributed: false``."""
+    types = (row.runai or {}).get("workloadSupportedTypes")
+    return not (isinstance(types, dict) and types.get("distributed") is False)
+
+
+def with_compliance(
+    ctx: Ctx, comply: Comply, entries: list[tuple[AssetRow, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The entries' bodies, each with its ``compliance`` when ``complyToProject`` was given."""
+    found = comply.assets(ctx, [row for row, _ in entries])
+    if found is None:
+        return [body for _, body in entries]
+    return [body | {"compliance": found[row.id]} for row, body in entries]
 
 
 # -- in use ---------------------------------------------------------------------------------------------
@@ -323,6 +347,14 @@ DepartmentQ = Annotated[
 IdsQ = Annotated[
     str | None, Query(alias="assetIds", description="Only these assets: UUIDs separated by commas.")
 ]
+DistributedQ = Annotated[
+    bool | None,
+    Query(
+        alias="isDistributed",
+        description="true: only assets a Distributed workload may use (all but those whose "
+        "workloadSupportedTypes says distributed: false); false: no filter.",
+    ),
+]
 
 
 def _routes(kind: RunaiKind) -> None:
@@ -366,11 +398,18 @@ def _routes(kind: RunaiKind) -> None:
         project_id: ProjectQ = None,
         department_id: DepartmentQ = None,
         asset_ids: IdsQ = None,
+        is_distributed: DistributedQ = None,
+        complyToProject: ComplyToProject = None,
+        complyToWorkloadType: ComplyToWorkloadType = None,
+        complyToReplicaType: ComplyToReplicaType = None,
     ) -> JSONResponse:
         query = _list_query(request)
         with store.read(principal) as ctx:
-            rows = [r for r in listed(ctx, kind.folder, query) if runai_kind_of(r.kind, r.document) is kind]
-        return json_response({"entries": [asset_body(r, kind) for r in rows]})
+            comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
+            rows = listed(ctx, kind.folder, query, is_distributed)
+            mine = [(r, asset_body(r, kind)) for r in rows if runai_kind_of(r.kind, r.document) is kind]
+            entries = with_compliance(ctx, comply, mine)
+        return json_response({"entries": entries})
 
     @router.get(
         path + "/{assetId}",
@@ -379,10 +418,19 @@ def _routes(kind: RunaiKind) -> None:
         name=f"get_{op}_asset_by_id",
         summary=f"Get a {kind.kind} asset",
     )
-    def get(assetId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+    def get(
+        assetId: uuid.UUID,
+        principal: Auth,
+        store: StoreDep,
+        complyToProject: ComplyToProject = None,
+        complyToWorkloadType: ComplyToWorkloadType = None,
+        complyToReplicaType: ComplyToReplicaType = None,
+    ) -> JSONResponse:
         with store.read(principal) as ctx:
+            comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
             row = _load(ctx, kind, assetId)
-        return json_response(asset_body(row, kind), version=row.audit.version)
+            (body,) = with_compliance(ctx, comply, [(row, asset_body(row, kind))])
+        return json_response(body, version=row.audit.version)
 
     @router.put(
         path + "/{assetId}",
@@ -460,14 +508,21 @@ def list_datasources(
     project_id: ProjectQ = None,
     department_id: DepartmentQ = None,
     asset_ids: IdsQ = None,
+    is_distributed: DistributedQ = None,
+    complyToProject: ComplyToProject = None,
+    complyToWorkloadType: ComplyToWorkloadType = None,
+    complyToReplicaType: ComplyToReplicaType = None,
 ) -> JSONResponse:
     """Data sources Run:ai has no asset kind of (``emptyDirVolume``, ``dataVolume`` written in a folder)
     are not listed: no Run:ai route serves them."""
     query = _list_query(request)
     with store.read(principal) as ctx:
-        rows = listed(ctx, "datasource", query)
-    pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
-    return json_response({"entries": [listed_datasource(r, k) for r, k in pairs if k is not None]})
+        comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
+        rows = listed(ctx, "datasource", query, is_distributed)
+        pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
+        mine = [(r, listed_datasource(r, k)) for r, k in pairs if k is not None]
+        entries = with_compliance(ctx, comply, mine)
+    return json_response({"entries": entries})
 
 
 for _kind in KINDS:

@@ -19,14 +19,19 @@ from fastapi.responses import JSONResponse, Response
 from template_engine.errors import Problem
 from template_engine.explain import explain
 from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
-from template_engine.models.spec import WORKER_ONLY_FIELDS
-from template_engine.paths import format_path, parse_path
+from template_engine.paths import parse_path
 from template_engine.pricing import Pricer
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
 from template_engine.service.budget import REQUEST_BUDGET, over_budget, rows_price
 from template_engine.service.cache import uncommitted
 from template_engine.service.cluster_api import ManifestsOut, composition_resolver, manifests_body
+from template_engine.service.compliance import (
+    Comply,
+    ComplyToProject,
+    ComplyToReplicaType,
+    ComplyToWorkloadType,
+)
 from template_engine.service.composer import (
     compose_row,
     composed,
@@ -84,25 +89,6 @@ _SCOPE_TYPES = frozenset({"system", "tenant", "cluster", "department", "project"
 Offset = Annotated[int, Query(ge=0, le=10**9)]
 Limit = Annotated[int, Query(ge=1, le=500)]
 Search = Annotated[str | None, Query(max_length=253)]
-ComplyToProject = Annotated[
-    int | None,
-    Query(
-        ge=0,
-        le=10**18 - 1,
-        description="Give each entry complianceIssues: what keeps it from being submitted in this project.",
-    ),
-]
-ComplyToReplicaType = Annotated[
-    Literal["Worker", "Master"] | None,
-    Query(description="With complyToProject: the issues of this replica only (both when absent)."),
-]
-ComplyToWorkloadType = Annotated[
-    Literal["Workspace", "Training", "Distributed", "Inference"] | None,
-    Query(
-        description="With complyToProject: the workload type to comply with (every template here is "
-        "Distributed; another type is an issue of every entry)."
-    ),
-]
 
 
 def _document(raw: Any) -> dict[str, Any]:
@@ -260,75 +246,6 @@ def _entries(
     return entries
 
 
-class _Comply:
-    """``complyToProject`` and its companions: the project and what to report of it."""
-
-    def __init__(self, ctx: Ctx, project: int | None, replica: str | None, workload_type: str | None) -> None:
-        if project is None:
-            given = [
-                n for n, v in (("complyToReplicaType", replica), ("complyToWorkloadType", workload_type)) if v
-            ]
-            if given:
-                raise bad_request(
-                    [
-                        Problem(f"{name} needs complyToProject", (name,), None, "complyToProject too")
-                        for name in given
-                    ]
-                )
-            self.target: Placement | None = None
-        else:
-            self.target = ctx.project_placement(project, "complyToProject")
-            ctx.access.require_read(self.target.ref)
-        self.replica = replica
-        self.workload_type = workload_type
-
-    def issues(self, ctx: Ctx, row: TemplateRow, own: Placement) -> list[dict[str, Any]] | None:
-        """The ``complianceIssues`` of one template, or ``None`` when no project was named."""
-        target = self.target
-        if target is None:
-            return None
-        assert target.project is not None
-        if self.workload_type not in (None, "Distributed"):
-            return [
-                {
-                    "field": "workloadType",
-                    "details": "a Distributed template cannot be submitted as a "
-                    f"{self.workload_type} workload",
-                }
-            ]
-        if not own.contains(target):
-            return [
-                {
-                    "field": None,
-                    "details": f"the template is not available in project {target.project.name!r} "
-                    f"({target.project.id}): it belongs to another {own.type}",
-                }
-            ]
-        outcome = composed(ctx, row, own, target)[0]
-        if isinstance(outcome, list):
-            return [{"field": format_path(p.path) or None, "details": p.message} for p in outcome]
-        same = outcome.master_same_as_worker
-        found = []
-        for issue in outcome.runnable.issues:
-            if self.replica == "Master" and same and next(iter(issue.field), None) in WORKER_ONLY_FIELDS:
-                continue  # the master is the worker without its worker-only fields
-            if self.replica == "Worker" and issue.replica == "master":
-                continue
-            if self.replica == "Master" and issue.replica == "worker" and not same:
-                continue
-            prefixed = self.replica is None and issue.replica == "master"
-            entry: dict[str, Any] = {
-                "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
-                "details": issue.message,
-            }
-            if issue.rule is not None:
-                entry["rule"] = issue.rule
-            elif issue.mandatory:
-                entry["rule"] = "required"
-            found.append(entry)
-        return found
-
-
 def _list(
     principal: Principal,
     store: Store,
@@ -338,7 +255,7 @@ def _list(
     sort_order: str,
     filter_by: list[str] | None,
     search: str | None,
-    comply: Callable[[Ctx], _Comply],
+    comply: Callable[[Ctx], Comply],
 ) -> JSONResponse:
     with store.read(principal) as ctx:
         compliance = comply(ctx)
@@ -393,7 +310,7 @@ def list_templates(
         sortOrder,
         filterBy,
         search,
-        lambda ctx: _Comply(ctx, complyToProject, complyToReplicaType, None),
+        lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, None),
     )
 
 
@@ -658,7 +575,7 @@ def list_any_templates(
         sortOrder,
         filterBy,
         search,
-        lambda ctx: _Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType),
+        lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType),
     )
 
 
