@@ -318,14 +318,15 @@ class _CountingComposer(Composer):
         event = self.peek_event()
         anchor = event.anchor
         # Over libyaml's parser, worded as its C composer words them (PyYAML's adds the anchor's name).
-        if self.c_words and isinstance(event, AliasEvent) and anchor not in self.anchors:
+        alias = isinstance(event, AliasEvent)
+        if self.c_words and alias and anchor not in self.anchors:
             raise ComposerError(None, None, "found undefined alias", event.start_mark)
-        if self.c_words and anchor is not None and not isinstance(event, AliasEvent) and anchor in self.anchors:
+        if self.c_words and not alias and anchor is not None and anchor in self.anchors:
             first = self.anchors[anchor].start_mark
             raise ComposerError(
                 "found duplicate anchor; first occurrence", first, "second occurrence", event.start_mark
             )
-        if isinstance(event, AliasEvent):
+        if alias:
             mark = event.start_mark
             node: Node = super().compose_node(parent, index)
             # A node still being composed (a recursive alias) counts once: the builder refuses it.
@@ -353,7 +354,9 @@ def _counting(loader_class: Any, text: str, bound: int) -> Any:
     found = _COUNTING.get(loader_class)
     if found is None:
         found = _COUNTING[loader_class] = type(
-            "_Counting", (_CountingComposer, loader_class), {"__init__": loader_class.__init__, "c_words": issubclass(loader_class, _C_PARSER)}
+            "_Counting",
+            (_CountingComposer, loader_class),
+            {"__init__": loader_class.__init__, "c_words": issubclass(loader_class, _C_PARSER)},
         )
     loader = found(text)
     loader.anchors, loader.sizes, loader.count, loader.bound = {}, {}, 0, bound
