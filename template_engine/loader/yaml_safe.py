@@ -126,8 +126,12 @@ class _Builder:
     generated documents.
     """
 
-    def __init__(self, file: str, anchors: bool = True, bound: int = MAX_NODES) -> None:
+    def __init__(
+        self, file: str, anchors: bool = True, bound: int = MAX_NODES, expected: str | None = None
+    ) -> None:
         self.file = file
+        #: What a document over the bound was expected to hold (the door's own words).
+        self.expected = expected or f"at most {bound} values in one file"
         #: The most values built (:data:`MAX_NODES`, or a door's smaller bound: the UI's form).
         self.bound = bound
         #: Whether the document may hold anchors (and so aliases): only then does the count include them.
@@ -157,8 +161,7 @@ class _Builder:
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
         if self.count > self.bound:
-            expected = f"at most {self.bound} values in one file"
-            raise TooLargeError([*self.problems, self.problem(self.too_many(), node, path, expected)])
+            raise TooLargeError([*self.problems, self.problem(self.too_many(), node, path, self.expected)])
         if len(path) > MAX_DEPTH:
             raise self.fail(
                 f"document is nested deeper than {MAX_DEPTH} levels",
@@ -409,13 +412,14 @@ def _parse_error(exc: yaml.YAMLError, text: str, file: str) -> InputError:
     return InputError([Problem(f"invalid YAML: {what}", (), where, "one well-formed YAML document", related)])
 
 
-def load_yaml(text: str, file: str, bound: int = MAX_NODES) -> Loaded:
+def load_yaml(text: str, file: str, bound: int = MAX_NODES, expected: str | None = None) -> Loaded:
     """Parse ``text`` (the contents of ``file``, used only in messages); an empty document is ``None``.
 
     ``bound``: the most values (mappings, lists and scalars, each alias as often as it is used) the document
     may hold; past it, :class:`~template_engine.errors.TooLargeError`.  Under :data:`MAX_NODES` (a door's
     own bound: the UI's form takes what an API body may, ``MAX_VALUES``) the bound is applied while the
-    nodes are made (:class:`_CountingComposer`), so no more than ``bound`` of them are ever made."""
+    nodes are made (:class:`_CountingComposer`), so no more than ``bound`` of them are ever made; ``expected``
+    words what it was expected to hold (by default, ``at most <bound> values in one file``)."""
     refused: yaml.MarkedYAMLError | None = None
     try:
         try:
@@ -431,7 +435,7 @@ def load_yaml(text: str, file: str, bound: int = MAX_NODES) -> Loaded:
         raise _parse_error(exc, text, file) from None
     except _TooMany as exc:
         where = Location(file, exc.mark.line + 1, exc.mark.column + 1)
-        expected = f"at most {bound} values in one file"
+        expected = expected or f"at most {bound} values in one file"
         raise TooLargeError([Problem(too_many_nodes(bound, "&" in text), (), where, expected)]) from None
     if node is None:
         return Loaded(None, {})
@@ -442,7 +446,7 @@ def load_yaml(text: str, file: str, bound: int = MAX_NODES) -> Loaded:
             pass
         else:
             return Loaded(data, LazyLines(text))
-    builder = _Builder(file, refused is not None or "&" in text, bound)
+    builder = _Builder(file, refused is not None or "&" in text, bound, expected)
     data = builder.build(node, ())
     if builder.problems:
         raise InputError(builder.problems)

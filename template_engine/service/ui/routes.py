@@ -43,6 +43,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from template_engine.diffing.pairs import pair_id
 from template_engine.errors import InputError, Problem, TemplateEngineError, TooLargeError
+from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
 from template_engine.paths import format_path
@@ -529,7 +530,7 @@ def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[Proble
     its nodes are made: a text of anchors or a long list costs no more than that many values before it is
     refused (413)."""
     try:
-        loaded = load_yaml(text, f"the {document} document", MAX_VALUES)
+        loaded = load_yaml(text, f"the {document} document", MAX_VALUES, MAX_VALUES_EXPECTED)
     except TooLargeError as exc:
         return None, _problem_lines(exc.problems, {}), {}, 413
     except InputError as exc:
