@@ -25,6 +25,7 @@ __all__ = [
     "COMPOSITION_PRICE",
     "EXPRESSION_PRICE",
     "Pricer",
+    "data_bytes",
     "data_price",
 ]
 
@@ -60,6 +61,38 @@ def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
     return total
 
 
+#: Bytes of a JSON scalar other than text (a number, ``true``, ``null``), at most: a float's ``repr``.
+_SCALAR_BYTES = 24
+
+
+def data_bytes(data: Any) -> int:
+    """The bytes of ``data`` written as JSON, bounded from above: each text its characters times their
+    widest UTF-8 form (1 for ASCII text, else 4) and its quotes, each key likewise with its colon, each
+    other scalar :data:`_SCALAR_BYTES`, each container its brackets and commas.  Walked without recursion,
+    linear in the values; a text's only cost is ``len`` (and ``isascii``)."""
+    total = 0
+    stack: list[Any] = [data]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is str:
+            total += (len(value) if value.isascii() else 4 * len(value)) + 3
+        elif kind is dict or isinstance(value, Mapping):
+            total += 2
+            for key, item in value.items():
+                name = key if type(key) is str else str(key)
+                total += (len(name) if name.isascii() else 4 * len(name)) + 4
+                push(item)
+        elif kind is list or isinstance(value, list | tuple):
+            total += 2
+            for item in value:
+                push(item)
+        else:
+            total += _SCALAR_BYTES
+    return total
+
+
 def _document_data(document: Any) -> Any:
     """The data a document of an org was read from (a template, defaults, an asset: its source's data; a
     policy: its own)."""
@@ -83,6 +116,14 @@ class Pricer:
         found = self._prices.get(key)
         if found is None:
             found = self._prices[key] = (data, data_price(data, expression))
+        return found[1]
+
+    def bytes(self, data: Any) -> int:
+        """:func:`data_bytes` of ``data``, each document measured once."""
+        key = (id(data), -1)
+        found = self._prices.get(key)
+        if found is None:
+            found = self._prices[key] = (data, data_bytes(data))
         return found[1]
 
     def _documents(self, org: Org) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from template_engine.diff import PairDiff, diff_orgs
 from template_engine.diffing.fields import FieldChange
 from template_engine.errors import Location
 from template_engine.org import Org, Scope, View
-from template_engine.service.budget import admit_diff
+from template_engine.pricing import data_bytes
+from template_engine.service.budget import REQUEST_BYTES, admit_diff
 from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
@@ -174,13 +175,21 @@ MAX_CHANGES_SHOWN = 2_000
 
 def shown_changes(found: list[Affected]) -> list[int]:
     """How many of each template's changes an answer lists: all of them until :data:`MAX_CHANGES_SHOWN`
-    have been listed, then none (``changesOmitted`` counts the rest)."""
-    left = MAX_CHANGES_SHOWN
+    have been listed, or until the next one would pass the bytes of an answer (:data:`~.budget.REQUEST_BYTES`,
+    each change priced by :func:`~template_engine.pricing.data_bytes` before the answer is written), then none (``changesOmitted`` counts the rest)."""
+    left, room = MAX_CHANGES_SHOWN, REQUEST_BYTES
     out = []
     for item in found:
-        shown = min(left, len(item.diff.changes))
+        shown = 0
+        for change in item.diff.changes[:left]:
+            size = data_bytes(change.to_dict())  # its values by reference: measured, not copied
+            if size > room:
+                left = 0  # nothing more fits: the next changes are counted, not shown
+                break
+            room -= size
+            shown += 1
         out.append(shown)
-        left -= shown
+        left -= shown if left else 0
     return out
 
 

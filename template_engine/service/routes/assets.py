@@ -37,6 +37,7 @@ from template_engine.service.asset_shapes import (
     to_runai,
     updated,
 )
+from template_engine.service.budget import admit_answer
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
@@ -368,6 +369,7 @@ def _routes(kind: RunaiKind) -> None:
         query = _list_query(request)
         with store.read(principal) as ctx:
             rows = [r for r in listed(ctx, kind.folder, query) if runai_kind_of(r.kind, r.document) is kind]
+        admit_answer(f"the {len(rows)} {kind.kind} assets listed", [r.document for r in rows])
         return json_response({"entries": [asset_body(r, kind) for r in rows]})
 
     @router.get(
@@ -465,6 +467,7 @@ def list_datasources(
     with store.read(principal) as ctx:
         rows = listed(ctx, "datasource", query)
     pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
+    admit_answer(f"the {len(pairs)} data sources listed", [r.document for r, k in pairs if k is not None])
     return json_response({"entries": [listed_datasource(r, k) for r, k in pairs if k is not None]})
 
 

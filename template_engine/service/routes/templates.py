@@ -21,10 +21,10 @@ from template_engine.explain import explain
 from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import format_path, parse_path
-from template_engine.pricing import Pricer
+from template_engine.pricing import Pricer, data_bytes
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
-from template_engine.service.budget import REQUEST_BUDGET, over_budget, rows_price
+from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, over_budget, rows_price
 from template_engine.service.cache import uncommitted
 from template_engine.service.cluster_api import ManifestsOut, composition_resolver, manifests_body
 from template_engine.service.composer import (
@@ -224,16 +224,28 @@ class _Prices:
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
         self.pricer = Pricer()
-        self._chains: dict[str, list[Any]] = {}
+        self._chains: dict[str, tuple[list[Any], list[Any]]] = {}
 
-    def __call__(self, row: TemplateRow, view: Placement) -> int:
+    def _chain(self, view: Placement) -> tuple[list[Any], list[Any]]:
+        """The defaults, and the policies, of the scopes ``view`` is seen from."""
         chain = self._chains.get(view.key)
         if chain is None:
             keys = view.chain_keys()
-            chain = [r.document for r in self.ctx.repo.defaults(keys).values()]
-            chain += [r.document for r in self.ctx.repo.policies(keys).values()]
-            self._chains[view.key] = chain
-        return rows_price(self.pricer, [row.document, *chain])
+            defaults = [r.document for r in self.ctx.repo.defaults(keys).values()]
+            policies = [r.document for r in self.ctx.repo.policies(keys).values()]
+            chain = self._chains[view.key] = (defaults, policies)
+        return chain
+
+    def __call__(self, row: TemplateRow, view: Placement) -> int:
+        defaults, policies = self._chain(view)
+        return rows_price(self.pricer, [row.document, *defaults, *policies])
+
+    def bytes(self, row: TemplateRow, view: Placement) -> int:
+        """The bytes of the entry of ``row`` seen from ``view``, priced from what it stores before it is
+        composed: the template shown as it is (``spec``, ``masterSpec``) and combined with the defaults of
+        its scopes (``combinedSpec``, ``combinedMasterSpec``)."""
+        defaults, _ = self._chain(view)
+        return 2 * self.pricer.bytes(row.document) + 2 * sum(self.pricer.bytes(d) for d in defaults)
 
 
 def _entries(
@@ -346,16 +358,18 @@ def _list(
         entries.sort(key=sort_key(sort_by), reverse=sort_order == "desc")
         page = entries[offset : offset + limit]
         out: list[dict[str, Any]] = []
-        price, spent = _Prices(ctx), 0
+        price, spent, sent = _Prices(ctx), 0, 0
         for entry in page:
             row, own = entry.pop("_row")
             # The page's work is paged too: entries are composed while they fit the request's budget (one
-            # at least), and the rest are left to the next page.
+            # at least), and the rest are left to the next page.  So are its bytes (REQUEST_BYTES): priced
+            # from the stored documents before the entry is composed, then from the entry composed.
             cost = 0 if "runnable" in entry else price(row, own)
             target = compliance.target
             if target is not None and own.contains(target):
                 cost += price(row, target)
-            if out and spent + cost > REQUEST_BUDGET:
+            stored = price.bytes(row, own)
+            if out and (spent + cost > REQUEST_BUDGET or sent + stored > REQUEST_BYTES):
                 break
             spent += cost
             if "runnable" not in entry:
@@ -363,6 +377,10 @@ def _list(
             issues = compliance.issues(ctx, row, own)
             if issues is not None:
                 entry["complianceIssues"] = issues
+            size = data_bytes(entry)
+            if out and sent + size > REQUEST_BYTES:
+                break
+            sent += size
             out.append(entry)
     pagination: dict[str, Any] = {"limit": limit, "offset": offset}
     if offset + len(out) < len(entries):  # Run:ai's nextOffset is never null: absent on the last page

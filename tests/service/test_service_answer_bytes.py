@@ -1,0 +1,112 @@
+"""Bytes priced like values (issue 30, item 1): what a viewer reads is bounded in bytes before it is written,
+and what a scope stores is bounded by its quota.
+
+Everything here counts bytes (answers' lengths) and work, never time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import VIEWER, open_client
+
+from template_engine.loader import values
+from template_engine.service.budget import REQUEST_BYTES
+
+T = "/api/v1/workload-templates/distributed"
+#: The longest text an environment variable's value may hold (Linux's MAX_ARG_STRLEN).
+LONG = values.TEXT_BOUNDS[("environmentVariables", "*", "value")][0]
+
+
+def _big_spec(tag: str, count: int = 7) -> dict[str, Any]:
+    """A spec of ``count`` environment variables at the longest value allowed: about 900 KB at 7, under the
+    body's 1 MiB (the issue's 900 KB string, now as long as the bounds let it be)."""
+    env = [{"name": f"V{i}", "value": (tag + str(i)) * (LONG // (len(tag) + 1))} for i in range(count)]
+    return {"environmentVariables": env}
+
+
+def test_the_issues_900_kb_strings_are_refused_at_the_api(client: Any) -> None:
+    for spec, field, bound in (
+        ({"image": "x" * 900_000}, "spec.image", 520),
+        (
+            {"environmentVariables": [{"name": "V", "value": "v" * 900_000}]},
+            "spec.environmentVariables[0].value",
+            LONG,
+        ),
+    ):
+        body = {"meta": {"name": "big", "scopeType": "system"}, "spec": spec}
+        refused = client.post(T, json=body)
+        assert refused.status_code == 400, refused.text[:500]
+        problems = refused.json()["problems"]
+        assert [(p["field"], p["message"]) for p in problems] == [
+            (field, "the text is 900,000 characters long")
+        ]
+        assert problems[0]["expected"].startswith(f"at most {bound:,} characters")
+
+
+def test_a_list_page_holds_what_fits_its_bytes_and_pages_the_rest(client: Any) -> None:
+    """The issue: one viewer's ``filterBy=name=@big-&limit=500`` answered 450 MB.  Now a page holds the
+    entries whose bytes fit :data:`REQUEST_BYTES` (one at least), ``nextOffset`` the rest, and every entry
+    is listed once over the pages."""
+    for n in range(6):
+        body = {"meta": {"name": f"big-{n}", "scopeType": "system"}, "spec": _big_spec(f"b{n}")}
+        made = client.post(T, json=body)
+        assert made.status_code == 202, made.text[:500]
+    seen: list[str] = []
+    pages = 0
+    with open_client(client.app, VIEWER) as viewer:
+        offset: int | None = 0
+        while offset is not None:
+            answer = viewer.get(T, params={"filterBy": "name=@big-", "limit": 500, "offset": offset})
+            assert answer.status_code == 200, answer.text[:500]
+            page = answer.json()
+            entries = page["entries"]
+            # What fits the budget, or the one entry a page always holds (about 2.7 MB here).
+            assert len(entries) == 1 or len(answer.content) <= REQUEST_BYTES, (
+                len(answer.content),
+                len(entries),
+            )
+            pages += 1
+            seen += [e["meta"]["name"] for e in entries]
+            offset = page["pagination"].get("nextOffset")
+    assert sorted(seen) == [f"big-{n}" for n in range(6)] and pages >= 3
+
+
+def test_a_validate_only_answer_shows_the_changes_that_fit_its_bytes(client: Any) -> None:
+    """The issue: a validateOnly PATCH of a project's defaults over 60 templates of 900 KB strings answered
+    58 MB.  Now the changes are shown while their values fit :data:`REQUEST_BYTES`; the rest are counted in
+    ``changesOmitted``."""
+    for n in range(10):
+        assert (
+            client.post(
+                T, json={"meta": {"name": f"small-{n}", "scopeType": "system"}, "spec": {}}
+            ).status_code
+            == 202
+        )
+    patch = {"spec": {"environmentVariables": [{"name": "D", "value": "d" * LONG}]}}
+    answer = client.patch("/api/v1/defaults/system?validateOnly=true", json=patch)
+    assert answer.status_code == 200, answer.text[:500]
+    affected = answer.json()["affectedTemplates"]
+    omitted = sum(t["changesOmitted"] for t in affected)
+    big = [c for t in affected for c in t["changes"] if "d" * LONG in json.dumps(c)]
+    assert omitted > 0 and 0 < len(big) <= REQUEST_BYTES // LONG  # the budget cut the list of changes
+    # The changes that fit, the defaults written (its value, as the answer shows it) and each template's ids.
+    assert len(answer.content) <= REQUEST_BYTES + 2 * LONG + 300 * len(affected), len(answer.content)
+
+
+def test_an_asset_list_past_its_bytes_is_a_413_naming_the_numbers(client: Any) -> None:
+    """Run:ai's asset lists have no paging: a list whose bytes pass :data:`REQUEST_BYTES` is refused before
+    it is written, with the numbers; a narrower list (by name) is answered."""
+    for n in range(6):
+        body = {"meta": {"name": f"big-{n}", "scope": "tenant"}, "spec": _big_spec(f"e{n}")}
+        made = client.post("/api/v1/asset/environment", json=body)
+        assert made.status_code == 202, made.text[:500]
+    with open_client(client.app, VIEWER) as viewer:
+        refused = viewer.get("/api/v1/asset/environment")
+        assert refused.status_code == 413, len(refused.content)
+        message = refused.json()["message"]
+        assert "environment assets listed would hold up to" in message
+        assert f"at most {REQUEST_BYTES:,} per answer" in message
+        one = viewer.get("/api/v1/asset/environment", params={"name": "big-1"})
+        assert one.status_code == 200 and [e["meta"]["name"] for e in one.json()["entries"]] == ["big-1"]
