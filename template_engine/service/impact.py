@@ -176,7 +176,8 @@ MAX_CHANGES_SHOWN = 2_000
 def shown_changes(found: list[Affected]) -> list[int]:
     """How many of each template's changes an answer lists: all of them until :data:`MAX_CHANGES_SHOWN`
     have been listed, or until the next one would pass the bytes of an answer (:data:`~.budget.REQUEST_BYTES`,
-    each change priced by :func:`~template_engine.pricing.data_bytes` before the answer is written), then none (``changesOmitted`` counts the rest)."""
+    each change priced by :func:`~template_engine.pricing.data_bytes` before the answer is written), then
+    none (``changesOmitted`` counts the rest)."""
     left, room = MAX_CHANGES_SHOWN, REQUEST_BYTES
     out = []
     for item in found:
