@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from conftest import VIEWER, open_client
 
 from template_engine.loader import values
+from template_engine.service import quota
 from template_engine.service.budget import REQUEST_BYTES
+from template_engine.service.storage.repository import Repository
 
 T = "/api/v1/workload-templates/distributed"
 #: The longest text an environment variable's value may hold (Linux's MAX_ARG_STRLEN).
@@ -110,3 +113,60 @@ def test_an_asset_list_past_its_bytes_is_a_413_naming_the_numbers(client: Any) -
         assert f"at most {REQUEST_BYTES:,} per answer" in message
         one = viewer.get("/api/v1/asset/environment", params={"name": "big-1"})
         assert one.status_code == 200 and [e["meta"]["name"] for e in one.json()["entries"]] == ["big-1"]
+
+
+# -- the storage quota of a scope ---------------------------------------------------------------------------
+
+
+def test_a_scope_stores_at_most_its_quota_of_templates_assets_and_bytes(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue: storage had no quota.  Now each scope holds at most ``quota.MAX_TEMPLATES`` templates,
+    ``MAX_ASSETS`` assets and ``MAX_SCOPE_BYTES`` of their JSON; a write past any is a 413 naming the
+    numbers, and nothing is stored.  (The bounds are lowered here to the example org's size.)"""
+    templates = client.get(T, params={"filterBy": "scopeType==system", "limit": 500}).json()["entries"]
+    monkeypatch.setattr(quota, "MAX_TEMPLATES", len(templates) + 1)
+    assert (
+        client.post(T, json={"meta": {"name": "one-more", "scopeType": "system"}, "spec": {}}).status_code
+        == 202
+    )
+    refused = client.post(T, json={"meta": {"name": "two-more", "scopeType": "system"}, "spec": {}})
+    assert refused.status_code == 413, refused.text
+    count = len(templates) + 2
+    assert f"the org's own scope would hold {count:,} templates" in refused.json()["message"]
+    assert f"at most {count - 1:,} templates per scope" in refused.json()["message"]
+    assert client.get(T, params={"filterBy": "name==two-more"}).json()["entries"] == []
+    # Assets count alike.
+    monkeypatch.setattr(quota, "MAX_ASSETS", 0)
+    asset = {"meta": {"name": "nope", "scope": "tenant"}, "spec": {"image": "x:1"}}
+    refused = client.post("/api/v1/asset/environment", json=asset)
+    tenant_assets = len(_stored_documents(client, "system")) - len(templates) - 1  # every kind of asset
+    assert (
+        refused.status_code == 413 and f"would hold {tenant_assets + 1} assets" in refused.json()["message"]
+    )
+    monkeypatch.setattr(quota, "MAX_ASSETS", 1_000)
+    monkeypatch.setattr(quota, "MAX_TEMPLATES", 1_000)
+    # Bytes: the scope's stored JSON with the new document; a replaced document is counted once.
+    used = sum(quota.stored_size(d) for d in _stored_documents(client, "system"))
+    monkeypatch.setattr(quota, "MAX_SCOPE_BYTES", used + 30_000)
+    spec = {"environmentVariables": [{"name": "V", "value": "v" * 20_000}]}
+    made = client.post(T, json={"meta": {"name": "bytes-1", "scopeType": "system"}, "spec": spec})
+    assert made.status_code == 202, made.text
+    refused = client.post(T, json={"meta": {"name": "bytes-2", "scopeType": "system"}, "spec": spec})
+    assert refused.status_code == 413 and "bytes per scope" in refused.json()["message"], refused.text
+    replaced = client.put(
+        f"{T}/{made.json()['meta']['id']}",
+        json={"meta": {"name": "bytes-1"}, "spec": spec},
+        headers={"If-Match": made.headers["ETag"]},
+    )
+    assert replaced.status_code in (200, 202), replaced.text
+
+
+def _stored_documents(client: Any, scope: str) -> list[Any]:
+    """The documents the org's own scope stores (templates and assets), as the repository holds them."""
+    store = client.app.state.store
+    with store.engine.connect() as connection:
+        repo = Repository(connection)
+        return [r.document for r in repo.templates([scope])] + [
+            r.document for r in repo.assets() if r.scope_type == "tenant"
+        ]

@@ -43,6 +43,7 @@ from template_engine.service.context import Ctx
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, bad_request, field_error, not_found
 from template_engine.service.policy_store import policies_imposing, policy_file
+from template_engine.service.quota import admit_write
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -345,6 +346,7 @@ def _routes(kind: RunaiKind) -> None:
             scope = creation_scope(ctx, meta)
             _name_free(ctx, kind, document["meta"]["name"])
             asset_id = str(uuid.uuid4())
+            admit_write(ctx.repo, "asset", scope[0], scope[2] or scope[1], document)
             ctx.repo.add_asset(asset_id, kind.folder, body.meta.name, document, ctx.subject, scope, runai)
             row = _load(ctx, kind, uuid.UUID(asset_id))
         return json_response(asset_body(row, kind), 202, row.audit.version)
@@ -417,6 +419,8 @@ def _routes(kind: RunaiKind) -> None:
             if name != row.name:
                 _name_free(ctx, kind, name)
                 _in_use(ctx, row, "renamed")
+            unit = row.project_id or row.department_id
+            admit_write(ctx.repo, "asset", row.scope_type, unit, document, row.id)
             ctx.repo.update_asset(row.id, row.audit.version, name, document, ctx.subject)
             after = _load(ctx, kind, assetId)
         return json_response(asset_body(after, kind), 202, after.audit.version)

@@ -37,6 +37,7 @@ from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import clear_fields, merge_patch, strip_nulls, template_problems
 from template_engine.service.errors import ApiError, bad_request, not_found
 from template_engine.service.listing import FilterBy, needs_composition, parse_filters, sort_key
+from template_engine.service.quota import admit_write
 from template_engine.service.routes.common import (
     AnnotateQuery,
     Auth,
@@ -200,6 +201,7 @@ def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         own, document, doc, asset_ids = _new(ctx, raw, write=True)
         _taken(ctx, own, doc.meta.name)
         template_id = str(uuid.uuid4())
+        admit_write(ctx.repo, "template", own.type, own.id, document)
         ctx.repo.add_template(template_id, own.type, own.id, document, ctx.subject)
         ctx.repo.set_template_assets(template_id, asset_ids)
         return _respond(ctx, template_id, own, 202)
@@ -568,6 +570,7 @@ def _write(
         assert doc is not None
         if doc.meta.name != row.name:
             _taken(ctx, own, doc.meta.name, row.id)
+        admit_write(ctx.repo, "template", own.type, own.id, document, row.id)
         ctx.repo.update_template(row.id, row.audit.version, document, ctx.subject)
         ctx.repo.set_template_assets(row.id, asset_ids)
         return _respond(ctx, row.id, own)

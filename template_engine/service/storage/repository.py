@@ -523,6 +523,27 @@ class Repository:
         found = (self._asset(r) for r in rows)
         return {(a.kind, a.name): a for a in found if (a.kind, a.name) in pairs}
 
+    def scope_usage(self, scope_type: str, unit: int | None, skip: str | None = None) -> tuple[int, int, int]:
+        """What one scope stores: its templates, its assets and the characters of their stored JSON, the row
+        ``skip`` (one being replaced) left out.  ``scope_type``: ``system`` (or ``tenant``, the same scope
+        for assets), ``department`` or ``project``, with ``unit`` its id."""
+        own = "system" if scope_type in ("system", "tenant") else scope_type
+        out = [0, 0, 0]
+        for index, (table, where) in enumerate(
+            (
+                (t.templates, t.templates.c.scope_key == scope_key(own, unit)),
+                (t.assets, self._scope_is("tenant" if own == "system" else own, unit)),
+            )
+        ):
+            size = func.coalesce(func.sum(func.length(cast(table.c.document, Text))), 0)
+            query = select(func.count(), size).select_from(table).where(where)
+            if skip is not None:
+                query = query.where(table.c.id != skip)
+            count, chars = self.connection.execute(query).one()
+            out[index] = int(count)
+            out[2] += int(chars)
+        return out[0], out[1], out[2]
+
     def add_asset(
         self,
         asset_id: str,
