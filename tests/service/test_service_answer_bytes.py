@@ -170,3 +170,22 @@ def _stored_documents(client: Any, scope: str) -> list[Any]:
         return [r.document for r in repo.templates([scope])] + [
             r.document for r in repo.assets() if r.scope_type == "tenant"
         ]
+
+
+@pytest.mark.postgres
+def test_the_quota_measures_a_scope_alike_on_both_databases(
+    make_app: Any, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scope_usage`` asks the database for the characters of the stored JSON: SQLite and PostgreSQL
+    answer alike (the documents' JSON text), so the quota holds the same on both."""
+    with open_client(make_app(database_url, seed=False)) as admin:
+        spec = {"environmentVariables": [{"name": "V", "value": "v" * 20_000}]}
+        body = {"meta": {"name": "one", "scopeType": "system"}, "spec": spec}
+        assert admin.post(T, json=body).status_code == 202
+        with admin.app.state.store.engine.connect() as connection:
+            templates, assets, size = Repository(connection).scope_usage("system", None)
+        assert (templates, assets) == (1, 0) and 20_000 < size < 20_400
+        monkeypatch.setattr(quota, "MAX_SCOPE_BYTES", 2 * size)
+        refused = admin.post(T, json={"meta": {"name": "two", "scopeType": "system"}, "spec": spec})
+        assert refused.status_code == 413, refused.text
+        assert "the org's own scope would store" in refused.text and "bytes per scope" in refused.text
