@@ -189,7 +189,7 @@ def measure_values(data: Any) -> tuple[int, bool]:
 
 
 def _expression(value: Any) -> bool:
-    return isinstance(value, str) and ("{{" in value or "{%" in value)
+    return isinstance(value, str) and "{" in value and ("{{" in value or "{%" in value)
 
 
 Trie = dict[str, Any]

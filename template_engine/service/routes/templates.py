@@ -211,12 +211,21 @@ def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
 
 
 def _visible(ctx: Ctx) -> list[tuple[TemplateRow, Placement]]:
+    """The templates the caller may read, as heads (no document: :func:`_whole` reads one)."""
     out = []
-    for row in ctx.repo.templates():
+    for row in ctx.repo.template_heads():
         own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
         if ctx.access.can_read(own.ref):
             out.append((row, own))
     return out
+
+
+def _whole(ctx: Ctx, row: TemplateRow) -> TemplateRow:
+    """The whole row of a head (its document read), or the row itself."""
+    if row.size is None:
+        return row
+    whole = ctx.repo.template(row.id)
+    return whole if whole is not None else row  # pragma: no cover - read in the same transaction
 
 
 class _Prices:
@@ -244,10 +253,11 @@ class _Prices:
 
     def bytes(self, row: TemplateRow, view: Placement) -> int:
         """The bytes of the entry of ``row`` seen from ``view``, priced from what it stores before it is
-        composed: the template shown as it is (``spec``, ``masterSpec``) and combined with the defaults of
-        its scopes (``combinedSpec``, ``combinedMasterSpec``)."""
+        read or composed (a head's ``size``): the template shown as it is (``spec``, ``masterSpec``) and
+        combined with the defaults of its scopes (``combinedSpec``, ``combinedMasterSpec``)."""
         defaults, _ = self._chain(view)
-        return 2 * self.pricer.bytes(row.document) + 2 * sum(self.pricer.bytes(d) for d in defaults)
+        own = row.size if row.size is not None else self.pricer.bytes(row.document)
+        return 2 * own + 2 * sum(self.pricer.bytes(d) for d in defaults)
 
 
 def _entries(
@@ -259,6 +269,7 @@ def _entries(
     entries: list[dict[str, Any]] = []
     listed = [(row, own) for row, own in _visible(ctx) if not search or search.lower() in row.name.lower()]
     if compose_all or needs_composition(filters, None):
+        listed = [(_whole(ctx, row), own) for row, own in listed]  # each is composed: read whole
         price = _Prices(ctx)
         total = sum(price(row, own) for row, own in listed)
         if total > REQUEST_BUDGET:
@@ -362,16 +373,19 @@ def _list(
         out: list[dict[str, Any]] = []
         price, spent, sent = _Prices(ctx), 0, 0
         for entry in page:
-            row, own = entry.pop("_row")
+            head, own = entry.pop("_row")
             # The page's work is paged too: entries are composed while they fit the request's budget (one
             # at least), and the rest are left to the next page.  So are its bytes (REQUEST_BYTES): priced
             # from the stored documents before the entry is composed, then from the entry composed.
+            stored = price.bytes(head, own)
+            if out and sent + stored > REQUEST_BYTES:
+                break  # priced from the head: the document is not even read
+            row = _whole(ctx, head)
             cost = 0 if "runnable" in entry else price(row, own)
             target = compliance.target
             if target is not None and own.contains(target):
                 cost += price(row, target)
-            stored = price.bytes(row, own)
-            if out and (spent + cost > REQUEST_BUDGET or sent + stored > REQUEST_BYTES):
+            if out and spent + cost > REQUEST_BUDGET:
                 break
             spent += cost
             if "runnable" not in entry:

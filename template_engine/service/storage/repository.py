@@ -150,6 +150,9 @@ class TemplateRow:
     project_id: int | None
     document: dict[str, Any]
     audit: Audit
+    #: A head (:meth:`Repository.template_heads`): ``document`` holds only its ``meta`` (name, description),
+    #: ``size`` the characters of the stored JSON; :meth:`Repository.template` reads the whole row.
+    size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -625,6 +628,32 @@ class Repository:
         if scope_keys is not None:
             query = query.where(t.templates.c.scope_key.in_(list(scope_keys)))
         return [self._template(r) for r in self.connection.execute(query)]
+
+    def template_heads(self) -> list[TemplateRow]:
+        """Every template without its document (a list reads it only for the entries it shows): ``meta``'s
+        name and description, and the characters of the stored JSON (``size``), by name."""
+        c = t.templates.c
+        size = func.length(cast(c.document, Text)).label("size")
+        columns = [column for column in t.templates.columns if column.name != "document"]
+        query = select(*columns, size).order_by(c.name, c.id)
+        out = []
+        for row in self.connection.execute(query):
+            meta: dict[str, Any] = {"name": row.name}
+            if row.description is not None:
+                meta["description"] = row.description
+            head = TemplateRow(
+                row.id,
+                row.name,
+                row.scope_type,
+                row.scope_key,
+                row.department_id,
+                row.project_id,
+                {"meta": meta},
+                _audit(row),
+                int(row.size),
+            )
+            out.append(head)
+        return out
 
     def template(self, template_id: str, lock: bool = False) -> TemplateRow | None:
         row = self._one(select(t.templates).where(t.templates.c.id == template_id), lock)
