@@ -2,9 +2,10 @@
 
 :mod:`.expressions` bounds one composition by construction (its :class:`~.expressions.Budget`); a request
 that composes many (a list, an impact, a ``validateOnly`` write) is priced as a whole before any of them
-runs, from the documents each composition reads: one unit per JSON value, :data:`EXPRESSION_PRICE` units per
-value that holds an expression (it is parsed, checked and rendered for each replica, where a plain value is
-only copied), and :data:`COMPOSITION_PRICE` units for each composition (its layers, merges and checks).
+runs, from the documents each composition reads: one unit per JSON value and per 128 characters of text,
+:data:`EXPRESSION_PRICE` units per value that holds an expression (it is parsed, checked and rendered for
+each replica, where a plain value is only copied), and :data:`COMPOSITION_PRICE` units for each composition
+(its layers, merges and checks).
 
 The units are calibrated, not exact: on the reference machine (``docs/performance.md``) a unit is 0.4 to
 0.9 µs of CPU in a service request (the first for templates of 1,000 expressions, the second for the
@@ -31,6 +32,9 @@ __all__ = [
 
 #: Units of a value holding an expression (``{{`` or ``{%``): measured at 30 to 60 times a plain value.
 EXPRESSION_PRICE = 50
+#: A text is priced a unit more per ``2 ** TEXT_UNIT_SHIFT`` (128) characters: what reading it from the
+#: database, scanning it and writing it in an answer costs (about 5 ns a character, a unit per 100).
+TEXT_UNIT_SHIFT = 7
 #: Units of one composition beyond its documents' values.
 COMPOSITION_PRICE = 1_000
 
@@ -41,15 +45,16 @@ def _is_expression(text: str) -> bool:
 
 def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
     """The units of one document's data: a unit per JSON value (objects, arrays and scalars; keys are not
-    counted, as ``MAX_VALUES`` does not count them), ``expression`` for a text with an expression (to read
-    and validate a document, that is 1: nothing is rendered).  Walked without recursion, linear in the
+    counted, as ``MAX_VALUES`` does not count them) and one per 128 characters of a text (its bytes, issue
+    30), ``expression`` for a text with an expression (to read and validate a document, that is 1: nothing
+    is rendered).  Walked without recursion, linear in the
     values."""
     total = 0
     stack: list[Any] = [data]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            total += expression if _is_expression(value) else 1
+            total += expression if _is_expression(value) else 1 + (len(value) >> TEXT_UNIT_SHIFT)
         elif isinstance(value, Mapping):
             total += 1
             stack.extend(value.values())

@@ -23,8 +23,8 @@ from template_engine.diff import PairDiff, diff_orgs
 from template_engine.diffing.fields import FieldChange
 from template_engine.errors import Location
 from template_engine.org import Org, Scope, View
-from template_engine.pricing import data_bytes
-from template_engine.service.budget import REQUEST_BYTES, admit_diff
+from template_engine.pricing import TEXT_UNIT_SHIFT, data_bytes
+from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, admit_diff, over_budget
 from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
@@ -68,6 +68,16 @@ class StoredOrg:
 
 def _scope_words(scope: Scope) -> str:
     return "the system" if scope.name is None else str(scope)
+
+
+def admit_reading(ctx: Ctx) -> None:
+    """Refuse (``413``) a ``validateOnly`` whose two reads of the stored org (before and after the change)
+    would cost more than a request's budget in their bytes alone (:data:`~template_engine.pricing.
+    TEXT_UNIT_SHIFT`), priced from the stored sizes before any document is read."""
+    chars = ctx.repo.stored_chars()
+    price = 2 * (chars >> TEXT_UNIT_SHIFT)
+    if price > REQUEST_BUDGET:
+        raise over_budget(f"reading the {chars:,} characters of stored documents before and after", price)
 
 
 def stored_org(ctx: Ctx) -> StoredOrg:

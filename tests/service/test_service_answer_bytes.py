@@ -13,7 +13,7 @@ import pytest
 from conftest import VIEWER, open_client
 
 from template_engine.loader import values
-from template_engine.service import quota
+from template_engine.service import impact, quota
 from template_engine.service.budget import REQUEST_BYTES
 from template_engine.service.storage.repository import Repository
 
@@ -189,3 +189,25 @@ def test_the_quota_measures_a_scope_alike_on_both_databases(
         refused = admin.post(T, json={"meta": {"name": "two", "scopeType": "system"}, "spec": spec})
         assert refused.status_code == 413, refused.text[:300]
         assert "the org's own scope would store" in refused.text and "bytes per scope" in refused.text
+
+
+def test_a_validate_only_over_more_stored_bytes_than_its_budget_reads_nothing(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's validateOnly over 60 templates of 900 KB read every one of them (twice) before its
+    compositions were priced.  Now the stored sizes price the reading first (a unit per 128 characters):
+    past the budget it is a 413 naming the numbers, and no template document is read."""
+    for n in range(3):
+        body = {"meta": {"name": f"big-{n}", "scopeType": "system"}, "spec": _big_spec(f"r{n}")}
+        assert client.post(T, json=body).status_code == 202
+    with client.app.state.store.engine.connect() as connection:
+        chars = Repository(connection).stored_chars()
+    assert chars > 3 * 900_000
+    monkeypatch.setattr(impact, "REQUEST_BUDGET", 2 * (chars >> 7) - 1)  # the three templates pass it
+    read: list[int] = []
+    monkeypatch.setattr(Repository, "templates", lambda self, *a, **k: read.append(1) or [])
+    patch = {"spec": {"annotations": [{"name": "a", "value": "b"}]}}
+    refused = client.patch("/api/v1/defaults/system?validateOnly=true", json=patch)
+    assert refused.status_code == 413, refused.text[:500]
+    assert f"reading the {chars:,} characters of stored documents" in refused.json()["message"]
+    assert read == []

@@ -629,6 +629,14 @@ class Repository:
             query = query.where(t.templates.c.scope_key.in_(list(scope_keys)))
         return [self._template(r) for r in self.connection.execute(query)]
 
+    def stored_chars(self) -> int:
+        """The characters of every stored document's JSON: templates, assets, defaults and policies."""
+        total = 0
+        for table in (t.templates, t.assets, t.defaults, t.policies):
+            size = func.coalesce(func.sum(func.length(cast(table.c.document, Text))), 0)
+            total += int(self.connection.execute(select(size)).scalar_one())
+        return total
+
     def template_heads(self) -> list[TemplateRow]:
         """Every template without its document (a list reads it only for the entries it shows): ``meta``'s
         name and description, and the characters of the stored JSON (``size``), by name."""
