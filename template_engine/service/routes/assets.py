@@ -23,6 +23,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import WithJsonSchema
 
 from template_engine.errors import Problem
 from template_engine.org import Scope
@@ -320,8 +321,11 @@ DepartmentQ = Annotated[
         "tenant's (AssetDepartmentFilter).",
     ),
 ]
+#: What the OpenAPI document says of ``assetIds``: what :data:`_IDS` takes (issue 30: it took ``assetIds=``).
+IDS_PATTERN = f"^{_IDS.pattern}(?![\\s\\S])"
 IdsQ = Annotated[
-    str | None, Query(alias="assetIds", description="Only these assets: UUIDs separated by commas.")
+    Annotated[str, WithJsonSchema({"type": "string", "pattern": IDS_PATTERN})] | None,
+    Query(alias="assetIds", description="Only these assets: UUIDs separated by commas."),
 ]
 
 
