@@ -289,7 +289,7 @@ def text_bound(path: Path, roots: tuple[tuple[str, ...], ...]) -> tuple[int, str
     (``None``: no row, :data:`LONGEST_TEXT`)."""
     for root in roots:
         if path[: len(root)] == root:
-            shape = tuple("*" if isinstance(part, int) else part for part in path[len(root) :])
+            shape = tuple(part if isinstance(part, str) else "*" for part in path[len(root) :])
             row = TEXT_BOUNDS.get(shape)
             if row is not None:
                 return row

@@ -317,8 +317,9 @@ class _CountingComposer(Composer):
     #: Whether the parser is libyaml's (``CParser``): its composer's words are used.
     c_words = False
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event = self.peek_event()
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        parser: Any = self  # the parser's methods come from the loader this class is mixed into
+        event = parser.peek_event()
         anchor = event.anchor
         # Over libyaml's parser, worded as its C composer words them (PyYAML's adds the anchor's name).
         alias = isinstance(event, AliasEvent)
@@ -331,14 +332,14 @@ class _CountingComposer(Composer):
             )
         if alias:
             mark = event.start_mark
-            node: Node = super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
             # A node still being composed (a recursive alias) counts once: the builder refuses it.
             self.count += self.sizes.get(id(node), 1)
             if self.count > self.bound:
                 raise _TooMany(mark)
             return node
         if isinstance(parent, MappingNode) and index is None and isinstance(event, yaml.ScalarEvent):
-            return cast(Node, super().compose_node(parent, index))  # a key: not a value
+            return super().compose_node(parent, cast(Any, index))  # a key: not a value
         self.count += 1
         start = self.count
         if start > self.bound:

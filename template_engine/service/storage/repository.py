@@ -645,7 +645,8 @@ class Repository:
         columns = [column for column in t.templates.columns if column.name != "document"]
         query = select(*columns, size).order_by(c.name, c.id)
         out = []
-        for row in self.connection.execute(query):
+        rows: Iterable[Row[Any]] = self.connection.execute(query)
+        for row in rows:
             meta: dict[str, Any] = {"name": row.name}
             if row.description is not None:
                 meta["description"] = row.description
