@@ -2,8 +2,11 @@
 nothing the service refuses:
 
 * every text of a spec has its bound (:data:`~template_engine.loader.values.TEXT_BOUNDS`, else
-  :data:`~template_engine.loader.values.LONGEST_TEXT`) as ``maxLength``; a field whose bound is under the
-  longest (a label's 63) takes an expression up to the longest, as the loader does;
+  :data:`~template_engine.loader.values.LONGEST_TEXT`) as ``maxLength``.  Where the bound is under the
+  longest (a label's 63), the loader lets a text holding an expression reach the longest (it is rendered
+  later); the document says the field's bound: it may refuse such an expression the service takes, never
+  the reverse (a schema cannot tell an expression that renders from one that does not, and a generator
+  writing ``{{`` texts up to 4,096 would write broken expressions the service refuses);
 * no text of a request body holds a NUL character (``not: {pattern: "\\u0000"}``): the service refuses
   one anywhere in a body;
 * ``filterBy`` and ``assetIds`` carry their exact grammar (:attr:`.listing.Listing.pattern`,
@@ -20,19 +23,11 @@ from template_engine.loader.values import LONGEST_TEXT, TEXT_BOUNDS
 
 #: The components a spec's fields start from (shapes of :data:`TEXT_BOUNDS` are paths in a spec).
 SPEC_COMPONENTS = ("WorkerSpec", "MasterSpec", "WorkloadMasterSpec")
-#: Text holding an expression (``{{`` or ``{%``), as a JSON Schema ``pattern`` (a search).
-EXPRESSION_PATTERN = "\\{\\{|\\{%"
 NUL = {"pattern": "\\u0000"}
 
 
 def _bound(node: dict[str, Any], shape: tuple[str, ...]) -> None:
     row = TEXT_BOUNDS.get(shape)
-    if row is not None and row[0] < LONGEST_TEXT:
-        node["anyOf"] = [
-            {"maxLength": row[0]},
-            {"maxLength": LONGEST_TEXT, "pattern": EXPRESSION_PATTERN},
-        ]
-        return
     bound = row[0] if row is not None else LONGEST_TEXT
     node["maxLength"] = min(node.get("maxLength", bound), bound)
 
@@ -51,7 +46,7 @@ def _texts(node: Any, shape: tuple[str, ...], components: dict[str, Any], seen: 
     for key in ("anyOf", "oneOf", "allOf"):
         for sub in node.get(key, ()):
             _texts(sub, shape, components, seen)
-    if node.get("type") == "string" and "enum" not in node and "anyOf" not in node:
+    if node.get("type") == "string" and "enum" not in node:
         _bound(node, shape)
     for name, sub in (node.get("properties") or {}).items():
         _texts(sub, (*shape, name), components, seen)

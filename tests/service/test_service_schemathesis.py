@@ -29,7 +29,7 @@ EXAMPLES = {"positive": 10, "negative": 6}
 #: The positive pass of the other roles: examples per operation.
 ROLE_EXAMPLES = {"positive": 2}
 #: The state machine's run for each role: scenarios, and steps at most in one.
-STATEFUL = {"max_examples": 10, "stateful_step_count": 8}
+STATEFUL = {"max_examples": 20, "stateful_step_count": 8}
 
 
 def _schemathesis() -> Any:
