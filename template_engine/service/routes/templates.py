@@ -222,7 +222,7 @@ def _visible(ctx: Ctx) -> list[tuple[TemplateRow, Placement]]:
 
 def _whole(ctx: Ctx, row: TemplateRow) -> TemplateRow:
     """The whole row of a head (its document read), or the row itself."""
-    if row.size is None:
+    if not row.head:
         return row
     whole = ctx.repo.template(row.id)
     return whole if whole is not None else row  # pragma: no cover - read in the same transaction
@@ -253,10 +253,10 @@ class _Prices:
 
     def bytes(self, row: TemplateRow, view: Placement) -> int:
         """The bytes of the entry of ``row`` seen from ``view``, priced from what it stores before it is
-        read or composed (a head's ``size``): the template shown as it is (``spec``, ``masterSpec``) and
+        read or composed (a head's stored size): the template shown as it is (``spec``, ``masterSpec``) and
         combined with the defaults of its scopes (``combinedSpec``, ``combinedMasterSpec``)."""
         defaults, _ = self._chain(view)
-        own = row.size if row.size is not None else self.pricer.bytes(row.document)
+        own = self.ctx.repo.template_size(row.id) if row.head else self.pricer.bytes(row.document)
         return 2 * own + 2 * sum(self.pricer.bytes(d) for d in defaults)
 
 

@@ -150,9 +150,9 @@ class TemplateRow:
     project_id: int | None
     document: dict[str, Any]
     audit: Audit
-    #: A head (:meth:`Repository.template_heads`): ``document`` holds only its ``meta`` (name, description),
-    #: ``size`` the characters of the stored JSON; :meth:`Repository.template` reads the whole row.
-    size: int | None = None
+    #: A head (:meth:`Repository.template_heads`): ``document`` holds only its ``meta`` (name, description);
+    #: :meth:`Repository.template` reads the whole row, :meth:`Repository.template_size` its stored size.
+    head: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -639,11 +639,10 @@ class Repository:
 
     def template_heads(self) -> list[TemplateRow]:
         """Every template without its document (a list reads it only for the entries it shows): ``meta``'s
-        name and description, and the characters of the stored JSON (``size``), by name."""
+        name and description, by name."""
         c = t.templates.c
-        size = func.length(cast(c.document, Text)).label("size")
         columns = [column for column in t.templates.columns if column.name != "document"]
-        query = select(*columns, size).order_by(c.name, c.id)
+        query = select(*columns).order_by(c.name, c.id)
         out = []
         rows: Iterable[Row[Any]] = self.connection.execute(query)
         for row in rows:
@@ -659,10 +658,16 @@ class Repository:
                 row.project_id,
                 {"meta": meta},
                 _audit(row),
-                int(row.size),
+                head=True,
             )
             out.append(head)
         return out
+
+    def template_size(self, template_id: str) -> int:
+        """The characters of one template's stored JSON (0: no such template)."""
+        size = func.length(cast(t.templates.c.document, Text))
+        found = self.connection.execute(select(size).where(t.templates.c.id == template_id)).scalar()
+        return int(found or 0)
 
     def template(self, template_id: str, lock: bool = False) -> TemplateRow | None:
         row = self._one(select(t.templates).where(t.templates.c.id == template_id), lock)
