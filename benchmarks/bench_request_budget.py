@@ -299,11 +299,14 @@ class BytesBench:
                 self.shape = shape
             else:
                 self.refused[answer.status_code] = self.refused.get(answer.status_code, 0) + 1
-        self.writes = 0
+        self.writes = self.smalls = 0
 
     def small(self) -> int:
-        """The baseline: a viewer's small list (five of the example org's system templates)."""
-        return len(self.viewer.get(T, params={"filterBy": "scopeType==system", "limit": 5}).content)
+        """The baseline: a viewer's small list (five of the example org's system templates), never from the
+        answers' cache (a new ``limit`` each time: the attack is not cached either)."""
+        self.smalls += 1
+        params = {"filterBy": "scopeType==system", "limit": 5 + self.smalls}
+        return len(self.viewer.get(T, params=params).content)
 
     def health(self) -> int:
         return len(self.viewer.get("/health").content)
