@@ -166,6 +166,10 @@ class InputError(TemplateEngineError):
     """A file could not be read, parsed or validated against the schema."""
 
 
+class TooLargeError(InputError):
+    """A document holds more than its door's bound of values: read no further (a service door answers 413)."""
+
+
 class CompositionError(TemplateEngineError):
     """The layers are individually valid but cannot be composed (missing asset, master conflicts...)."""
 

@@ -2,9 +2,10 @@
 
 :mod:`.expressions` bounds one composition by construction (its :class:`~.expressions.Budget`); a request
 that composes many (a list, an impact, a ``validateOnly`` write) is priced as a whole before any of them
-runs, from the documents each composition reads: one unit per JSON value, :data:`EXPRESSION_PRICE` units per
-value that holds an expression (it is parsed, checked and rendered for each replica, where a plain value is
-only copied), and :data:`COMPOSITION_PRICE` units for each composition (its layers, merges and checks).
+runs, from the documents each composition reads: one unit per JSON value and per 128 characters of text,
+:data:`EXPRESSION_PRICE` units per value that holds an expression (it is parsed, checked and rendered for
+each replica, where a plain value is only copied), and :data:`COMPOSITION_PRICE` units for each composition
+(its layers, merges and checks).
 
 The units are calibrated, not exact: on the reference machine (``docs/performance.md``) a unit is 0.4 to
 0.9 µs of CPU in a service request (the first for templates of 1,000 expressions, the second for the
@@ -25,30 +26,35 @@ __all__ = [
     "COMPOSITION_PRICE",
     "EXPRESSION_PRICE",
     "Pricer",
+    "data_bytes",
     "data_price",
 ]
 
 #: Units of a value holding an expression (``{{`` or ``{%``): measured at 30 to 60 times a plain value.
 EXPRESSION_PRICE = 50
+#: A text is priced a unit more per ``2 ** TEXT_UNIT_SHIFT`` (128) characters: what reading it from the
+#: database, scanning it and writing it in an answer costs (about 5 ns a character, a unit per 100).
+TEXT_UNIT_SHIFT = 7
 #: Units of one composition beyond its documents' values.
 COMPOSITION_PRICE = 1_000
 
 
 def _is_expression(text: str) -> bool:
-    return "{{" in text or "{%" in text
+    return "{" in text and ("{{" in text or "{%" in text)  # memchr first: render.is_expression
 
 
 def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
     """The units of one document's data: a unit per JSON value (objects, arrays and scalars; keys are not
-    counted, as ``MAX_VALUES`` does not count them), ``expression`` for a text with an expression (to read
-    and validate a document, that is 1: nothing is rendered).  Walked without recursion, linear in the
+    counted, as ``MAX_VALUES`` does not count them) and one per 128 characters of a text (its bytes, issue
+    30), ``expression`` for a text with an expression (to read and validate a document, that is 1: nothing
+    is rendered).  Walked without recursion, linear in the
     values."""
     total = 0
     stack: list[Any] = [data]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            total += expression if _is_expression(value) else 1
+            total += expression if _is_expression(value) else 1 + (len(value) >> TEXT_UNIT_SHIFT)
         elif isinstance(value, Mapping):
             total += 1
             stack.extend(value.values())
@@ -57,6 +63,38 @@ def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
             stack.extend(value)
         else:
             total += 1
+    return total
+
+
+#: Bytes of a JSON scalar other than text (a number, ``true``, ``null``), at most: a float's ``repr``.
+_SCALAR_BYTES = 24
+
+
+def data_bytes(data: Any) -> int:
+    """The bytes of ``data`` written as JSON, bounded from above: each text its characters times their
+    widest UTF-8 form (1 for ASCII text, else 4) and its quotes, each key likewise with its colon, each
+    other scalar :data:`_SCALAR_BYTES`, each container its brackets and commas.  Walked without recursion,
+    linear in the values; a text's only cost is ``len`` (and ``isascii``)."""
+    total = 0
+    stack: list[Any] = [data]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is str:
+            total += (len(value) if value.isascii() else 4 * len(value)) + 3
+        elif kind is dict or isinstance(value, Mapping):
+            total += 2
+            for key, item in value.items():
+                name = key if type(key) is str else str(key)
+                total += (len(name) if name.isascii() else 4 * len(name)) + 4
+                push(item)
+        elif kind is list or isinstance(value, list | tuple):
+            total += 2
+            for item in value:
+                push(item)
+        else:
+            total += _SCALAR_BYTES
     return total
 
 
@@ -83,6 +121,14 @@ class Pricer:
         found = self._prices.get(key)
         if found is None:
             found = self._prices[key] = (data, data_price(data, expression))
+        return found[1]
+
+    def bytes(self, data: Any) -> int:
+        """:func:`data_bytes` of ``data``, each document measured once."""
+        key = (id(data), -1)
+        found = self._prices.get(key)
+        if found is None:
+            found = self._prices[key] = (data, data_bytes(data))
         return found[1]
 
     def _documents(self, org: Org) -> dict[str, Any]:

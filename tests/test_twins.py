@@ -138,6 +138,23 @@ def test_the_fast_loader_equals_the_safe_loader(text: str, monkeypatch: pytest.M
     assert repr(fast) == repr(slow)
 
 
+@SETTINGS
+@given(text=documents)
+def test_the_counting_composer_equals_the_c_composer(text: str) -> None:
+    """A bound under ``MAX_NODES`` composes with :class:`~yaml_safe._CountingComposer` (PyYAML's composer in
+    Python, counting): on documents under both bounds it reads what the loader's C composer reads."""
+    counted = _yaml_outcome_bounded(text, yaml_safe.MAX_NODES - 1)
+    assert repr(counted) == repr(_yaml_outcome(text))
+
+
+def _yaml_outcome_bounded(text: str, bound: int) -> tuple[str, Any]:
+    def run() -> Any:
+        loaded = yaml_safe.load_yaml(text, "f.yaml", bound)
+        return loaded.data, dict(loaded.lines)
+
+    return _outcome(run)
+
+
 # -- merge: the lean run (_lean_list, _new_item) <-> the recording run (merge_list, merge_mapping) ----------
 
 names = st.sampled_from(["A", "B", "C", "{{ project.name }}", "vision"])

@@ -14,9 +14,10 @@ from template_engine.errors import Problem
 from template_engine.loader.validate import key_problems, locate
 from template_engine.loader.values import (
     MAX_VALUES,
-    count_values,
     document_value_problems,
+    measure_values,
     specs_of,
+    text_length_problems,
     too_many_values,
 )
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
@@ -77,10 +78,11 @@ def document_rules(model: type[object], data: Mapping[str, Any], file: str, line
     """The rules a defaults, template or asset document of ``model`` must follow beyond its schema, the same
     at every door (a file, a revision, ``db import``, a request body, a UI form): ``masterSpecSameAsWorker``
     without a ``master`` section, keyed-list items with their key and no key twice, one item in a data
-    source, and the values Run:ai's API refuses (:mod:`.values`).  ``file`` and ``lines`` locate them.
+    source, the length of every text (:data:`~.values.TEXT_BOUNDS`) and the values Run:ai's API refuses
+    (:mod:`.values`).  ``file`` and ``lines`` locate them.
     A document of more than :data:`~.values.MAX_VALUES` values has that one problem: nothing more of it is
     read."""
-    count = count_values(data)
+    count, long = measure_values(data)
     if count > MAX_VALUES:
         return [replace(too_many_values(count), location=locate(file, lines, ()))]
     roots = SPEC_ROOTS if issubclass(model, LayerDocument | TemplateDocument) else (("spec",),)
@@ -89,6 +91,7 @@ def document_rules(model: type[object], data: Mapping[str, Any], file: str, line
     else:
         problems = master_conflict(data, file, lines) if roots is SPEC_ROOTS else []
         problems += spec_key_problems(SPEC_PLAN, data, roots, file, lines)
+    problems += text_length_problems(data, roots, long, file, lines)
     return problems + document_value_problems(data, roots, file, lines)
 
 

@@ -35,6 +35,41 @@ _ATTRIBUTE_KEY = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 MAX_VALUES = 20_000
 MAX_VALUES_EXPECTED = f"at most {MAX_VALUES} values (objects, arrays, strings, numbers, true, false and null)"
 
+#: The most characters of any text of a document that no row of :data:`TEXT_BOUNDS` names: Linux's
+#: ``PATH_MAX`` (4,096), the longest of the paths, names, references and expressions a spec holds (an
+#: expression's text is bounded alike, ``expressions.MAX_TEXT``).
+LONGEST_TEXT = 4096
+#: Linux's ``MAX_ARG_STRLEN``: the most bytes of one argument or environment string ``execve`` takes.
+_ARG_TEXT = 131_072
+_ARG_WHY = "Linux's MAX_ARG_STRLEN: the longest argument or environment string a process is started with"
+
+#: The bounds of text fields, in one table: field path in a spec (``*``: any list item) -> the most
+#: characters its text may have and where that bound comes from.  Any other text of a document holds at
+#: most :data:`LONGEST_TEXT`; ``docs/concepts.md`` ("Bounds of a document") lists them all.  A bound under
+#: :data:`LONGEST_TEXT` is Run:ai's or Kubernetes' bound of the *rendered* value, so a text that holds an
+#: expression is held to :data:`LONGEST_TEXT` there (its rendering is checked by Run:ai).
+TEXT_BOUNDS: dict[tuple[str, ...], tuple[int, str]] = {
+    ("image",): (
+        520,
+        "an image reference: a name of at most 255 characters, ':' and a tag of at most 128, '@' and a "
+        "sha512 digest (the OCI distribution reference grammar)",
+    ),
+    ("command",): (_ARG_TEXT, _ARG_WHY),
+    ("args",): (_ARG_TEXT, _ARG_WHY),
+    ("environmentVariables", "*", "value"): (_ARG_TEXT, _ARG_WHY),
+    ("environmentVariables", "*", "name"): (253, "an environment variable name (a Kubernetes name's 253)"),
+    ("labels", "*", "name"): (63, "Run:ai's Label.name"),
+    ("labels", "*", "value"): (63, "a Kubernetes label value"),
+    ("annotations", "*", "name"): (63, "Run:ai's Annotation.name"),
+    ("annotations", "*", "value"): (
+        65_536,
+        "a quarter of Kubernetes' 256 KiB for all the annotations of an object",
+    ),
+    ("nodePools", "*"): (63, "a Kubernetes name (a node pool)"),
+    ("nodeType",): (63, "a Kubernetes label value (the node type)"),
+    ("priorityClass",): (253, "a Kubernetes name (a priority class)"),
+}
+
 Check = Callable[[Any], str | None]
 Lines = Mapping[Path, tuple[int, int]]
 
@@ -112,14 +147,22 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 def count_values(data: Any) -> int:
     """The values of ``data`` (keys not counted), counted without recursion: each container adds its
-    children, and only containers are walked.
+    children, and only containers are walked (:func:`measure_values`)."""
+    return measure_values(data)[0]
+
+
+def measure_values(data: Any) -> tuple[int, bool]:
+    """The values of ``data`` (keys not counted), and whether any text of it is longer than
+    :data:`LONGEST_TEXT`, without recursion: each container adds its children, and only containers are
+    walked.
 
     The loader asks it of every file (:func:`~template_engine.loader.rules.document_rules`), so the walk
     dispatches on the exact type first (a parsed document holds ``dict``, ``list`` and scalars) and asks
-    ``isinstance`` only of anything else; leaves are never pushed."""
+    ``isinstance`` only of anything else; leaves are never pushed, and a text's only cost is its ``len``."""
     count = 1
+    long = type(data) is str and len(data) > LONGEST_TEXT
     stack = [data]
-    pop, push, leaves = stack.pop, stack.append, _LEAVES
+    pop, push, leaves, longest = stack.pop, stack.append, _LEAVES, LONGEST_TEXT
     while stack:
         value = pop()
         kind = type(value)
@@ -138,13 +181,17 @@ def count_values(data: Any) -> int:
             continue
         count += len(children)
         for child in children:
-            if type(child) not in leaves:
+            kind = type(child)
+            if kind is str:
+                if len(child) > longest:
+                    long = True
+            elif kind not in leaves:
                 push(child)
-    return count
+    return count, long
 
 
 def _expression(value: Any) -> bool:
-    return isinstance(value, str) and ("{{" in value or "{%" in value)
+    return isinstance(value, str) and "{" in value and ("{{" in value or "{%" in value)
 
 
 Trie = dict[str, Any]
@@ -204,6 +251,88 @@ def spec_value_problems(
             problems.append(
                 Problem(f"invalid value {value!r} (Run:ai's API refuses it)", full, where, expected)
             )
+    return problems
+
+
+def _within(bound: int, why: str) -> Check:
+    def check(value: Any) -> str | None:
+        return None if not isinstance(value, str) or len(value) <= bound else _at_most(bound, why)
+
+    return check
+
+
+def _at_most(bound: int, why: str) -> str:
+    return f"at most {bound:,} characters ({why})"
+
+
+#: The rows of :data:`TEXT_BOUNDS` under :data:`LONGEST_TEXT`, walked along their fields as :data:`RULES`.
+_SHORT_TREE = _trie(
+    {shape: _within(bound, why) for shape, (bound, why) in TEXT_BOUNDS.items() if bound < LONGEST_TEXT}
+)
+_LONGEST_WHY = "the longest text of any other field: Linux's PATH_MAX"
+
+
+def _long_texts(data: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    """Each text of ``data`` longer than :data:`LONGEST_TEXT`, with its path (asked only of a document that
+    holds one: :func:`measure_values` says so)."""
+    if isinstance(data, str):
+        if len(data) > LONGEST_TEXT:
+            yield path, data
+    elif isinstance(data, Mapping):
+        for key, value in data.items():
+            yield from _long_texts(value, (*path, key))
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            yield from _long_texts(item, (*path, index))
+
+
+def text_bound(path: Path, roots: tuple[tuple[str, ...], ...]) -> tuple[int, str] | None:
+    """The row of :data:`TEXT_BOUNDS` of the text at ``path`` of a document whose specs sit at ``roots``
+    (``None``: no row, :data:`LONGEST_TEXT`)."""
+    for root in roots:
+        if path[: len(root)] == root:
+            shape = tuple(part if isinstance(part, str) else "*" for part in path[len(root) :])
+            row = TEXT_BOUNDS.get(shape)
+            if row is not None:
+                return row
+    return None
+
+
+def _too_long(text: str) -> str:
+    return f"the text is {len(text):,} characters long"
+
+
+def text_problem_at(text: str, path: Path, bound: int, why: str, file: str, lines: Lines) -> Problem:
+    """The problem of ``text`` at ``path``, longer than ``bound`` characters: the same words at every door."""
+    return Problem(_too_long(text), path, locate(file, lines, path), _at_most(bound, why))
+
+
+def text_length_problems(
+    data: Any,
+    roots: tuple[tuple[str, ...], ...],
+    long: bool,
+    file: str = "request body",
+    lines: Lines | None = None,
+) -> list[Problem]:
+    """Every text of a document longer than its bound (:data:`TEXT_BOUNDS`, else :data:`LONGEST_TEXT`).
+    ``long``: whether :func:`measure_values` saw a text longer than :data:`LONGEST_TEXT` (only then is the
+    whole document walked; the rows under it are walked along their fields)."""
+    found = lines or {}
+    problems: list[Problem] = []
+    for root, spec in specs_of(data, roots):
+        for path, value, check in _ruled(spec, _SHORT_TREE, ()):
+            expected = None if _expression(value) else check(value)
+            if expected is not None:
+                full = (*root, *path)
+                problems.append(Problem(_too_long(value), full, locate(file, found, full), expected))
+    if long:
+        for path, text in _long_texts(data, ()):
+            row = text_bound(path, roots)
+            if row is not None and row[0] < LONGEST_TEXT and not _expression(text):
+                continue  # its own row said it above
+            bound, why = row if row is not None and row[0] > LONGEST_TEXT else (LONGEST_TEXT, _LONGEST_WHY)
+            if len(text) > bound:
+                problems.append(text_problem_at(text, path, bound, why, file, found))
     return problems
 
 

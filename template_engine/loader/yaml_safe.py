@@ -27,9 +27,11 @@ from sys import intern
 from typing import Any, cast
 
 import yaml
+from yaml.composer import Composer, ComposerError
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from template_engine.errors import InputError, Location, Problem
+from template_engine.errors import InputError, Location, Problem, TooLargeError
 from template_engine.loader.yaml_errors import EXPECTED, syntax_problem
 from template_engine.paths import Path
 from template_engine.storable import BAD_TEXT, KEY_EXPECTED, TEXT_EXPECTED, text_problem
@@ -125,8 +127,14 @@ class _Builder:
     generated documents.
     """
 
-    def __init__(self, file: str, anchors: bool = True) -> None:
+    def __init__(
+        self, file: str, anchors: bool = True, bound: int = MAX_NODES, expected: str | None = None
+    ) -> None:
         self.file = file
+        #: What a document over the bound was expected to hold (the door's own words).
+        self.expected = expected or f"at most {bound} values in one file"
+        #: The most values built (:data:`MAX_NODES`, or a door's smaller bound: the UI's form).
+        self.bound = bound
         #: Whether the document may hold anchors (and so aliases): only then does the count include them.
         self.anchors = anchors
         self.count = 0
@@ -148,15 +156,13 @@ class _Builder:
         return InputError([*self.problems, self.problem(message, node, path, expected)])
 
     def too_many(self) -> str:
-        """The message of a document over :data:`MAX_NODES`: what was counted (the file is its location)."""
-        aliases = ", each alias as often as it is used" if self.anchors else " (it has no aliases)"
-        counted = "counting every mapping, list and scalar"
-        return f"the document holds more than {MAX_NODES} values, {counted}{aliases}"
+        """The message of a document over its bound: what was counted (the file is its location)."""
+        return too_many_nodes(self.bound, self.anchors)
 
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
-        if self.count > MAX_NODES:
-            raise self.fail(self.too_many(), node, path, f"at most {MAX_NODES} values in one file")
+        if self.count > self.bound:
+            raise TooLargeError([*self.problems, self.problem(self.too_many(), node, path, self.expected)])
         if len(path) > MAX_DEPTH:
             raise self.fail(
                 f"document is nested deeper than {MAX_DEPTH} levels",
@@ -259,6 +265,12 @@ class _Builder:
         return out
 
 
+def too_many_nodes(bound: int, anchors: bool = True) -> str:
+    """The message of a document of more than ``bound`` values (nodes), as the builders count them."""
+    aliases = ", each alias as often as it is used" if anchors else " (it has no aliases)"
+    return f"the document holds more than {bound} values, counting every mapping, list and scalar{aliases}"
+
+
 def _finite(shown: str) -> str:
     return f"a finite number (to mean the text, quote it: '{shown}')"
 
@@ -281,8 +293,83 @@ def _fast(loader_class: Any) -> Any:
     return _FastLoader if loader_class is _FastLoader.__base__ else loader_class
 
 
-def _parse(text: str, loader_class: Any) -> Node | None:
-    loader = loader_class(text)
+class _TooMany(Exception):
+    """The counting composer passed its bound at ``mark``."""
+
+    def __init__(self, mark: Any) -> None:
+        super().__init__()
+        self.mark = mark
+
+
+class _CountingComposer(Composer):
+    """PyYAML's own composer (in Python), over the loader's parser, counting the values it makes *as it makes
+    them* and stopping past ``bound``: each mapping, list and scalar once, each alias as often as it is used
+    (the count of the node it names), a mapping's keys not at all (as :class:`_Builder` counts).
+
+    The C composer of :data:`_Loader` makes every node of a text before anything is counted (a 371 KB list:
+    60,000 nodes, 0.1 CPU-s); this one never makes more than ``bound`` + 1, whatever the text's length.  It
+    is slower per node, so only a door with a bound well under :data:`MAX_NODES` uses it (the UI's form,
+    :func:`load_yaml`'s ``bound``); ``tests/test_twins.py::test_the_counting_composer_equals_the_c_composer``
+    proves its nodes equal to the C composer's (its twin)."""
+
+    bound = MAX_NODES
+    count = 0
+    sizes: dict[int, int]
+    #: Whether the parser is libyaml's (``CParser``): its composer's words are used.
+    c_words = False
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        parser: Any = self  # the parser's methods come from the loader this class is mixed into
+        event = parser.peek_event()
+        anchor = event.anchor
+        # Over libyaml's parser, worded as its C composer words them (PyYAML's adds the anchor's name).
+        alias = isinstance(event, AliasEvent)
+        if self.c_words and alias and anchor not in self.anchors:
+            raise ComposerError(None, None, "found undefined alias", event.start_mark)
+        if self.c_words and not alias and anchor is not None and anchor in self.anchors:
+            first = self.anchors[anchor].start_mark
+            raise ComposerError(
+                "found duplicate anchor; first occurrence", first, "second occurrence", event.start_mark
+            )
+        if alias:
+            mark = event.start_mark
+            node = super().compose_node(parent, index)
+            # A node still being composed (a recursive alias) counts once: the builder refuses it.
+            self.count += self.sizes.get(id(node), 1)
+            if self.count > self.bound:
+                raise _TooMany(mark)
+            return node
+        if isinstance(parent, MappingNode) and index is None and isinstance(event, yaml.ScalarEvent):
+            return super().compose_node(parent, cast(Any, index))  # a key: not a value
+        self.count += 1
+        start = self.count
+        if start > self.bound:
+            raise _TooMany(event.start_mark)
+        node = super().compose_node(parent, index)
+        self.sizes[id(node)] = self.count - start + 1
+        return node
+
+
+_COUNTING: dict[Any, Any] = {}
+_C_PARSER: Any = getattr(getattr(yaml, "cyaml", None), "CParser", ())
+
+
+def _counting(loader_class: Any, text: str, bound: int) -> Any:
+    """A loader of ``loader_class``'s parser and resolver whose composer is :class:`_CountingComposer`."""
+    found = _COUNTING.get(loader_class)
+    if found is None:
+        found = _COUNTING[loader_class] = type(
+            "_Counting",
+            (_CountingComposer, loader_class),
+            {"__init__": loader_class.__init__, "c_words": issubclass(loader_class, _C_PARSER)},
+        )
+    loader = found(text)
+    loader.anchors, loader.sizes, loader.count, loader.bound = {}, {}, 0, bound
+    return loader
+
+
+def _parse(text: str, loader_class: Any, bound: int = MAX_NODES) -> Node | None:
+    loader = loader_class(text) if bound >= MAX_NODES else _counting(loader_class, text, bound)
     if loader_class is _FastLoader and not loader.yaml_path_resolvers:
         # Both are no-ops without path resolvers; C-level callables save a Python call per node.
         loader.descend_resolver = _NO_PATHS.get
@@ -316,31 +403,41 @@ def _parse_error(exc: yaml.YAMLError, text: str, file: str) -> InputError:
     return InputError([syntax_problem(exc, text, file, _fast(_Loader))])  # the line to change, in words
 
 
-def load_yaml(text: str, file: str) -> Loaded:
-    """Parse ``text`` (the contents of ``file``, used only in messages); an empty document is ``None``."""
+def load_yaml(text: str, file: str, bound: int = MAX_NODES, expected: str | None = None) -> Loaded:
+    """Parse ``text`` (the contents of ``file``, used only in messages); an empty document is ``None``.
+
+    ``bound``: the most values (mappings, lists and scalars, each alias as often as it is used) the document
+    may hold; past it, :class:`~template_engine.errors.TooLargeError`.  Under :data:`MAX_NODES` (a door's
+    own bound: the UI's form takes what an API body may, ``MAX_VALUES``) the bound is applied while the
+    nodes are made (:class:`_CountingComposer`), so no more than ``bound`` of them are ever made; ``expected``
+    words what it was expected to hold (by default, ``at most <bound> values in one file``)."""
     refused: yaml.MarkedYAMLError | None = None
     try:
         try:
-            node = _parse(text, _fast(_Loader))
+            node = _parse(text, _fast(_Loader), bound)
         except yaml.MarkedYAMLError as exc:
             if _Loader is yaml.SafeLoader or exc.problem != _BAD_ESCAPE:
                 raise
             # libyaml refuses "\udfff" without saying in which field: the pure-Python parser reads it, and
             # the builder below names the field of the lone surrogate.
             refused = exc
-            node = _parse(text, yaml.SafeLoader)
+            node = _parse(text, yaml.SafeLoader, bound)
     except yaml.YAMLError as exc:
         raise _parse_error(exc, text, file) from None
+    except _TooMany as exc:
+        where = Location(file, exc.mark.line + 1, exc.mark.column + 1)
+        expected = expected or f"at most {bound} values in one file"
+        raise TooLargeError([Problem(too_many_nodes(bound, "&" in text), (), where, expected)]) from None
     if node is None:
         return Loaded(None, {})
     if refused is None and "&" not in text:  # no anchor, so no alias: every node is built once
         try:
-            data = _Lean(text).build(node, 0)
+            data = _Lean(text, bound).build(node, 0)
         except _Doubt:
             pass
         else:
             return Loaded(data, LazyLines(text))
-    builder = _Builder(file, refused is not None or "&" in text)
+    builder = _Builder(file, refused is not None or "&" in text, bound, expected)
     data = builder.build(node, ())
     if builder.problems:
         raise InputError(builder.problems)
@@ -426,10 +523,11 @@ class _Lean:
     ``tests/test_twins.py::test_the_lean_yaml_builder_equals_the_full_builder`` proves the two equal.
     """
 
-    __slots__ = ("check_text", "count", "exponent")
+    __slots__ = ("bound", "check_text", "count", "exponent")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, bound: int = MAX_NODES) -> None:
         self.count = 0
+        self.bound = bound
         # Without a backslash no escape can make a NUL or a lone surrogate (libyaml refuses raw ones).
         self.check_text = (
             "\\" in text or "\x00" in text or (not text.isascii() and _BAD_TEXT.search(text) is not None)
@@ -438,7 +536,7 @@ class _Lean:
 
     def build(self, node: Node, depth: int) -> Any:
         self.count += 1
-        if self.count > MAX_NODES or depth > MAX_DEPTH:
+        if self.count > self.bound or depth > MAX_DEPTH:
             raise _Doubt
         kind = node.__class__
         tag = node.tag

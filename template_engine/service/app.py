@@ -28,6 +28,7 @@ from template_engine.service.auth import DEV_APPLICATION, DEV_TOKENS, Authentica
 from template_engine.service.bodies import BODY_MODELS
 from template_engine.service.cache import Answers
 from template_engine.service.context import Store
+from template_engine.service.openapi_limits import state_limits
 from template_engine.service.routes import ROUTERS
 from template_engine.service.settings import WORKER_SETTINGS, Settings
 from template_engine.service.storage.database import Readiness, Revisions, create_db_engine, ensure_schema
@@ -323,6 +324,7 @@ def _document(app: FastAPI) -> dict[str, Any]:
         components.pop(name, None)
     _add_body_models(components)
     _exact_bounds(schema)
+    state_limits(schema)
     return schema
 
 

@@ -14,6 +14,13 @@ expression, :data:`~template_engine.pricing.COMPOSITION_PRICE` per composition) 
 * any other list composes only its page, and pages the work: it composes the page's entries while they fit
   the budget (at least one) and answers the rest through ``nextOffset``, as a shorter page.
 
+An answer is priced in bytes as well (:data:`REQUEST_BYTES`, :func:`~template_engine.pricing.data_bytes`,
+an upper bound of the JSON it writes), before it is written: a list of templates holds the entries that fit
+(at least one) and answers the rest through ``nextOffset``, priced first from the stored documents each entry
+shows, then from the entry composed; a list without paging in Run:ai's shape (the assets) is a ``413``
+naming the numbers beyond it; a ``validateOnly`` answer lists the changes that fit and counts the rest in
+``changesOmitted``.
+
 The figures are in ``docs/http-api.md`` ("The budget of a request") and ``docs/performance.md``.
 """
 
@@ -25,13 +32,42 @@ from typing import Any
 from template_engine.diff import Work
 from template_engine.errors import Problem
 from template_engine.org import Org
-from template_engine.pricing import COMPOSITION_PRICE, Pricer
+from template_engine.pricing import COMPOSITION_PRICE, Pricer, data_bytes
 from template_engine.service.errors import ApiError
 
 #: Units of work one request may spend: about 0.4 CPU-second at most on the reference machine (a unit is
 #: 0.4 to 0.9 µs there, docs/performance.md).  The example org's largest validateOnly (a change of
 #: the system defaults: 36 compositions) spends 48,000, a tenth of it.
 REQUEST_BUDGET = 500_000
+
+
+#: The most bytes of JSON one answer may hold beyond its first entry: a page of templates is cut where the
+#: next entry would pass it.  The largest answer of one template (a 1 MiB document shown as ``spec``,
+#: ``combinedSpec`` and ``combinedMasterSpec``) is about 3 MiB; the example org's whole list is 0.2 MiB.
+REQUEST_BYTES = 4 * 1024 * 1024
+
+
+def over_bytes(what: str, size: int, budget: int = REQUEST_BYTES) -> ApiError:
+    """The ``413`` of an answer that would hold ``size`` bytes of JSON: ``what`` says which answer."""
+    problem = Problem(
+        f"{what} would hold up to {size:,} bytes",
+        (),
+        None,
+        f"at most {budget:,} bytes per answer (docs/http-api.md, 'The budget of a request'); narrow the list",
+    )
+    return ApiError(
+        413,
+        f"This answer is too large: {what} would hold up to {size:,} bytes; at most {budget:,} per answer.",
+        [problem],
+    )
+
+
+def admit_answer(what: str, documents: Iterable[Any], budget: int = REQUEST_BYTES) -> None:
+    """Refuse (``413``) an answer that shows ``documents`` (a list without paging: the assets) when their
+    bytes (:func:`~template_engine.pricing.data_bytes`) pass ``budget``, before it is written."""
+    size = sum(data_bytes(document) for document in documents)
+    if size > budget:
+        raise over_bytes(what, size, budget)
 
 
 def over_budget(what: str, price: int, budget: int = REQUEST_BUDGET) -> ApiError:

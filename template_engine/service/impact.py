@@ -23,7 +23,8 @@ from template_engine.diff import PairDiff, diff_orgs
 from template_engine.diffing.fields import FieldChange
 from template_engine.errors import Location
 from template_engine.org import Org, Scope, View
-from template_engine.service.budget import admit_diff
+from template_engine.pricing import TEXT_UNIT_SHIFT, data_bytes
+from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, admit_diff, over_budget
 from template_engine.service.context import Ctx
 from template_engine.service.policy_store import OrgUnits, policy_file
 from template_engine.service.schemas import TENANT_ID, DefaultsDocument, PolicyOut
@@ -67,6 +68,16 @@ class StoredOrg:
 
 def _scope_words(scope: Scope) -> str:
     return "the system" if scope.name is None else str(scope)
+
+
+def admit_reading(ctx: Ctx) -> None:
+    """Refuse (``413``) a ``validateOnly`` whose two reads of the stored org (before and after the change)
+    would cost more than a request's budget in their bytes alone (:data:`~template_engine.pricing.
+    TEXT_UNIT_SHIFT`), priced from the stored sizes before any document is read."""
+    chars = ctx.repo.stored_chars()
+    price = 2 * (chars >> TEXT_UNIT_SHIFT)
+    if price > REQUEST_BUDGET:
+        raise over_budget(f"reading the {chars:,} characters of stored documents before and after", price)
 
 
 def stored_org(ctx: Ctx) -> StoredOrg:
@@ -174,13 +185,22 @@ MAX_CHANGES_SHOWN = 2_000
 
 def shown_changes(found: list[Affected]) -> list[int]:
     """How many of each template's changes an answer lists: all of them until :data:`MAX_CHANGES_SHOWN`
-    have been listed, then none (``changesOmitted`` counts the rest)."""
-    left = MAX_CHANGES_SHOWN
+    have been listed, or until the next one would pass the bytes of an answer (:data:`~.budget.REQUEST_BYTES`,
+    each change priced by :func:`~template_engine.pricing.data_bytes` before the answer is written), then
+    none (``changesOmitted`` counts the rest)."""
+    left, room = MAX_CHANGES_SHOWN, REQUEST_BYTES
     out = []
     for item in found:
-        shown = min(left, len(item.diff.changes))
+        shown = 0
+        for change in item.diff.changes[:left]:
+            size = data_bytes(change.to_dict())  # its values by reference: measured, not copied
+            if size > room:
+                left = 0  # nothing more fits: the next changes are counted, not shown
+                break
+            room -= size
+            shown += 1
         out.append(shown)
-        left -= shown
+        left -= shown if left else 0
     return out
 
 

@@ -45,6 +45,21 @@ _TEXT: dict[str, Callable[[Any, Any], bool]] = {
 _OPERATOR = "(" + "|".join(re.escape(op) for op in _TEXT) + ")"
 
 
+#: An ISO 8601 date ``fromisoformat`` reads, of the years 1000 to 9999 (no February 29: a year's leap is
+#: not a regular expression's; no lookahead, so that examples are quick to generate).
+_DATE = (
+    "[1-9][0-9]{3}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
+    "|(?:0[13578]|1[02])-31)"
+)
+#: An optional time of day and zone ``fromisoformat`` reads after a date.
+_TIME = (
+    "(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{3}|\\.[0-9]{6})?)?"
+    "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?)?"
+)
+#: A finite number of at most 40 characters, as :func:`_number` reads it.
+_NUMBER = "[+-]?(?:[0-9]{1,18}(?:\\.[0-9]{0,15})?|\\.[0-9]{1,15})(?:[eE][+-]?[0-9]{1,2})?"
+
+
 def instant(text: str) -> datetime | None:
     """An ISO 8601 date or time as an aware instant (no zone: UTC), or None."""
     try:
@@ -103,10 +118,36 @@ class Listing:
     def _field(self) -> str:
         return "(" + "|".join(self.fields) + ")"
 
+    def _one(self) -> str:
+        """One filter as :meth:`_parse` takes it, written as a regular expression (ECMA-262 and Python
+        alike): each field with the operators and values it takes."""
+        # A value without a comma: the service reads one (it splits only where a field and an operator
+        # follow), but a lookahead here makes generating examples from the document slow (hypothesis).
+        text = "[^,]*"
+        ordered = "(==|!=|<=|>=)"
+        typed = self.dates | self.booleans | self.numbers | self.ids
+        shapes = []
+        plain = [name for name in self.fields if name not in typed]
+        if plain:
+            shapes.append(f"(?:{'|'.join(plain)}){_OPERATOR}{text}")
+        if self.booleans:
+            shapes.append(f"(?:{'|'.join(sorted(self.booleans))}){_OPERATOR}(?:true|false)")
+        if self.dates:
+            shapes.append(f"(?:{'|'.join(sorted(self.dates))}){ordered}{_DATE}{_TIME}")
+        if self.numbers:
+            shapes.append(f"(?:{'|'.join(sorted(self.numbers))}){ordered}{_NUMBER}")
+        if self.ids:
+            ids = "|".join(sorted(self.ids))
+            shapes.append(f"(?:{ids})(?:<=|>=)[0-9]{{1,18}}")
+            shapes.append(f"(?:{ids})(?:==|!=|=@|!@|=\\^|=\\$){text}")
+        return "(?:" + "|".join(shapes) + ")"
+
     @property
     def pattern(self) -> str:
-        """What the OpenAPI document says every ``filterBy`` value starts with."""
-        return f"^{self._field}{_OPERATOR}"
+        """What the OpenAPI document says of a ``filterBy`` value: exactly the filters :meth:`parse` takes
+        (issue 30: the document took any operator on any field), one or several joined by commas."""
+        one = self._one()
+        return f"^{one}(?:,{one})*(?![\\s\\S])"  # the end, where '$' would let a newline past
 
     def syntax(self) -> str:
         """What the OpenAPI document says of ``filterBy``."""

@@ -108,7 +108,11 @@ def _corpus() -> list[tuple[str, dict[str, Any]]]:
         ("NUL in a key", {"labels": [{"name": "a", "va\x00lue": "b"}]}),
         ("a 400-digit number", {"numWorkers": 10**400}),
         ("more values than the limit", {"labels": [{"name": f"l{i}"} for i in range(values.MAX_VALUES)]}),
+        # Issue 30: every text has a bound, in one table, the same at every door.
+        ("a text longer than any field's", {"workingDir": "/" + "w" * values.LONGEST_TEXT}),
     ]
+    for shape, (bound, _why) in values.TEXT_BOUNDS.items():
+        cases.append((f"text {'.'.join(shape)}", _build(shape, "a" * (bound + 1))))
     return cases
 
 

@@ -28,8 +28,9 @@ from sdk_helpers import install_schemathesis
 EXAMPLES = {"positive": 10, "negative": 6}
 #: The positive pass of the other roles: examples per operation.
 ROLE_EXAMPLES = {"positive": 2}
-#: The admin's state machine run: scenarios, and steps at most in one.
-STATEFUL = {"max_examples": 10, "stateful_step_count": 8}
+#: The admin's state machine run: scenarios, and steps at most in one (20: issue 30's patterns on the
+#: parameters left 10 derandomized scenarios without a stored item reached by its id).
+STATEFUL = {"max_examples": 20, "stateful_step_count": 8}
 #: The other roles' state machine: more scenarios, since a viewer's or a project editor's steps reach a stored
 #: item by id only through a list that answered 200 (most writes are 403), and which derandomized draws do
 #: depends on every operation's parameters: issue 31's compliance parameters and isDistributed on the asset

@@ -832,7 +832,9 @@ def test_a_form_over_the_value_limit_is_refused_with_the_numbers_and_stores_noth
         assert refused.status_code == 413, action
         assert 'id="problems"' in refused.text and "nothing was stored" in refused.text
         shown = html.unescape(refused.text)
-        assert "the body holds 75003 JSON values" in shown and f"at most {MAX_VALUES} values" in shown
+        # The form's text is refused while it is read (the loader's bound), before a body is built of it.
+        assert f"the document holds more than {MAX_VALUES} values" in shown
+        assert f"at most {MAX_VALUES} values" in shown
     assert cache.STATS.compositions == compositions  # refused before anything was composed
     assert api.get(_defaults_url(vision)).json() == before
     # At the limit, the same form is previewed and saved, and what it saved reads back and is put again.
@@ -843,6 +845,63 @@ def test_a_form_over_the_value_limit_is_refused_with_the_numbers_and_stores_noth
     assert read.json()["spec"]["labels"] == fitting
     again = api.put(_defaults_url(vision), json=read.json(), headers={"If-Match": read.headers["ETag"]})
     assert again.status_code == 200, again.text
+
+
+def _counting_work(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of the YAML nodes made (by any composer) and of the values built (by either builder)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from template_engine.loader import yaml_safe
+
+    work = {"nodes": 0, "values": 0}
+    for kind in (ScalarNode, SequenceNode, MappingNode):
+        made = kind.__init__
+
+        def counted(self: Any, *args: Any, _made: Any = made, **kwargs: Any) -> None:
+            work["nodes"] += 1
+            _made(self, *args, **kwargs)
+
+        monkeypatch.setattr(kind, "__init__", counted)
+    for builder in (yaml_safe._Builder, yaml_safe._Lean):
+        build = builder.build
+
+        def built(self: Any, *args: Any, _build: Any = build) -> Any:
+            work["values"] += 1
+            return _build(self, *args)
+
+        monkeypatch.setattr(builder, "build", built)
+    return work
+
+
+def test_the_form_prices_its_text_while_it_is_read_not_after(
+    browser_for: Any, api: TestClient, org: Org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: a 2 KB text of anchors and a 371 KB list were built to 200,000 YAML values before the
+    20,000-value limit refused them.  The form reads with the files' loader and the bound of an API body
+    applied while the nodes are made: no more than the bound are made or built before the 413."""
+    from template_engine.service.documents import MAX_VALUES
+
+    vision = org.key("project", "vision")
+    url = f"/ui/scope/{vision}/edit/defaults"
+    browser = browser_for(VISION)
+    form = browser.form(url)
+    before = api.get(_defaults_url(vision)).json()
+    anchors = ["a0: &a0 [" + ", ".join(["x"] * 10) + "]"]
+    anchors += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]
+    laughs = "spec:\n  labels:\n" + "".join(f"  - {{name: l{i}, value: x}}\n" for i in range(3)) + "x:\n"
+    laughs += "".join(f"  {line}\n" for line in anchors)
+    listed = "spec:\n  labels:\n" + "".join("  - 1\n" for _ in range(371 * 1024 // 6))
+    assert len(laughs) < 2048 and len(listed) > 370 * 1024
+    for text in (laughs, listed):
+        with monkeypatch.context() as patch:
+            work = _counting_work(patch)
+            refused = browser.post(url, {**form, "text": text, "action": "preview"})
+        assert refused.status_code == 413, refused.text
+        shown = html.unescape(refused.text)
+        assert f"more than {MAX_VALUES} values" in shown and "nothing was stored" in shown
+        assert work["nodes"] <= MAX_VALUES + 10, work  # the values, and the few keys above them
+        assert work["values"] <= MAX_VALUES + 1, work
+    assert api.get(_defaults_url(vision)).json() == before
 
 
 # -- the manifests tab --------------------------------------------------------------------------------------

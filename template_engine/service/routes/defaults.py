@@ -36,6 +36,7 @@ from template_engine.service.impact import (
     DefaultsWriteOut,
     DryRun,
     StoredOrg,
+    admit_reading,
     affected,
     affected_body,
     stored_org,
@@ -128,6 +129,8 @@ def write_defaults(
             check_if_match(if_match, current)
             document = change(row.document if row else {})
             check_defaults(document)
+            if validate_only:
+                admit_reading(ctx)  # priced from the stored sizes, before anything is read
             before = stored_org(ctx) if validate_only else None
             version = ctx.repo.put_defaults(
                 place.key,

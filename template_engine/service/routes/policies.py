@@ -37,6 +37,7 @@ from template_engine.service.impact import (
     DryRun,
     PolicyWriteOut,
     StoredOrg,
+    admit_reading,
     affected,
     affected_body,
     stored_org,
@@ -273,6 +274,8 @@ def write_policy(
             problems += check_policy(ctx, place, document)
             layer, more = defaults_document(defaults.document if defaults else {}, given.get("defaults"))
             refuse(problems + more, "The policy is not valid.")
+            if validate_only:
+                admit_reading(ctx)  # priced from the stored sizes, before anything is read
             before = stored_org(ctx) if validate_only else None
             _save(ctx, place, held, document, layer)
             body, written = policy_body(ctx, place)

@@ -20,10 +20,10 @@ from template_engine.errors import Problem
 from template_engine.explain import explain
 from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
 from template_engine.paths import parse_path
-from template_engine.pricing import Pricer
+from template_engine.pricing import Pricer, data_bytes
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, refuse, schema_problems
-from template_engine.service.budget import REQUEST_BUDGET, over_budget, rows_price
+from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, over_budget, rows_price
 from template_engine.service.cache import uncommitted
 from template_engine.service.cluster_api import ManifestsOut, composition_resolver, manifests_body
 from template_engine.service.compliance import (
@@ -42,6 +42,7 @@ from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import clear_fields, merge_patch, strip_nulls, template_problems
 from template_engine.service.errors import ApiError, bad_request, not_found
 from template_engine.service.listing import FilterBy, needs_composition, parse_filters, sort_key
+from template_engine.service.quota import admit_write
 from template_engine.service.routes.common import (
     AnnotateQuery,
     Auth,
@@ -186,6 +187,7 @@ def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         own, document, doc, asset_ids = _new(ctx, raw, write=True)
         _taken(ctx, own, doc.meta.name)
         template_id = str(uuid.uuid4())
+        admit_write(ctx.repo, "template", own.type, own.id, document)
         ctx.repo.add_template(template_id, own.type, own.id, document, ctx.subject)
         ctx.repo.set_template_assets(template_id, asset_ids)
         return _respond(ctx, template_id, own, 202)
@@ -195,12 +197,21 @@ def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
 
 
 def _visible(ctx: Ctx) -> list[tuple[TemplateRow, Placement]]:
+    """The templates the caller may read, as heads (no document: :func:`_whole` reads one)."""
     out = []
-    for row in ctx.repo.templates():
+    for row in ctx.repo.template_heads():
         own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
         if ctx.access.can_read(own.ref):
             out.append((row, own))
     return out
+
+
+def _whole(ctx: Ctx, row: TemplateRow) -> TemplateRow:
+    """The whole row of a head (its document read), or the row itself."""
+    if not row.head:
+        return row
+    whole = ctx.repo.template(row.id)
+    return whole if whole is not None else row  # pragma: no cover - read in the same transaction
 
 
 class _Prices:
@@ -210,16 +221,29 @@ class _Prices:
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
         self.pricer = Pricer()
-        self._chains: dict[str, list[Any]] = {}
+        self._chains: dict[str, tuple[list[Any], list[Any]]] = {}
 
-    def __call__(self, row: TemplateRow, view: Placement) -> int:
+    def _chain(self, view: Placement) -> tuple[list[Any], list[Any]]:
+        """The defaults, and the policies, of the scopes ``view`` is seen from."""
         chain = self._chains.get(view.key)
         if chain is None:
             keys = view.chain_keys()
-            chain = [r.document for r in self.ctx.repo.defaults(keys).values()]
-            chain += [r.document for r in self.ctx.repo.policies(keys).values()]
-            self._chains[view.key] = chain
-        return rows_price(self.pricer, [row.document, *chain])
+            defaults = [r.document for r in self.ctx.repo.defaults(keys).values()]
+            policies = [r.document for r in self.ctx.repo.policies(keys).values()]
+            chain = self._chains[view.key] = (defaults, policies)
+        return chain
+
+    def __call__(self, row: TemplateRow, view: Placement) -> int:
+        defaults, policies = self._chain(view)
+        return rows_price(self.pricer, [row.document, *defaults, *policies])
+
+    def bytes(self, row: TemplateRow, view: Placement) -> int:
+        """The bytes of the entry of ``row`` seen from ``view``, priced from what it stores before it is
+        read or composed (a head's stored size): the template shown as it is (``spec``, ``masterSpec``) and
+        combined with the defaults of its scopes (``combinedSpec``, ``combinedMasterSpec``)."""
+        defaults, _ = self._chain(view)
+        own = self.ctx.repo.template_size(row.id) if row.head else self.pricer.bytes(row.document)
+        return 2 * own + 2 * sum(self.pricer.bytes(d) for d in defaults)
 
 
 def _entries(
@@ -231,6 +255,7 @@ def _entries(
     entries: list[dict[str, Any]] = []
     listed = [(row, own) for row, own in _visible(ctx) if not search or search.lower() in row.name.lower()]
     if compose_all or needs_composition(filters, None):
+        listed = [(_whole(ctx, row), own) for row, own in listed]  # each is composed: read whole
         price = _Prices(ctx)
         total = sum(price(row, own) for row, own in listed)
         if total > REQUEST_BUDGET:
@@ -263,11 +288,16 @@ def _list(
         entries.sort(key=sort_key(sort_by), reverse=sort_order == "desc")
         page = entries[offset : offset + limit]
         out: list[dict[str, Any]] = []
-        price, spent = _Prices(ctx), 0
+        price, spent, sent = _Prices(ctx), 0, 0
         for entry in page:
-            row, own = entry.pop("_row")
+            head, own = entry.pop("_row")
             # The page's work is paged too: entries are composed while they fit the request's budget (one
-            # at least), and the rest are left to the next page.
+            # at least), and the rest are left to the next page.  So are its bytes (REQUEST_BYTES): priced
+            # from the stored documents before the entry is composed, then from the entry composed.
+            stored = price.bytes(head, own)
+            if out and sent + stored > REQUEST_BYTES:
+                break  # priced from the head: the document is not even read
+            row = _whole(ctx, head)
             cost = 0 if "runnable" in entry else price(row, own)
             target = compliance.target
             if target is not None and own.contains(target):
@@ -280,6 +310,10 @@ def _list(
             issues = compliance.issues(ctx, row, own)
             if issues is not None:
                 entry["complianceIssues"] = issues
+            size = data_bytes(entry)
+            if out and sent + size > REQUEST_BYTES:
+                break
+            sent += size
             out.append(entry)
     pagination: dict[str, Any] = {"limit": limit, "offset": offset}
     if offset + len(out) < len(entries):  # Run:ai's nextOffset is never null: absent on the last page
@@ -467,6 +501,7 @@ def _write(
         assert doc is not None
         if doc.meta.name != row.name:
             _taken(ctx, own, doc.meta.name, row.id)
+        admit_write(ctx.repo, "template", own.type, own.id, document, row.id)
         ctx.repo.update_template(row.id, row.audit.version, document, ctx.subject)
         ctx.repo.set_template_assets(row.id, asset_ids)
         return _respond(ctx, row.id, own)

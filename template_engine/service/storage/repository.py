@@ -152,6 +152,9 @@ class TemplateRow:
     project_id: int | None
     document: dict[str, Any]
     audit: Audit
+    #: A head (:meth:`Repository.template_heads`): ``document`` holds only its ``meta`` (name, description);
+    #: :meth:`Repository.template` reads the whole row, :meth:`Repository.template_size` its stored size.
+    head: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,6 +532,27 @@ class Repository:
         found = (self._asset(r) for r in rows)
         return {(a.kind, a.name): a for a in found if (a.kind, a.name) in pairs}
 
+    def scope_usage(self, scope_type: str, unit: int | None, skip: str | None = None) -> tuple[int, int, int]:
+        """What one scope stores: its templates, its assets and the characters of their stored JSON, the row
+        ``skip`` (one being replaced) left out.  ``scope_type``: ``system`` (or ``tenant``, the same scope
+        for assets), ``department`` or ``project``, with ``unit`` its id."""
+        own = "system" if scope_type in ("system", "tenant") else scope_type
+        out = [0, 0, 0]
+        for index, (table, where) in enumerate(
+            (
+                (t.templates, t.templates.c.scope_key == scope_key(own, unit)),
+                (t.assets, self._scope_is("tenant" if own == "system" else own, unit)),
+            )
+        ):
+            size = func.coalesce(func.sum(func.length(cast(table.c.document, Text))), 0)
+            query = select(func.count(), size).select_from(table).where(where)
+            if skip is not None:
+                query = query.where(table.c.id != skip)
+            count, chars = self.connection.execute(query).one()
+            out[index] = int(count)
+            out[2] += int(chars)
+        return out[0], out[1], out[2]
+
     def add_asset(
         self,
         asset_id: str,
@@ -610,6 +634,46 @@ class Repository:
         if scope_keys is not None:
             query = query.where(t.templates.c.scope_key.in_(list(scope_keys)))
         return [self._template(r) for r in self.connection.execute(query)]
+
+    def stored_chars(self) -> int:
+        """The characters of every stored document's JSON: templates, assets, defaults and policies."""
+        total = 0
+        for table in (t.templates, t.assets, t.defaults, t.policies):
+            size = func.coalesce(func.sum(func.length(cast(table.c.document, Text))), 0)
+            total += int(self.connection.execute(select(size)).scalar_one())
+        return total
+
+    def template_heads(self) -> list[TemplateRow]:
+        """Every template without its document (a list reads it only for the entries it shows): ``meta``'s
+        name and description, by name."""
+        c = t.templates.c
+        columns = [column for column in t.templates.columns if column.name != "document"]
+        query = select(*columns).order_by(c.name, c.id)
+        out = []
+        rows: Iterable[Row[Any]] = self.connection.execute(query)
+        for row in rows:
+            meta: dict[str, Any] = {"name": row.name}
+            if row.description is not None:
+                meta["description"] = row.description
+            head = TemplateRow(
+                row.id,
+                row.name,
+                row.scope_type,
+                row.scope_key,
+                row.department_id,
+                row.project_id,
+                {"meta": meta},
+                _audit(row),
+                head=True,
+            )
+            out.append(head)
+        return out
+
+    def template_size(self, template_id: str) -> int:
+        """The characters of one template's stored JSON (0: no such template)."""
+        size = func.length(cast(t.templates.c.document, Text))
+        found = self.connection.execute(select(size).where(t.templates.c.id == template_id)).scalar()
+        return int(found or 0)
 
     def template(self, template_id: str, lock: bool = False) -> TemplateRow | None:
         row = self._one(select(t.templates).where(t.templates.c.id == template_id), lock)

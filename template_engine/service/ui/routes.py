@@ -42,13 +42,14 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from template_engine.diffing.pairs import pair_id
-from template_engine.errors import InputError, Problem, TemplateEngineError
+from template_engine.errors import InputError, Problem, TemplateEngineError, TooLargeError
+from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
 from template_engine.paths import format_path
 from template_engine.policy.document import SECTIONS
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import merge_patch, read_json, strip_nulls
+from template_engine.service.documents import MAX_VALUES, merge_patch, read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form, without_attribute_defaults
@@ -523,23 +524,31 @@ def change_form(request: Request, key: str, document: str, saved: int | None = N
 Lines = Mapping[FieldPath, tuple[int, int]]
 
 
-def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[ProblemLine], Lines]:
+def _parse(text: str, document: str) -> tuple[dict[str, Any] | None, list[ProblemLine], Lines, int]:
     """The form's text as a document (YAML or JSON) and where it writes each field, or the problems that
-    say why it is not one (each with its line, and what was expected as the API's ``details`` say it)."""
+    say why it is not one (each with its line, and what was expected as the API's ``details`` say it), and
+    the status to answer them with (413 past the value bound, 400 otherwise).
+
+    The text is read by the files' loader with the bound of an API body (:data:`MAX_VALUES`) applied while
+    its nodes are made: a text of anchors or a long list costs no more than that many values before it is
+    refused (413)."""
     try:
-        loaded = load_yaml(text, f"the {document} document")
+        loaded = load_yaml(text, f"the {document} document", MAX_VALUES, MAX_VALUES_EXPECTED)
+    except TooLargeError as exc:
+        return None, _problem_lines(exc.problems, {}), {}, 413
     except InputError as exc:
-        return None, _problem_lines(exc.problems, {}), {}
+        return None, _problem_lines(exc.problems, {}), {}, 400
     data = loaded.data
     if data is None:
-        return {}, [], {}
+        return {}, [], {}, 200
     if not isinstance(data, dict):
         return (
             None,
             [ProblemLine(f"the {document} document must be a mapping (YAML or a JSON object)", 1)],
             {},
+            400,
         )
-    return data, [], loaded.lines
+    return data, [], loaded.lines, 200
 
 
 def _admitted(data: dict[str, Any], document: str, place: Placement) -> dict[str, Any]:
@@ -642,9 +651,9 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
         def again(status: int, **extra: Any) -> Response:
             return _change_page(request, me, place, document, text, version, status, **extra)
 
-        data, problems, lines = _parse(text, document)
+        data, problems, lines, status = _parse(text, document)
         if data is None:
-            return again(400, problems=problems)
+            return again(status, problems=problems)
         preview = action == "preview"
         try:
             data = _admitted(data, document, place)  # before any preview or save
