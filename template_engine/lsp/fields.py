@@ -21,6 +21,7 @@ from template_engine.explain import _governing
 from template_engine.lsp.analysis import Analysis, PairState
 from template_engine.lsp.locate import Replica, layer_index, merged_path, missing, replicas, value_at
 from template_engine.paths import Path
+from template_engine.policy.document import origin_text
 
 __all__ = ["Contribution", "FieldInPair", "fields_at"]
 
@@ -99,8 +100,8 @@ def fields_at(analysis: Analysis, file: str, raw: Path) -> Iterator[FieldInPair]
                 rules = _governing(composition, replica, path)
                 setter = result.location(origin) if origin is not None else None
                 policy = composition.policy_origins.get((replica, path))
-                if policy is not None and policy.default_from is not None:  # as explain says it
-                    setter = replace(policy.location, layer=f"defaultFrom rule of the {policy.scope} policy")
+                if policy is not None:  # set by the policy (defaultFrom, attribute default), as explain says
+                    setter = replace(policy.location, layer=origin_text(policy, path))
                 yield FieldInPair(
                     state,
                     replica,
