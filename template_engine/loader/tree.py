@@ -234,8 +234,10 @@ def _every_problem(
     """The document of ``model``, and every problem of it at once: the schema's, a ``meta.name`` that is not
     the file's ``stem`` (unless ``stem`` is ``None`` or the schema refuses the name) and the rules beyond the
     schema (:func:`document_rules`, which read the data as written, so they are checked on a document the
-    schema refuses too); a problem found twice is said once.  A document of more than ``MAX_VALUES`` values
-    has that one problem."""
+    schema refuses too); a problem found twice is said once, and a rule's problem at or under a path the
+    schema already refused is not said again (the API's door checks the rules on what the schema's problems
+    leave, :func:`template_engine.service.bodies.pruned`: both doors give the same problems).  A document of
+    more than ``MAX_VALUES`` values has that one problem."""
     rel = source.file
     if count_values(source.data) > MAX_VALUES:  # nothing more of it is read
         return None, document_rules(model, source.data, rel, source.lines)
@@ -244,7 +246,12 @@ def _every_problem(
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if stem is not None and isinstance(name, str) and all(p.path != ("meta", "name") for p in problems):
         problems += _name_matches_file(source, name, stem, what)
-    problems += [p for p in document_rules(model, source.data, rel, source.lines) if p not in problems]
+    refused = {p.path for p in problems if p.path}
+    problems += [
+        p
+        for p in document_rules(model, source.data, rel, source.lines)
+        if p not in problems and not any(p.path[: len(path)] == path for path in refused)
+    ]
     return doc, problems
 
 
