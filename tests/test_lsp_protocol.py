@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 from lsprotocol import types
+from own_loop import run_in_own_loop
 from pygls.lsp.client import LanguageClient
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +111,7 @@ def drive(
         finally:
             await asyncio.wait_for(client.stop(), PATIENCE)
 
-    asyncio.run(run())
+    run_in_own_loop(run())
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from own_loop import run_in_own_loop
 
 from template_engine.lsp import server as lsp_server
 from template_engine.lsp.server import OrgServer
@@ -64,7 +65,7 @@ def test_a_newer_edit_cancels_the_recomputation_under_way(org: Path) -> None:
         assert len(server.history) == 2
         assert _cost_center(server) == "cc-2300"
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario())
 
 
 def test_requests_are_answered_from_the_last_state_while_it_recomputes(org: Path) -> None:
@@ -85,7 +86,7 @@ def test_requests_are_answered_from_the_last_state_while_it_recomputes(org: Path
         assert text is not None and '`"cc-2100"`' not in text  # the buffer's line 6 holds cc-2200 now
         assert _cost_center(server) == "cc-2200"
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario())
 
 
 def test_a_cancelled_hover_stops_at_its_next_step(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,7 +109,7 @@ def test_a_cancelled_hover_stops_at_its_next_step(org: Path, monkeypatch: pytest
             await request
         assert 0 < server.steps < total
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario())
 
 
 def test_a_broken_org_yaml_is_a_diagnostic_and_a_bug_is_logged_not_a_hang(
@@ -138,7 +139,7 @@ def test_a_broken_org_yaml_is_a_diagnostic_and_a_bug_is_logged_not_a_hang(
             "template-engine lsp: internal error while recomputing: RuntimeError: a bug"
         ]
 
-    asyncio.run(scenario())
+    run_in_own_loop(scenario())
 
 
 def test_without_the_lsp_extra_the_command_says_which_extra_to_install(
