@@ -187,6 +187,7 @@ SLOW_MODULES = frozenset(
         "tests/test_diff_cli.py",
         "tests/test_lsp_protocol.py",  # the language server as a process, driven over stdio
         "tests/test_lsp_nvim.py",  # Neovim headless with the language server
+        "tests/test_lsp_editor_setup.py",  # Neovim 0.11 with the set-up docs/editor.md gives
         "tests/test_pytest_plugin.py",
         "tests/test_precommit.py",  # pip builds the hooks' environment: minutes
         "tests/test_docs_examples.py",  # every example of the docs, each a bash process
