@@ -101,7 +101,7 @@ def test_a_hostile_value_mentions_nobody_and_links_nothing(changed: Path) -> Non
     """GitHub renders Markdown inside ``<code>`` and table cells: a value must not ping, link nor format."""
     defaults = changed / "system" / "defaults.yaml"
     defaults.write_text(
-        defaults.read_text(encoding="utf-8").replace("value: cc-1000", f"value: '{HOSTILE}'"),
+        defaults.read_text(encoding="utf-8").replace("value: UTC", f"value: '{HOSTILE}'"),
         encoding="utf-8",
     )
     text = _comment(changed)

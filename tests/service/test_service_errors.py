@@ -134,7 +134,10 @@ def test_oversize_bodies(client: Any) -> None:
     assert response.status_code == 413
     assert response.json()["code"] == 413
     assert client.get("/api/v1/workload-templates/count").status_code == 200
-    just_under = {"meta": {"name": "fits", "scopeType": "system"}, "spec": {"args": "a" * 1000_000}}
+    # Just under the body's limit, each text within its own bound (an environment variable's value: 131,072)
+    variables = [{"name": f"V{n}", "value": "a" * 120_000} for n in range(8)]
+    just_under = {"meta": {"name": "fits", "scopeType": "system"}, "spec": {"environmentVariables": variables}}
+    assert 900_000 < len(json.dumps(just_under)) < 1 << 20
     assert client.post(T, json=just_under).status_code == 202
 
 
