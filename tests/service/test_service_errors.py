@@ -136,7 +136,8 @@ def test_oversize_bodies(client: Any) -> None:
     assert client.get("/api/v1/workload-templates/count").status_code == 200
     # Just under the body's limit, each text within its own bound (an environment variable's value: 131,072)
     variables = [{"name": f"V{n}", "value": "a" * 120_000} for n in range(8)]
-    just_under = {"meta": {"name": "fits", "scopeType": "system"}, "spec": {"environmentVariables": variables}}
+    spec = {"environmentVariables": variables}
+    just_under = {"meta": {"name": "fits", "scopeType": "system"}, "spec": spec}
     assert 900_000 < len(json.dumps(just_under)) < 1 << 20
     assert client.post(T, json=just_under).status_code == 202
 
