@@ -158,7 +158,7 @@ def test_default_from_fills_an_unset_field_and_keeps_units() -> None:
         "      gpuDevicesRequest: {defaultFrom: {field: cpuCoreRequest, factor: 0.5}}\n"
     )
     spec = {"compute": {"cpuCoreRequest": 3, "cpuMemoryRequest": "8Gi"}}
-    out, applied = apply_default_from(spec, rules(policy), PLAN)
+    out, applied, _ = apply_default_from(spec, rules(policy), PLAN)
     assert out["compute"] == {
         "cpuCoreRequest": 3,
         "cpuCoreLimit": 6,
@@ -172,7 +172,7 @@ def test_default_from_fills_an_unset_field_and_keeps_units() -> None:
         ("compute", "gpuDevicesRequest"),
     }
     assert spec == {"compute": {"cpuCoreRequest": 3, "cpuMemoryRequest": "8Gi"}}  # the input is untouched
-    kept, none = apply_default_from(
+    kept, none, _ = apply_default_from(
         {"compute": {"cpuCoreRequest": 3, "cpuCoreLimit": 4}}, rules(policy), PLAN
     )
     assert kept["compute"]["cpuCoreLimit"] == 4 and ("compute", "cpuCoreLimit") not in none

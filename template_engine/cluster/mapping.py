@@ -698,6 +698,7 @@ class _Pod:
     ) -> None:
         """A CPU or memory amount Kubernetes cannot hold (beyond an int64 of millicores or bytes, or not
         finite): a problem of the object, never an exception."""
+        self.out.note((*res_at, which, resource), self.src("compute", key))
         self.out.refuse(
             (*res_at, which, resource),
             "quantity",
