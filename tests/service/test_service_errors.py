@@ -359,3 +359,11 @@ def test_a_meta_or_spec_that_is_not_an_object_is_a_400_on_every_template_like_wr
     fields = [p.get("field", "") for p in response.json().get("problems", [])]
     bad = next(k for k, v in body.items() if v == "V")
     assert any(f == bad or f.startswith(bad + ".") for f in fields), (sent, response.json())
+
+
+def test_a_yaml_1_1_text_number_gets_the_loaders_hint_at_the_api(client: Any) -> None:
+    """A YAML form's ``1e308`` reaches the API as text: its 400 says what ``validate`` says of it."""
+    body = {"meta": {"name": "exp", "scopeType": "system"}, "spec": {"compute": {"cpuCoreLimit": "1e308"}}}
+    (problem,) = client.post(f"{T}/preview", json=body).json()["problems"]
+    assert problem["field"] == "spec.compute.cpuCoreLimit"
+    assert "(got '1e308'; YAML reads 1e308 as text; write 1.0e+308)" in problem["message"]
