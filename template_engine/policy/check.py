@@ -390,7 +390,7 @@ def _apply_one(
     for item in items:
         if isinstance(item, Mapping):
             known = item_key(item, node.key)
-            at = (*rule.path, known, *rule.attribute) if known is not None else rule.path
+            at: Path = (*rule.path, known, *rule.attribute) if known is not None else rule.path
             filled, done = _fill(dict(item), rule.attribute, source, factor, kind, partial(refusals.held, at))
             match = item_key(filled, node.key)
             if done and match is not None:
