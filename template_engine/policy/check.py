@@ -20,7 +20,7 @@ from template_engine.paths import Match, Path, format_path
 from template_engine.policy.bounds import value_bounds
 from template_engine.policy.document import FieldRules, ImposedAsset
 from template_engine.policy.vocabulary import Replica
-from template_engine.quantity import parse_quantity
+from template_engine.quantity import MAX_QUANTITY_LENGTH, parse_quantity
 
 #: Run:ai's ``PolicyRuleEnum``, in the order issues of one field are reported.
 RULE_ORDER = ("required", "canEdit", "min", "max", "step", "options", "canAdd", "locked")
@@ -341,22 +341,31 @@ class _Refusals:
     rule: FieldRules
     found: dict[Path, Compliance]
 
-    def held(self, path: Path, value: Any, computed: Decimal) -> bool:
-        """Whether ``value`` (``computed`` before its conversion) is within the field's bounds, as a value
-        written directly must be; if not, an issue naming the rule, the field, the value and the bound."""
+    def held(self, path: Path, value: Any, computed: Decimal | None) -> bool:
+        """Whether ``value`` (``computed`` before its conversion; ``None`` for a quantity) is within the
+        field's bounds, as a value written directly must be (a quantity: one that parses); if not, an issue
+        naming the rule, the field, the value and the bound."""
         assert self.rule.family is not None and self.rule.default_from is not None
-        bounds = value_bounds(self.replica, self.rule.path, self.rule.attribute, self.rule.family.value_kind)
-        number = _number(value, self.rule.family.value_kind)
-        if bounds is None or (number is not None and number.is_finite() and bounds.holds(number)):
-            return True
+        kind = self.rule.family.value_kind
+        number = _number(value, kind)
+        if kind == "quantity" or computed is None:
+            if number is not None:
+                return True
+            expected, rule = f"a quantity of at most {MAX_QUANTITY_LENGTH} characters", "max"
+            shown = repr(value) if len(str(value)) <= 40 else repr(f"{str(value)[:37]}...")
+        else:
+            bounds = value_bounds(self.replica, self.rule.path, self.rule.attribute, kind)
+            if bounds is None or (number is not None and number.is_finite() and bounds.holds(number)):
+                return True
+            expected, rule = bounds.expected, "min" if computed < bounds.low else "max"
+            shown = str(value) if abs(computed) < 10**16 else f"{computed:.4e}"
         source = self.rule.default_from
-        shown = str(value) if abs(computed) < 10**16 else f"{computed:.4e}"
         self.found[path] = Compliance(
             self.replica,
             path,
-            "min" if computed < bounds.low else "max",
+            rule,
             f"{format_path(path)} would be {shown} by the defaultFrom rule of the {self.rule.scope} policy "
-            f"({source.field} x {source.factor}), out of the field's bounds: expected {bounds.expected}; "
+            f"({source.field} x {source.factor}), out of the field's bounds: expected {expected}; "
             "it is left unset",
             self.rule.location,
         )
@@ -406,7 +415,7 @@ def _fill(
     sibling: str,
     factor: Decimal,
     kind: str,
-    held: Callable[[Any, Decimal], bool],
+    held: Callable[[Any, Decimal | None], bool],
 ) -> tuple[dict[str, Any], bool]:
     section = _get(data, path[:-1]) if len(path) > 1 else data
     if not isinstance(section, Mapping):
@@ -416,7 +425,8 @@ def _fill(
     value = _times(section[sibling], factor, kind)
     if value is None:
         return data, False
-    if kind in ("integer", "number") and not held(value, Decimal(str(section[sibling])) * factor):
+    computed = Decimal(str(section[sibling])) * factor if kind != "quantity" else None
+    if not held(value, computed):
         return data, False
     return _set(data, path, value), True
 
