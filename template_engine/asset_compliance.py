@@ -89,9 +89,9 @@ def _checked(org: Org, asset: Asset, view: View, replica: Replica) -> AssetCompl
     if own:
         return AssetCompliance(imposed, tuple(_issue(p) for p in own))
     side_spec, _ = render_final(side.spec, context, side.locate, "policy side", SPEC_PLAN)
-    spec, derived = apply_default_from(spec, rules, SPEC_PLAN)
-    side_spec, _ = apply_default_from(side_spec, rules, SPEC_PLAN)
-    found = check_rules(replica, spec, side_spec, rules, SPEC_PLAN, protected, derived.keys())
+    spec, derived, refused = apply_default_from(spec, rules, SPEC_PLAN, replica)
+    side_spec, _, _ = apply_default_from(side_spec, rules, SPEC_PLAN, replica)
+    found = [*refused, *check_rules(replica, spec, side_spec, rules, SPEC_PLAN, protected, derived.keys())]
     return AssetCompliance(
         imposed,
         tuple(AssetIssue(i.path, i.message, i.rule) for i in found if _set_by(merged, i.path, mine)),

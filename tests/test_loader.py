@@ -484,6 +484,33 @@ def test_enum_values_out_of_range(write_tree: WriteTree, field: str, value: str)
     assert line_of(problem) == 2
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "hint"),
+    [
+        ("compute:\n    cpuCoreLimit", "1e308", "(YAML reads 1e308 as text; write 1.0e+308)"),
+        ("compute:\n    cpuCoreRequest", "1E5", "(YAML reads 1E5 as text; write 1.0e+5)"),
+        ("compute:\n    cpuCoreRequest", "2.5e3", "(YAML reads 2.5e3 as text; write 2.5e+3)"),
+        ("compute:\n    cpuCoreRequest", "-2e-3", "(YAML reads -2e-3 as text; write -2.0e-3)"),
+        ("numWorkers", "1e2", "(YAML reads 1e2 as text; write 100)"),
+    ],
+)
+def test_a_number_yaml_1_1_reads_as_text_says_how_to_write_it(
+    write_tree: WriteTree, field: str, value: str, hint: str
+) -> None:
+    """PyYAML (YAML 1.1) reads ``1e308`` (no dot, no exponent sign) as text, though YAML 1.2 and JSON read a
+    number: the message says so, and how to write it."""
+    root = write_tree({"system/defaults.yaml": f"spec:\n  {field}: {value}\n"})
+    (problem,) = problems_of(load_org(root), "system/defaults.yaml")
+    assert problem.message == f"invalid value {value!r} {hint}"
+    assert problem.path[-1] == field.split()[-1]
+
+
+def test_other_text_where_a_number_belongs_gets_no_yaml_hint(write_tree: WriteTree) -> None:
+    root = write_tree({"system/defaults.yaml": "spec:\n  compute:\n    cpuCoreLimit: 1e5x\n"})
+    (problem,) = problems_of(load_org(root), "system/defaults.yaml")
+    assert problem.message == "invalid value '1e5x'"
+
+
 def test_enum_inside_a_keyed_item(write_tree: WriteTree) -> None:
     text = "spec:\n  tolerations:\n  - name: t\n    operator: Equals\n"
     root = write_tree({"system/defaults.yaml": text})

@@ -158,7 +158,7 @@ def test_default_from_fills_an_unset_field_and_keeps_units() -> None:
         "      gpuDevicesRequest: {defaultFrom: {field: cpuCoreRequest, factor: 0.5}}\n"
     )
     spec = {"compute": {"cpuCoreRequest": 3, "cpuMemoryRequest": "8Gi"}}
-    out, applied = apply_default_from(spec, rules(policy), PLAN)
+    out, applied, _ = apply_default_from(spec, rules(policy), PLAN)
     assert out["compute"] == {
         "cpuCoreRequest": 3,
         "cpuCoreLimit": 6,
@@ -172,10 +172,52 @@ def test_default_from_fills_an_unset_field_and_keeps_units() -> None:
         ("compute", "gpuDevicesRequest"),
     }
     assert spec == {"compute": {"cpuCoreRequest": 3, "cpuMemoryRequest": "8Gi"}}  # the input is untouched
-    kept, none = apply_default_from(
+    kept, none, _ = apply_default_from(
         {"compute": {"cpuCoreRequest": 3, "cpuCoreLimit": 4}}, rules(policy), PLAN
     )
     assert kept["compute"]["cpuCoreLimit"] == 4 and ("compute", "cpuCoreLimit") not in none
+
+
+@pytest.mark.parametrize(
+    ("rule", "spec", "field", "said"),
+    [
+        (
+            "cpuCoreRequest: {defaultFrom: {field: cpuCoreLimit, factor: 2}}",
+            {"cpuCoreLimit": 1.0e308},
+            "cpuCoreRequest",
+            "would be 2.0000e+308",
+        ),
+        (
+            "gpuPortionLimit: {defaultFrom: {field: gpuPortionRequest, factor: 1.0e+308}}",
+            {"gpuPortionRequest": 0.5},
+            "gpuPortionLimit",
+            "expected a number from 0 to 1",
+        ),
+        (
+            "gpuDevicesRequest: {defaultFrom: {field: cpuCoreLimit, factor: 1.0e+300}}",
+            {"cpuCoreLimit": 4},
+            "gpuDevicesRequest",
+            "expected a whole number from",
+        ),
+        (
+            "cpuMemoryLimit: {defaultFrom: {field: cpuMemoryRequest, factor: 1.0e+300}}",
+            {"cpuMemoryRequest": "8Gi"},
+            "cpuMemoryLimit",
+            "expected a quantity of at most 64 characters",
+        ),
+    ],
+)
+def test_a_default_from_value_out_of_its_field_s_bounds_is_left_unset_with_an_issue(
+    rule: str, spec: dict[str, Any], field: str, said: str
+) -> None:
+    """What ``defaultFrom`` computes is held to the bounds of the field written directly (the spec models');
+    beyond them it is not set, and the issue names the rule, the field, the value and the bound."""
+    out, applied, (refused,) = apply_default_from(
+        {"compute": spec}, rules(W + f"    compute:\n      {rule}\n"), PLAN
+    )
+    assert out == {"compute": spec} and applied == {}
+    assert refused.field == f"compute.{field}" and refused.rule == "max"
+    assert said in refused.message and "by the defaultFrom rule of the system policy" in refused.message
 
 
 def test_an_imposed_item_is_protected_like_a_locked_one() -> None:

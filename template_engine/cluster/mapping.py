@@ -693,6 +693,19 @@ class _Pod:
                     f"supplementalGroups {groups!r}: expected group ids separated by commas (1000,2000)",
                 )
 
+    def _too_big(
+        self, res_at: ObjectPath, which: str, resource: str, key: str, value: Any, unit: str
+    ) -> None:
+        """A CPU or memory amount Kubernetes cannot hold (beyond an int64 of millicores or bytes, or not
+        finite): a problem of the object, never an exception."""
+        self.out.note((*res_at, which, resource), self.src("compute", key))
+        self.out.refuse(
+            (*res_at, which, resource),
+            "quantity",
+            f"compute.{key} is {value}: more {unit} than a Kubernetes quantity holds "
+            f"(at most {_KUBE_MAX_CORES:.4g} cores, {_KUBE_MAX:.4g} bytes)",
+        )
+
     def _compute(self) -> None:
         compute = self.spec.get("compute")
         if not isinstance(compute, Mapping):
@@ -710,13 +723,20 @@ class _Pod:
             ("cpuCoreLimit", "limits", limits),
         ):
             if isinstance(compute.get(key), int | float) and not isinstance(compute.get(key), bool):
-                put(target, which, "cpu", _cpu(compute[key]), key)
+                cores = _cpu(compute[key])
+                if cores is None:
+                    self._too_big(res_at, which, "cpu", key, compute[key], "cores")
+                else:
+                    put(target, which, "cpu", cores, key)
         for key, which, target in (
             ("cpuMemoryRequest", "requests", requests),
             ("cpuMemoryLimit", "limits", limits),
         ):
             if compute.get(key) is not None:
-                put(target, which, "memory", compute[key], key)
+                if _held(compute[key]):
+                    put(target, which, "memory", compute[key], key)
+                else:
+                    self._too_big(res_at, which, "memory", key, compute[key], "bytes")
         self._gpu(compute, limits, put)
         for path, item in _keyed_items(self.spec, ("compute", "extendedResources")):
             resource, quantity = item.get("resource"), item.get("quantity")
@@ -1139,11 +1159,31 @@ def _git_secret(item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     ]
 
 
-def _cpu(cores: float) -> int | str:
-    """CPU cores as a Kubernetes quantity: whole cores as an integer, else millicores (0.5 -> ``500m``)."""
+#: The largest amount a Kubernetes quantity's value holds: an int64 (``Quantity.Value``/``MilliValue``), so
+#: at most this many bytes of memory and this many millicores of CPU.
+_KUBE_MAX = 2**63 - 1
+_KUBE_MAX_CORES = _KUBE_MAX / 1000
+
+
+def _cpu(cores: float) -> int | str | None:
+    """CPU cores as a Kubernetes quantity: whole cores as an integer, else millicores (0.5 -> ``500m``);
+    ``None`` for an amount no quantity holds (not finite, or beyond an int64 of millicores)."""
+    if not -_KUBE_MAX_CORES <= cores <= _KUBE_MAX_CORES:  # compares an int of any size, and is False for nan
+        return None
     if float(cores).is_integer():
         return int(cores)
     return f"{round(cores * 1000)}m"
+
+
+def _held(memory: Any) -> bool:
+    """Whether a memory amount (a quantity's text or a number of bytes) is within what Kubernetes holds; text
+    that is no quantity is the validity check's to report."""
+    if isinstance(memory, bool):
+        return True
+    if isinstance(memory, int | float):
+        return -_KUBE_MAX <= memory <= _KUBE_MAX
+    amount = parse_quantity(str(memory))
+    return amount is None or abs(amount) <= _KUBE_MAX
 
 
 def _number_text(value: float) -> str:

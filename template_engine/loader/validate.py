@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from decimal import Decimal
 from functools import cache
 from typing import Any, TypeVar
 
@@ -113,6 +115,31 @@ def _wrong_shape(
     )
 
 
+#: pydantic's error types of a value where a number belongs.
+NUMBER_KINDS = frozenset({"float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"})
+#: A number as YAML 1.2 and JSON spell it with an exponent (``1e308``, ``1E5``, ``2.5e-3``).
+_EXPONENT_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)[eE]([-+]?[0-9]{1,4})")
+
+
+def yaml_number_hint(text: str, integer: bool = False) -> str:
+    """`` (YAML reads 1e308 as text; write 1.0e+308)`` for a number YAML 1.2 and JSON read but YAML 1.1 (the
+    loader's, PyYAML's) reads as text, for want of a dot in its mantissa or a sign in its exponent; where an
+    ``integer`` belongs, a whole number is suggested in digits (``1e2``: write 100).  Empty for other text."""
+    found = _EXPONENT_NUMBER.fullmatch(text)
+    if found is None:
+        return ""
+    mantissa, exponent = found.groups()
+    if "." in mantissa and exponent[0] in "+-":  # YAML 1.1 reads this one as a number too
+        return ""
+    number = Decimal(text)
+    if integer and number == number.to_integral_value() and abs(number) < 10**19:
+        written = str(int(number))
+    else:
+        dotted = mantissa if "." in mantissa else mantissa + ".0"
+        written = f"{dotted}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+    return f" (YAML reads {text} as text; write {written})"
+
+
 def _problem(
     model: type[BaseModel], file: str, data: Any, lines: Mapping[Path, tuple[int, int]], err: Any
 ) -> Problem:
@@ -156,6 +183,8 @@ def _problem(
         shown += " (YAML reads yes/no/on/off/true/false as a boolean: quote it)"
     elif isinstance(got, int | float) and kind == "string_type":
         shown += " (quote it to make it text)"
+    elif isinstance(got, str) and kind in NUMBER_KINDS:
+        shown += yaml_number_hint(got, kind.startswith("int"))
     expected = err["msg"]
     if kind == "value_error":  # a model's own check: its sentence, without pydantic's prefix
         expected = str(expected).removeprefix("Value error, ")

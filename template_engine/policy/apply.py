@@ -46,10 +46,11 @@ def apply_policy(
     worker-only fields; only ``rules.master`` is checked on it."""
     worker_rules = policy.for_replica("worker")
     master_rules = policy.for_replica("master")
-    worker, worker_set = _defaults(spec, policy, "worker", worker_rules, plan)
-    worker_policy, _ = _defaults(policy_spec, policy, "worker", worker_rules, plan)
+    worker, worker_set, refused = _defaults(spec, policy, "worker", worker_rules, plan)
+    worker_policy, _, _ = _defaults(policy_spec, policy, "worker", worker_rules, plan)
     origins: dict[tuple[Replica, Path], Origin] = {("worker", p): r for p, r in worker_set.items()}
-    issues = check_rules(
+    issues = [*refused]
+    issues += check_rules(
         "worker",
         worker,
         worker_policy,
@@ -67,8 +68,9 @@ def apply_policy(
         master_set = {p: r for p, r in worker_set.items() if p[0] not in worker_only}
         origins.update({("master", p): r for p, r in master_set.items()})
     elif master_spec is not None:
-        master, master_set = _defaults(master_spec, policy, "master", master_rules, plan)
-        master_policy, _ = _defaults(policy_master_spec or {}, policy, "master", master_rules, plan)
+        master, master_set, refused = _defaults(master_spec, policy, "master", master_rules, plan)
+        issues += refused
+        master_policy, _, _ = _defaults(policy_master_spec or {}, policy, "master", master_rules, plan)
         origins.update({("master", p): r for p, r in master_set.items()})
     else:
         master, master_policy = None, {}
@@ -98,9 +100,9 @@ def _defaults(
     replica: Replica,
     rules: tuple[FieldRules, ...],
     plan: PlanNode,
-) -> tuple[dict[str, Any], dict[Path, Origin]]:
+) -> tuple[dict[str, Any], dict[Path, Origin], tuple[Compliance, ...]]:
     """``spec`` with the replica's attribute defaults, then its ``defaultFrom`` rules (which may read an
     attribute a default filled), and what set each value."""
     filled, by_default = apply_attribute_defaults(spec, policy.defaults_for(replica), plan)
-    derived, by_rule = apply_default_from(filled, rules, plan)
-    return derived, {**by_default, **by_rule}
+    derived, by_rule, refused = apply_default_from(filled, rules, plan, replica)
+    return derived, {**by_default, **by_rule}, refused

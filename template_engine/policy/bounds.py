@@ -98,6 +98,17 @@ def _field(replica: Replica, names: tuple[str, ...]) -> tuple[Any, list[Any]] | 
     return leaf
 
 
+def _narrowed(replica: Replica, names: tuple[str, ...], low: Decimal, high: Decimal, integer: bool) -> Bounds:
+    """``low``..``high`` narrowed by the spec model's bounds of the field at ``names``."""
+    found = _field(replica, names)
+    for constraint in found[1] if found is not None else []:
+        if isinstance(constraint, Ge):
+            low = max(low, Decimal(str(constraint.ge)))
+        elif isinstance(constraint, Le):
+            high = min(high, Decimal(str(constraint.le)))
+    return Bounds(low, high, integer)
+
+
 @cache
 def field_bounds(
     replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str
@@ -108,13 +119,20 @@ def field_bounds(
     if kind not in ("integer", "number"):
         return None
     low, high = RULE_INTEGER if kind == "integer" else RULE_NUMBER
-    found = _field(replica, (*path, *attribute))
-    for constraint in found[1] if found is not None else []:
-        if isinstance(constraint, Ge):
-            low = max(low, Decimal(str(constraint.ge)))
-        elif isinstance(constraint, Le):
-            high = min(high, Decimal(str(constraint.le)))
-    return Bounds(low, high, kind == "integer")
+    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer")
+
+
+@cache
+def value_bounds(
+    replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str
+) -> Bounds | None:
+    """The bounds of a value of the ``kind`` (``integer``/``number``) field at ``path`` (and ``attribute``):
+    the spec model's (``Int32``, ``Field(ge=0)``), within a float's range; what a value ``defaultFrom``
+    computes is held to, as one written directly is.  ``None`` for other kinds."""
+    if kind not in ("integer", "number"):
+        return None
+    low, high = RULE_NUMBER
+    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer")
 
 
 def model_type(replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...]) -> Any:
@@ -123,4 +141,4 @@ def model_type(replica: Replica, path: tuple[str, ...], attribute: tuple[str, ..
     return found[0] if found is not None else None
 
 
-__all__ = ["FLOAT_MAX", "RULE_INTEGER", "RULE_NUMBER", "Bounds", "field_bounds", "model_type"]
+__all__ = ["FLOAT_MAX", "RULE_INTEGER", "RULE_NUMBER", "Bounds", "field_bounds", "model_type", "value_bounds"]

@@ -8,17 +8,19 @@ compliance issues, every one at once, in a stable order.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
+from functools import partial
 from typing import Any
 
 from template_engine.errors import Location
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Match, Path, format_path
+from template_engine.policy.bounds import value_bounds
 from template_engine.policy.document import FieldRules, ImposedAsset
 from template_engine.policy.vocabulary import Replica
-from template_engine.quantity import parse_quantity
+from template_engine.quantity import MAX_QUANTITY_LENGTH, parse_quantity
 
 #: Run:ai's ``PolicyRuleEnum``, in the order issues of one field are reported.
 RULE_ORDER = ("required", "canEdit", "min", "max", "step", "options", "canAdd", "locked")
@@ -309,9 +311,10 @@ def _plain(number: Decimal) -> str:
 
 
 def apply_default_from(
-    spec: Mapping[str, Any], rules: Iterable[FieldRules], plan: PlanNode
-) -> tuple[dict[str, Any], dict[Path, FieldRules]]:
-    """``spec`` with every ``defaultFrom`` applied (a copy), and which rule set which path.
+    spec: Mapping[str, Any], rules: Iterable[FieldRules], plan: PlanNode, replica: Replica = "worker"
+) -> tuple[dict[str, Any], dict[Path, FieldRules], tuple[Compliance, ...]]:
+    """``spec`` with every ``defaultFrom`` applied (a copy), which rule set which path, and the values a rule
+    computed out of the field's bounds (not set: each a ``min``/``max`` issue naming the rule).
 
     A rule whose sibling is itself set by another ``defaultFrom`` rule sees that value, whatever the order of
     the rules: the rules are applied again until none sets anything (each sets a field at most once, since it
@@ -320,24 +323,70 @@ def apply_default_from(
     pending = [r for r in rules if r.default_from is not None and r.family is not None]
     out: dict[str, Any] = dict(spec)
     applied: dict[Path, FieldRules] = {}
+    refused: dict[Path, Compliance] = {}
     for _round in range(len(pending)):
         before = len(applied)
         for rule in pending:
-            out = _apply_one(out, rule, plan, applied)
+            out = _apply_one(out, rule, plan, applied, _Refusals(replica, rule, refused))
         if len(applied) == before:
             break
-    return out, applied
+    return out, applied, tuple(refused.values())
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusals:
+    """Where a ``defaultFrom`` rule's out-of-bounds values are noted (by path: once, whatever the round)."""
+
+    replica: Replica
+    rule: FieldRules
+    found: dict[Path, Compliance]
+
+    def held(self, path: Path, value: Any, computed: Decimal | None) -> bool:
+        """Whether ``value`` (``computed`` before its conversion; ``None`` for a quantity) is within the
+        field's bounds, as a value written directly must be (a quantity: one that parses); if not, an issue
+        naming the rule, the field, the value and the bound."""
+        assert self.rule.family is not None and self.rule.default_from is not None
+        kind = self.rule.family.value_kind
+        number = _number(value, kind)
+        if kind == "quantity" or computed is None:
+            if number is not None:
+                return True
+            expected, rule = f"a quantity of at most {MAX_QUANTITY_LENGTH} characters", "max"
+            shown = repr(value) if len(str(value)) <= 40 else repr(f"{str(value)[:37]}...")
+        else:
+            bounds = value_bounds(self.replica, self.rule.path, self.rule.attribute, kind)
+            if bounds is None or (number is not None and number.is_finite() and bounds.holds(number)):
+                return True
+            expected, rule = bounds.expected, "min" if computed < bounds.low else "max"
+            shown = str(value) if abs(computed) < 10**16 else f"{computed:.4e}"
+        source = self.rule.default_from
+        self.found[path] = Compliance(
+            self.replica,
+            path,
+            rule,
+            f"{format_path(path)} would be {shown} by the defaultFrom rule of the {self.rule.scope} policy "
+            f"({source.field} x {source.factor}), out of the field's bounds: expected {expected}; "
+            "it is left unset",
+            self.rule.location,
+        )
+        return False
 
 
 def _apply_one(
-    out: dict[str, Any], rule: FieldRules, plan: PlanNode, applied: dict[Path, FieldRules]
+    out: dict[str, Any],
+    rule: FieldRules,
+    plan: PlanNode,
+    applied: dict[Path, FieldRules],
+    refusals: _Refusals,
 ) -> dict[str, Any]:
     """``out`` with the ``defaultFrom`` ``rule`` applied wherever it fills a field (noted in ``applied``)."""
     assert rule.default_from is not None and rule.family is not None
     kind = rule.family.value_kind
     source, factor = rule.default_from.field, rule.default_from.factor
     if not rule.attribute:
-        filled, done = _fill(out, rule.path, source, factor, kind)
+        filled, done = _fill(
+            out, rule.path, source, factor, kind, lambda v, c: refusals.held(rule.path, v, c)
+        )
         if done:
             applied[rule.path] = rule
         return filled
@@ -349,7 +398,9 @@ def _apply_one(
     changed = False
     for item in items:
         if isinstance(item, Mapping):
-            filled, done = _fill(dict(item), rule.attribute, source, factor, kind)
+            known = item_key(item, node.key)
+            at: Path = (*rule.path, known, *rule.attribute) if known is not None else rule.path
+            filled, done = _fill(dict(item), rule.attribute, source, factor, kind, partial(refusals.held, at))
             match = item_key(filled, node.key)
             if done and match is not None:
                 applied[(*rule.path, match, *rule.attribute)] = rule
@@ -359,7 +410,12 @@ def _apply_one(
 
 
 def _fill(
-    data: dict[str, Any], path: tuple[str, ...], sibling: str, factor: Decimal, kind: str
+    data: dict[str, Any],
+    path: tuple[str, ...],
+    sibling: str,
+    factor: Decimal,
+    kind: str,
+    held: Callable[[Any, Decimal | None], bool],
 ) -> tuple[dict[str, Any], bool]:
     section = _get(data, path[:-1]) if len(path) > 1 else data
     if not isinstance(section, Mapping):
@@ -368,6 +424,9 @@ def _fill(
         return data, False
     value = _times(section[sibling], factor, kind)
     if value is None:
+        return data, False
+    computed = Decimal(str(section[sibling])) * factor if kind != "quantity" else None
+    if not held(value, computed):
         return data, False
     return _set(data, path, value), True
 

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.loader.validate import model_at, real_path
+from template_engine.loader.validate import NUMBER_KINDS, model_at, real_path, yaml_number_hint
 from template_engine.paths import Path, format_path
 from template_engine.service.schemas import PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
@@ -191,6 +191,9 @@ def _invalid(err: Mapping[str, Any]) -> str:
     message = err.get("msg", "invalid value")
     if err.get("type") == "string_pattern_mismatch":
         message = PATTERN_RULES.get((err.get("ctx") or {}).get("pattern", ""), message)
+    if isinstance(got, str) and err.get("type") in NUMBER_KINDS:  # a YAML form's 1e308, as the loader says
+        hint = yaml_number_hint(got, str(err.get("type")).startswith("int")).strip()
+        shown += f"; {hint[1:-1]}" if hint else ""
     return f"{message} (got {shown})"
 
 

@@ -36,6 +36,9 @@ TOPOLOGIES = ("same-master", "separate-master", "workers-only")
 REFUSED_FIELDS = {
     "mapping.shellWords": (("command",), ("args",)),
     "mapping.supplementalGroups": (("security", "supplementalGroups"),),
+    "mapping.quantity": tuple(
+        ("compute", f) for f in ("cpuCoreRequest", "cpuCoreLimit", "cpuMemoryRequest", "cpuMemoryLimit")
+    ),
 }
 
 

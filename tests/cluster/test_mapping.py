@@ -44,6 +44,39 @@ def test_cpu_cores_become_whole_cores_or_millicores_and_memory_is_passed_as_give
     assert resources == {"limits": {"cpu": 2}, "requests": {"cpu": "500m", "memory": "1Gi"}}
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("cpuCoreLimit", 2 * 10**308),  # an int no float holds: float() raised OverflowError
+        ("cpuCoreRequest", 1.0e308),
+        ("cpuCoreLimit", float("inf")),
+        ("cpuCoreLimit", float("nan")),
+        ("cpuMemoryLimit", 10**400),
+        ("cpuMemoryRequest", "1e30"),
+    ],
+)
+def test_a_cpu_or_memory_amount_kubernetes_cannot_hold_is_a_problem_not_an_exception(
+    key: str, value: Any
+) -> None:
+    """A defaultFrom rule could compute 2e308 cores (an int): the mapping raised. It is a problem of the
+    object now, naming the field and the value, and the resource is left out."""
+    built = build(
+        {"compute": {key: value, "cpuCoreRequest" if key != "cpuCoreRequest" else "cpuCoreLimit": 1}}
+    )
+    (problem,) = built.problems
+    assert problem.rule == "mapping.quantity"
+    assert f"compute.{key} is" in problem.message and "Kubernetes quantity" in problem.message
+    resource = "cpu" if key.startswith("cpuCore") else "memory"
+    which = "limits" if key.endswith("Limit") else "requests"
+    resources = built.objects[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    assert resource not in resources.get("resources", {}).get(which, {})
+
+
+def test_the_largest_amounts_kubernetes_holds_are_mapped() -> None:
+    resources = container({"compute": {"cpuCoreLimit": 9 * 10**15, "cpuMemoryLimit": "7Ei"}})["resources"]
+    assert resources == {"limits": {"cpu": 9 * 10**15, "memory": "7Ei"}}
+
+
 def test_whole_gpus_are_a_limit_and_a_portion_is_kai_annotations_without_the_device_resource() -> None:
     assert container({"compute": {"gpuDevicesRequest": 2}})["resources"] == {"limits": {"nvidia.com/gpu": 2}}
     pod = worker_pod(

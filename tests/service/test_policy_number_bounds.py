@@ -211,3 +211,31 @@ def test_the_ui_s_policy_form_refuses_what_the_api_refuses(service: FastAPI, api
         assert api.get(P, params={"scope": "tenant"}).json().get("policy") == before  # nothing stored
         form = {"csrf": csrf, "version": version, "text": AT_BOUNDS, "action": "preview"}
         assert browser.post(url, data=form, follow_redirects=False).status_code == 200
+
+
+def test_a_default_from_value_beyond_its_field_is_an_issue_of_the_preview_not_a_500(api: TestClient) -> None:
+    """``cpuCoreRequest`` from ``cpuCoreLimit x 2`` with ``cpuCoreLimit: 1e308`` computed 2e308 (an int no
+    float holds) and the mapping raised: the preview answered 500. It is an issue of the preview now."""
+    rules = {
+        "worker": {
+            "compute": {"cpuCoreRequest": {"defaultFrom": {"field": "compute.cpuCoreLimit", "factor": 2}}}
+        }
+    }
+    put = api.put(P, json={"meta": {"name": "tenant", "scope": "tenant"}, "policy": {"rules": rules}})
+    assert put.status_code == 200, put.text
+    body = {
+        "meta": {"name": "huge", "scopeType": "system"},
+        "spec": {
+            "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+            "distributedFramework": "PyTorch",
+            "compute": {"cpuCoreLimit": 1.0e308},
+        },
+    }
+    preview = api.post("/api/v1/workload-templates/distributed/preview", json=body)
+    assert preview.status_code == 200, preview.text
+    runnable = preview.json()["runnable"]
+    assert runnable["isRunnable"] is False
+    issue = next(i for i in runnable["issues"] if i["field"] == "compute.cpuCoreRequest")
+    assert issue["rule"] == "max"
+    assert "2.0000e+308 by the defaultFrom rule" in issue["message"] and "1.797e308" in issue["message"]
+    assert "cpuCoreRequest" not in preview.json()["combinedSpec"]["compute"]

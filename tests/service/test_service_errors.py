@@ -309,3 +309,65 @@ def test_an_expression_python_refuses_is_said_alike_by_the_api_and_the_cli(
     cli = CliRunner().invoke(main, ["preview", "--root", str(root), "-p", "vision", "-t", "expr"])
     assert cli.exit_code == 2
     assert cli.stderr.splitlines()[0].split(" (")[0] == f"error: {message}"
+
+
+_NOT_OBJECTS = ["abc", [], 1, 1.5, True, False, 0]
+
+
+@pytest.mark.parametrize("value", _NOT_OBJECTS)
+@pytest.mark.parametrize("method", ["preview", "create", "replace", "patch"])
+def test_a_template_meta_that_is_not_an_object_is_a_400_at_meta(
+    client: Any, ids: Ids, method: str, value: Any
+) -> None:
+    """A number or a boolean as ``meta`` was a 500 (``TypeError`` in ``_document``); a string or a list was
+    already a 400. Every one now says at ``meta`` that an object was expected."""
+    body = {"meta": value, "spec": {"distributedFramework": "PyTorch"}}
+    if method in ("replace", "patch"):
+        made = client.post(T, json={"meta": {"name": "meta-target", "scopeType": "system"}})
+        assert made.status_code == 202, made.text
+        response = client.request(
+            method.replace("replace", "put"), f"{T}/{made.json()['meta']['id']}", json=body
+        )
+    else:
+        response = client.post(f"{T}/preview" if method == "preview" else T, json=body)
+    assert response.status_code == 400, response.text
+    problems = {p["field"]: p for p in response.json()["problems"]}
+    assert "meta" in problems, problems
+    said = problems["meta"]["message"] + problems["meta"].get("expected", "")
+    assert "dictionary" in said or "object" in said, said
+
+
+@pytest.mark.parametrize("value", _NOT_OBJECTS)
+@pytest.mark.parametrize(
+    ("method", "url", "body"),
+    [
+        ("PATCH", "/api/v1/defaults/system", {"spec": "V"}),
+        ("PUT", "/api/v1/defaults/system", {"spec": "V"}),
+        ("POST", "/api/v1/asset/compute", {"meta": "V", "spec": {}}),
+        ("POST", "/api/v1/asset/compute", {"meta": {"name": "c9", "scope": "tenant"}, "spec": "V"}),
+        ("POST", "/api/v1/asset/environment", {"meta": "V", "spec": {"image": "x"}}),
+        ("PUT", "/api/v2/policy/distributed", {"meta": "V", "policy": {}}),
+        ("PUT", "/api/v2/policy/distributed", {"meta": {"scope": "tenant"}, "policy": "V"}),
+        ("PATCH", "/api/v2/policy/distributed", {"meta": "V", "policy": {}}),
+        ("PATCH", "/api/v2/policy/distributed", {"meta": {"scope": "tenant"}, "policy": "V"}),
+    ],
+)
+def test_a_meta_or_spec_that_is_not_an_object_is_a_400_on_every_template_like_write(
+    client: Any, method: str, url: str, body: dict[str, Any], value: Any
+) -> None:
+    """The defaults, assets and policies take ``meta``/``spec``/``policy`` objects too: anything else is a
+    400 naming the field, never a 500."""
+    sent = {k: (value if v == "V" else v) for k, v in body.items()}
+    response = client.request(method, url, json=sent)
+    assert response.status_code == 400, (sent, response.text)
+    fields = [p.get("field", "") for p in response.json().get("problems", [])]
+    bad = next(k for k, v in body.items() if v == "V")
+    assert any(f == bad or f.startswith(bad + ".") for f in fields), (sent, response.json())
+
+
+def test_a_yaml_1_1_text_number_gets_the_loaders_hint_at_the_api(client: Any) -> None:
+    """A YAML form's ``1e308`` reaches the API as text: its 400 says what ``validate`` says of it."""
+    body = {"meta": {"name": "exp", "scopeType": "system"}, "spec": {"compute": {"cpuCoreLimit": "1e308"}}}
+    (problem,) = client.post(f"{T}/preview", json=body).json()["problems"]
+    assert problem["field"] == "spec.compute.cpuCoreLimit"
+    assert "(got '1e308'; YAML reads 1e308 as text; write 1.0e+308)" in problem["message"]

@@ -95,8 +95,10 @@ Search = Annotated[str | None, Query(max_length=253)]
 def _document(raw: Any) -> dict[str, Any]:
     """The stored template document: the body without nulls, its meta without the scope."""
     doc: dict[str, Any] = strip_nulls(raw if isinstance(raw, dict) else {})
-    meta = doc.get("meta") or {}
-    doc["meta"] = {k: meta[k] for k in ("name", "description") if k in meta}
+    meta = doc.get("meta")
+    # A meta that is not an object (a number, a boolean, text) is the body's schema problem at ``meta``.
+    kept = meta if isinstance(meta, dict) else {}
+    doc["meta"] = {k: kept[k] for k in ("name", "description") if k in kept}
     return doc
 
 
