@@ -100,3 +100,99 @@ def test_a_body_naming_a_scope_by_a_non_id_is_a_400_on_that_field(client: Any, i
 def test_a_path_segment_that_is_not_an_id_is_no_path(client: Any, path: str) -> None:
     for text in ("\u00b3", "\u0661", "1x"):
         assert client.get(path.format(text)).status_code == 404, text
+
+
+# -- node pools in resources, duplicates, filterBy, one wording (the review of issue 30) ---------------------
+
+D, P = "/api/v1/org-unit/departments", "/api/v1/org-unit/projects"
+#: The one wording of an id refused anywhere (``service/ids.py``).
+REFUSED = "must be an id of 1 to 18 ASCII digits, such as '1' (got '\u00b3')"
+
+
+def _problems(response: Any) -> dict[str, str]:
+    assert response.status_code == 400, response.text
+    return {p.get("field", ""): p["message"] for p in response.json()["problems"]}
+
+
+def _resource_writes(ids: Ids, resources: list[Any]) -> list[tuple[str, str, Any, str]]:
+    """Every body that carries a unit's resources: method, url, body and the prefix of the field's path."""
+    project, department = ids.projects["vision"], ids.departments["research"]
+    return [
+        ("PUT", f"{P}/{project}/resources", resources, ""),
+        ("PATCH", f"{P}/{project}/resources", resources, ""),
+        ("PUT", f"{D}/{department}/resources", resources, ""),
+        ("PATCH", f"{D}/{department}/resources", resources, ""),
+        ("POST", P, {"name": "probe", "parentId": str(department), "resources": resources}, "resources"),
+        ("PUT", f"{P}/{project}", {"resources": resources}, "resources"),
+        ("POST", D, {"name": "probe", "resources": resources}, "resources"),
+        ("PUT", f"{D}/{department}", {"resources": resources}, "resources"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["\u00b3", "\u0661", "1x", ""])
+def test_a_node_pool_id_in_resources_is_ascii_digits(client: Any, ids: Ids, text: str) -> None:
+    resources = [{"nodePool": {"id": text}, "gpu": {"deserved": 1}}]
+    for method, url, body, prefix in _resource_writes(ids, resources):
+        response = client.request(method, url, json=body)
+        field = f"{prefix}[0].nodePool.id"
+        assert field in _problems(response), (method, url, response.json())
+    stored = client.get(f"{P}/{ids.projects['vision']}").json()["resources"]
+    assert all(entry.get("nodePool", {}).get("id") != text for entry in stored), stored
+
+
+def test_a_node_pool_id_in_resources_is_refused_in_the_one_wording(client: Any, ids: Ids) -> None:
+    response = client.put(f"{P}/{ids.projects['vision']}/resources", json=[{"nodePool": {"id": "\u00b3"}}])
+    assert _problems(response) == {"[0].nodePool.id": REFUSED}
+
+
+def test_a_node_pool_is_given_once_in_resources(client: Any, ids: Ids) -> None:
+    twice = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1}}, {"nodePool": {"id": "1"}, "gpu": {"deserved": 2}}]
+    for method, url, body, prefix in _resource_writes(ids, twice):
+        problems = _problems(client.request(method, url, json=body))
+        assert problems == {
+            f"{prefix}[1].nodePool.id": "entry [0] already gives the quotas of node pool '1': give each once "
+            "(got '1')"
+        }, (method, url)
+    none_twice = [{"gpu": {"deserved": 1}}, {"gpu": {"deserved": 2}}]
+    assert "[1]" in _problems(client.put(f"{P}/{ids.projects['vision']}/resources", json=none_twice))
+    other = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1}}, {"nodePool": {"id": "2"}, "gpu": {"deserved": 2}}]
+    answered = client.put(f"{P}/{ids.projects['vision']}/resources", json=other)
+    assert answered.status_code == 200, answered.text
+    assert client.get(f"{P}/{ids.projects['vision']}").json()["totalResources"]["gpuQuota"] == 3
+
+
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        (P, "departmentId"),
+        (P, "parentId"),
+        ("/api/v1/workload-templates", "departmentId"),
+        ("/api/v1/workload-templates", "projectId"),
+        ("/api/v1/workloads", "projectId"),
+    ],
+)
+@pytest.mark.parametrize("op", ["==", "!=", "=@", "<="])
+def test_a_filter_on_an_id_field_takes_an_id(client: Any, url: str, field: str, op: str) -> None:
+    response = client.get(url, params={"filterBy": f"{field}{op}\u00b3"})
+    assert _problems(response) == {"filterBy[0]": f"{field}: {REFUSED}"}, response.json()
+    assert client.get(url, params={"filterBy": f"{field}{op}1"}).status_code == 200
+
+
+def test_every_door_refuses_an_id_in_one_wording(client: Any, ids: Ids) -> None:
+    """A path (where a non-id is a 400), a query, a body, ``filterBy``: the same words."""
+    doors = {
+        "path": client.put(f"{P}/\u00b3/resources", json=[]),
+        "query": client.get("/api/v1/asset/environment", params={"projectId": "\u00b3"}),
+        "create body": client.post(P, json={"name": "probe", "parentId": "\u00b3"}),
+        "template body": client.post(
+            "/api/v1/workload-templates/distributed",
+            json={"meta": {"name": "p", "scopeType": "project", "scopeId": "\u00b3"}, "spec": {"image": "x"}},
+        ),
+        "filterBy": client.get(P, params={"filterBy": "parentId==\u00b3"}),
+    }
+    for door, response in doors.items():
+        if response.status_code == 404:  # a path segment that is not an id is no path
+            continue
+        assert response.status_code == 400, (door, response.status_code, response.text)
+        messages = [p["message"] for p in response.json()["problems"]]
+        assert any(m.endswith(REFUSED) for m in messages), (door, messages)
