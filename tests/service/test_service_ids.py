@@ -196,3 +196,31 @@ def test_every_door_refuses_an_id_in_one_wording(client: Any, ids: Ids) -> None:
         assert response.status_code == 400, (door, response.status_code, response.text)
         messages = [p["message"] for p in response.json()["problems"]]
         assert any(m.endswith(REFUSED) for m in messages), (door, messages)
+
+
+def test_a_models_own_check_answers_in_its_words_at_its_field(client: Any, ids: Ids) -> None:
+    huge = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1e308}}, {"nodePool": {"id": "2"}, "gpu": {"deserved": 1e308}}]
+    problems = _problems(client.post(D, json={"name": "probe", "resources": huge}))
+    assert problems == {
+        "resources[1].gpu.deserved": "the node pools' gpu quotas would add up to more than a double holds "
+        "(TotalResources.gpuQuota, at most 1.8e308) (got 1e+308)"
+    }
+
+
+def test_a_wrong_type_is_named_as_json_not_as_a_class(client: Any, ids: Ids) -> None:
+    response = client.post("/api/v1/workload-templates/distributed", json={"meta": "x", "spec": {}})
+    messages = _problems(response)
+    assert messages["meta"] == "must be an object (got 'x')", messages
+    assert not any("instance of" in m or "dictionary" in m for m in messages.values()), messages
+    assert _problems(client.post(D, json={"name": "probe", "resources": {}}))["resources"] == (
+        "must be an array (got an object)"
+    )
+
+
+def test_a_long_description_gets_its_own_bound_only(client: Any, ids: Ids) -> None:
+    template = _template(ids)
+    template["meta"]["description"] = "d" * 5000
+    response = client.post("/api/v1/workload-templates/distributed", json=template)
+    assert response.status_code == 400, response.text
+    messages = [p["message"] for p in response.json()["problems"] if p.get("field") == "meta.description"]
+    assert len(messages) == 1 and "250 characters" in messages[0], messages
