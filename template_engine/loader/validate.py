@@ -45,7 +45,8 @@ def placed(err: Mapping[str, Any], data: Any, start: int = 0) -> dict[str, Any]:
     if err.get("type") != "value_error":
         return dict(err)
     error = (err.get("ctx") or {}).get("error")
-    out = {**err, "msg": str(error) if error is not None else str(err.get("msg", "")).removeprefix("Value error, ")}
+    words = str(error) if error is not None else str(err.get("msg", "")).removeprefix("Value error, ")
+    out = {**err, "msg": words}
     if isinstance(error, InvalidAt):
         loc = (*tuple(err.get("loc", ())), *error.path)
         value = data

@@ -24,12 +24,12 @@ from template_engine.errors import InvalidAt
 
 __all__ = [
     "DEPARTMENT_RUNAI_FIELDS",
+    "ID_PATTERN",
     "MB_PER_UNIT",
     "PROJECT_RUNAI_FIELDS",
     "UUID_PATTERN",
     "ClusterId",
     "DepartmentRunaiFields",
-    "ID_PATTERN",
     "GpuResource",
     "MemoryResource",
     "NodePoolRef",
@@ -40,8 +40,8 @@ __all__ = [
     "Quota",
     "QuotaList",
     "QuotaOverflow",
-    "ResourcesList",
     "Resource",
+    "ResourcesList",
     "SchedulingRules",
     "quota_overflows",
 ]
@@ -207,9 +207,7 @@ def _finite_totals(resources: list[NodePoolResources] | None) -> list[NodePoolRe
 
 
 #: The body of a unit's ``PUT``/``PATCH .../resources``: at most 1,000 node pools, each once.
-ResourcesList = Annotated[
-    list[NodePoolResources], Field(max_length=1000), AfterValidator(one_entry_per_pool)
-]
+ResourcesList = Annotated[list[NodePoolResources], Field(max_length=1000), AfterValidator(one_entry_per_pool)]
 #: A unit's quotas per node pool: at most 1,000 node pools, each once, whose totals are finite doubles.
 QuotaList = Annotated[ResourcesList, AfterValidator(_finite_totals)]
 

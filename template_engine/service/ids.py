@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from template_engine.models.documents import PATTERN_WORDS
 from template_engine.paths import Path
 from template_engine.service.errors import field_error
-from template_engine.models.documents import PATTERN_WORDS
 from template_engine.service.schemas import ID_PATTERN
 
 _ID = re.compile(ID_PATTERN.removeprefix("^").removesuffix("$"))
@@ -43,7 +43,7 @@ def parse_id(value: object, field: str | Path, what: str = "id") -> int:
 
 
 def refused(value: object) -> str:
-    """What a 400 says of ``value`` where an id belongs (the words of a pattern's problem, :data:`EXPECTED`)."""
+    """What a 400 says of ``value`` where an id belongs: a pattern's words, :data:`EXPECTED`."""
     shown = repr(value)
     return f"must be {EXPECTED} (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
 

@@ -146,7 +146,10 @@ def test_a_node_pool_id_in_resources_is_refused_in_the_one_wording(client: Any, 
 
 
 def test_a_node_pool_is_given_once_in_resources(client: Any, ids: Ids) -> None:
-    twice = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1}}, {"nodePool": {"id": "1"}, "gpu": {"deserved": 2}}]
+    twice = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1}},
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 2}},
+    ]
     for method, url, body, prefix in _resource_writes(ids, twice):
         problems = _problems(client.request(method, url, json=body))
         assert problems == {
@@ -155,7 +158,10 @@ def test_a_node_pool_is_given_once_in_resources(client: Any, ids: Ids) -> None:
         }, (method, url)
     none_twice = [{"gpu": {"deserved": 1}}, {"gpu": {"deserved": 2}}]
     assert "[1]" in _problems(client.put(f"{P}/{ids.projects['vision']}/resources", json=none_twice))
-    other = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1}}, {"nodePool": {"id": "2"}, "gpu": {"deserved": 2}}]
+    other = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1}},
+        {"nodePool": {"id": "2"}, "gpu": {"deserved": 2}},
+    ]
     answered = client.put(f"{P}/{ids.projects['vision']}/resources", json=other)
     assert answered.status_code == 200, answered.text
     assert client.get(f"{P}/{ids.projects['vision']}").json()["totalResources"]["gpuQuota"] == 3
@@ -199,7 +205,10 @@ def test_every_door_refuses_an_id_in_one_wording(client: Any, ids: Ids) -> None:
 
 
 def test_a_models_own_check_answers_in_its_words_at_its_field(client: Any, ids: Ids) -> None:
-    huge = [{"nodePool": {"id": "1"}, "gpu": {"deserved": 1e308}}, {"nodePool": {"id": "2"}, "gpu": {"deserved": 1e308}}]
+    huge = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1e308}},
+        {"nodePool": {"id": "2"}, "gpu": {"deserved": 1e308}},
+    ]
     problems = _problems(client.post(D, json={"name": "probe", "resources": huge}))
     assert problems == {
         "resources[1].gpu.deserved": "the node pools' gpu quotas would add up to more than a double holds "

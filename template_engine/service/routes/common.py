@@ -34,8 +34,8 @@ from template_engine.service.documents import read_json, read_json_value
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.etags import parse_if_match, version_tag
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
-from template_engine.service.ids import refused as refused_id
 from template_engine.service.ids import id_number
+from template_engine.service.ids import refused as refused_id
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {

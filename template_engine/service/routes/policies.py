@@ -31,8 +31,8 @@ from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
-from template_engine.service.ids import refused as refused_id
 from template_engine.service.ids import id_number
+from template_engine.service.ids import refused as refused_id
 from template_engine.service.impact import (
     Affected,
     DryRun,
