@@ -184,24 +184,38 @@ def test_a_filter_on_an_id_field_takes_an_id(client: Any, url: str, field: str, 
     assert client.get(url, params={"filterBy": f"{field}{op}1"}).status_code == 200
 
 
-def test_every_door_refuses_an_id_in_one_wording(client: Any, ids: Ids) -> None:
-    """A path (where a non-id is a 400), a query, a body, ``filterBy``: the same words."""
-    doors = {
-        "path": client.put(f"{P}/\u00b3/resources", json=[]),
-        "query": client.get("/api/v1/asset/environment", params={"projectId": "\u00b3"}),
-        "create body": client.post(P, json={"name": "probe", "parentId": "\u00b3"}),
-        "template body": client.post(
-            "/api/v1/workload-templates/distributed",
-            json={"meta": {"name": "p", "scopeType": "project", "scopeId": "\u00b3"}, "spec": {"image": "x"}},
-        ),
-        "filterBy": client.get(P, params={"filterBy": "parentId==\u00b3"}),
-    }
-    for door, response in doors.items():
-        if response.status_code == 404:  # a path segment that is not an id is no path
-            continue
-        assert response.status_code == 400, (door, response.status_code, response.text)
-        messages = [p["message"] for p in response.json()["problems"]]
-        assert any(m.endswith(REFUSED) for m in messages), (door, messages)
+_TEMPLATE_BODY = {"meta": {"name": "p", "scopeType": "project", "scopeId": "\u00b3"}, "spec": {"image": "x"}}
+#: Each door an id comes through: method, url, query, body and the field the 400 names.
+_DOORS = {
+    "query": ("GET", "/api/v1/asset/environment", {"projectId": "\u00b3"}, None, "projectId"),
+    "policy query": (
+        "GET",
+        "/api/v2/policy/distributed",
+        {"scope": "department", "departmentId": "\u00b3"},
+        None,
+        "departmentId",
+    ),
+    "create body": ("POST", P, None, {"name": "probe", "parentId": "\u00b3"}, "parentId"),
+    "template body": ("POST", "/api/v1/workload-templates/distributed", None, _TEMPLATE_BODY, "meta.scopeId"),
+    "resources body": ("PUT", f"{P}/1/resources", None, [{"nodePool": {"id": "\u00b3"}}], "[0].nodePool.id"),
+    "filterBy": ("GET", P, {"filterBy": "parentId==\u00b3"}, None, "filterBy[0]"),
+}
+
+
+@pytest.mark.parametrize("door", list(_DOORS))
+def test_every_door_refuses_an_id_in_one_wording(client: Any, door: str) -> None:
+    """A query (one typed as an integer too), a policy query, bodies, ``filterBy``: ``service/ids.py``'s words."""
+    method, url, params, body, field = _DOORS[door]
+    response = client.request(method, url, params=params, json=body)
+    problems = _problems(response)
+    assert field in problems, (door, problems)
+    assert problems[field].endswith(REFUSED), (door, problems[field])
+
+
+def test_a_path_segment_that_is_not_an_id_is_no_path_so_no_400_wording(client: Any) -> None:
+    """A path is the one door where a non-id is not a 400: no route has such a path (404)."""
+    assert client.put(f"{P}/\u00b3/resources", json=[]).status_code == 404
+    assert client.get(f"{P}/{'9' * 19}").status_code == 404
 
 
 def test_a_models_own_check_answers_in_its_words_at_its_field(client: Any, ids: Ids) -> None:
