@@ -204,7 +204,7 @@ _DOORS = {
 
 @pytest.mark.parametrize("door", list(_DOORS))
 def test_every_door_refuses_an_id_in_one_wording(client: Any, door: str) -> None:
-    """A query (one typed as an integer too), a policy query, bodies, ``filterBy``: ``service/ids.py``'s words."""
+    """A query (one typed as an integer too), a policy query, bodies, ``filterBy``: one wording."""
     method, url, params, body, field = _DOORS[door]
     response = client.request(method, url, params=params, json=body)
     problems = _problems(response)
