@@ -151,6 +151,16 @@ class CompositionWarning:
         return {"replica": self.replica, "field": self.field_text(), "message": self.render()}
 
 
+class InvalidAt(ValueError):
+    """A model's own check that fails at one place inside the value it checks (the second entry of a list
+    that names a node pool twice: ``(1, "nodePool", "id")``): where pydantic's errors become problems
+    (:func:`~template_engine.loader.validate.placed`), ``path`` is added to the error's location."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class TemplateEngineError(Exception):
     """Base of every error the engine raises on bad input; carries one or more problems."""
 

@@ -854,3 +854,27 @@ def test_a_quantity_in_bytes_offers_the_quantities_it_may_mean(write_tree: Write
     assert problem.expected == (
         "a quantity written as text, such as '512Mi', '20M' or '1Gi' (did you mean '2G' or '2Gi'?)"
     )
+
+
+def test_org_yaml_node_pools_are_ids_given_once(write_tree: WriteTree) -> None:
+    """Issue 30's review: a node pool id is 1 to 18 ASCII digits (Run:ai's ``ResourcesNullable.nodePool.id``
+    is a string of a node pool's numeric id), and a unit gives each node pool's quotas once."""
+    not_an_id = (
+        "departments:\n- name: research\n  projects: [vision]\n"
+        "  resources: [{nodePool: {id: '\u00b3'}, gpu: {deserved: 1}}]\n"
+    )
+    with pytest.raises(InputError) as caught:
+        load_org(write_tree({"org.yaml": not_an_id}))
+    (problem,) = caught.value.problems
+    assert problem.path == ("departments", 0, "resources", 0, "nodePool", "id"), problem.render()
+    assert problem.expected == "an id of 1 to 18 ASCII digits, such as '1'", problem.render()
+    twice = (
+        "departments:\n- name: research\n  projects: [vision]\n  resources:\n"
+        "  - {nodePool: {id: '1'}, gpu: {deserved: 1}}\n  - {nodePool: {id: '1'}, gpu: {deserved: 2}}\n"
+    )
+    with pytest.raises(InputError) as caught:
+        load_org(write_tree({"org.yaml": twice}))
+    (problem,) = caught.value.problems
+    assert problem.path == ("departments", 0, "resources", 1, "nodePool", "id"), problem.render()
+    assert problem.expected is not None and problem.expected.startswith("entry [0] already gives")
+    assert problem.location is not None and problem.location.line == 6, problem.render()

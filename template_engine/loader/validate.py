@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from template_engine.errors import Location, Problem
+from template_engine.errors import InvalidAt, Location, Problem
 from template_engine.merge.engine import check_keys
 from template_engine.merge.plan import PlanNode, models_in
 from template_engine.models import spec as spec_models
@@ -36,6 +36,26 @@ def _has(value: Any, part: int | str) -> bool:
     if isinstance(value, Mapping):
         return isinstance(part, str) and part in value
     return isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+
+
+def placed(err: Mapping[str, Any], data: Any, start: int = 0) -> dict[str, Any]:
+    """Pydantic's error ``err`` of ``data`` (its location from ``start``) as a problem tells it: a model's
+    own check (``value_error``) in its own words, without pydantic's ``Value error, ``; when the check says
+    where inside the value it fails (:class:`~template_engine.errors.InvalidAt`), that place is added to the
+    location and the value there is what was sent.  Every door that turns pydantic's errors into problems
+    asks this first (the service's bodies and queries, the files' documents)."""
+    if err.get("type") != "value_error":
+        return dict(err)
+    error = (err.get("ctx") or {}).get("error")
+    words = str(error) if error is not None else str(err.get("msg", "")).removeprefix("Value error, ")
+    out = {**err, "msg": words}
+    if isinstance(error, InvalidAt):
+        loc = (*tuple(err.get("loc", ())), *error.path)
+        value = data
+        for part in loc[start:]:
+            value = value[part] if _has(value, part) else None
+        out |= {"loc": loc, "input": value}
+    return out
 
 
 def real_path(data: Any, loc: tuple[int | str, ...]) -> Path:
@@ -185,8 +205,8 @@ def _problem(
         shown += " (quote it to make it text)"
     elif isinstance(got, str) and kind in NUMBER_KINDS:
         shown += yaml_number_hint(got, kind.startswith("int"))
-    expected = err["msg"]
-    if kind == "value_error":  # a model's own check: its sentence, without pydantic's prefix
+    expected = err["msg"]  # a model's own check: its sentence (``placed``), without pydantic's prefix
+    if kind == "value_error":
         expected = str(expected).removeprefix("Value error, ")
     if kind == "string_pattern_mismatch":
         pattern = str(err.get("ctx", {}).get("pattern", ""))
@@ -205,7 +225,7 @@ def validate(
         seen: set[tuple[str, Path]] = set()
         problems = []
         for err in exc.errors(include_url=False):
-            problem = _problem(model, file, data, lines, err)
+            problem = _problem(model, file, data, lines, placed(err, data))
             if (problem.message, problem.path) not in seen:
                 seen.add((problem.message, problem.path))
                 problems.append(problem)

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from template_engine.models.orgunit import UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
+from template_engine.models.orgunit import ID_PATTERN, UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
 from template_engine.models.spec import (
     ComputeAssetSpec,
     DatasourceAssetSpec,
@@ -43,6 +43,7 @@ PATTERN_WORDS: dict[str, str] = {
     f"(at most {NAME_MAX_LENGTH} characters), such as 'vit-finetune'",
     DEFAULT_MODE_PATTERN: "a 4-character octal file mode, such as '0644'",
     UUID_PATTERN: "a UUID, such as '71f69d83-ba66-4822-adf5-55ce55efd210'",
+    ID_PATTERN: "an id of 1 to 18 ASCII digits, such as '1'",
 }
 
 

@@ -20,8 +20,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from template_engine.errors import InvalidAt
+
 __all__ = [
     "DEPARTMENT_RUNAI_FIELDS",
+    "ID_PATTERN",
     "MB_PER_UNIT",
     "PROJECT_RUNAI_FIELDS",
     "UUID_PATTERN",
@@ -38,6 +41,7 @@ __all__ = [
     "QuotaList",
     "QuotaOverflow",
     "Resource",
+    "ResourcesList",
     "SchedulingRules",
     "quota_overflows",
 ]
@@ -81,10 +85,16 @@ _DateTime = Annotated[
 ]
 
 
-class NodePoolRef(_Strict):
-    """The node pool a ``ResourcesNullable`` entry is for: ``id`` required, ``name`` optional."""
+#: An id: 1 to 18 ASCII digits (departments, projects and node pools; the service reads its own ids by it).
+ID_PATTERN = r"^[0-9]{1,18}$"
 
-    id: _Text
+
+class NodePoolRef(_Strict):
+    """The node pool a ``ResourcesNullable`` entry is for: ``id`` required, ``name`` optional.  Run:ai's
+    ``ResourcesNullable.nodePool.id`` is a string whose example is ``22``, and a node pool's own ``id``
+    (``NodePool``, ``NodePoolResources``) is a number: so the id is text of ASCII digits."""
+
+    id: Annotated[StrictStr, Field(pattern=ID_PATTERN)]
     name: _Text | None = None
 
 
@@ -169,6 +179,21 @@ def quota_overflows(entries: Sequence[Mapping[str, Any]]) -> list[QuotaOverflow]
     return found
 
 
+def one_entry_per_pool(resources: list[NodePoolResources]) -> list[NodePoolResources]:
+    """A unit's node pools when each is given once (and at most one entry gives none): a second entry of
+    the same node pool would be summed twice in ``totalResources`` and a ``PATCH`` would merge into the
+    first only.  Otherwise an :class:`~template_engine.errors.InvalidAt` on the second entry."""
+    seen: dict[str | None, int] = {}
+    for index, entry in enumerate(resources):
+        pool = entry.nodePool.id if entry.nodePool is not None else None
+        if pool in seen:
+            where: tuple[int | str, ...] = (index, "nodePool", "id") if pool is not None else (index,)
+            what = f"node pool {pool!r}" if pool is not None else "no node pool"
+            raise InvalidAt(where, f"entry [{seen[pool]}] already gives the quotas of {what}: give each once")
+        seen[pool] = index
+    return resources
+
+
 def _finite_totals(resources: list[NodePoolResources] | None) -> list[NodePoolResources] | None:
     """A unit's node pools whose totals fit Run:ai's types (:func:`quota_overflows`), or a ``ValueError``
     naming the first quota that overflows."""
@@ -177,12 +202,14 @@ def _finite_totals(resources: list[NodePoolResources] | None) -> list[NodePoolRe
     overflows = quota_overflows([r.model_dump(mode="json", exclude_none=True) for r in resources])
     if overflows:
         first = overflows[0]
-        raise ValueError(f"[{first.index}].{first.kind}.deserved: {first.message}")
+        raise InvalidAt(first.path, first.message)
     return resources
 
 
-#: A unit's quotas per node pool: at most 1,000 node pools, whose totals are finite doubles.
-QuotaList = Annotated[list[NodePoolResources], Field(max_length=1000), AfterValidator(_finite_totals)]
+#: The body of a unit's ``PUT``/``PATCH .../resources``: at most 1,000 node pools, each once.
+ResourcesList = Annotated[list[NodePoolResources], Field(max_length=1000), AfterValidator(one_entry_per_pool)]
+#: A unit's quotas per node pool: at most 1,000 node pools, each once, whose totals are finite doubles.
+QuotaList = Annotated[ResourcesList, AfterValidator(_finite_totals)]
 
 
 class SchedulingRules(_Strict):

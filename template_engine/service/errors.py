@@ -29,9 +29,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.loader.validate import NUMBER_KINDS, model_at, real_path, yaml_number_hint
+from template_engine.loader.validate import NUMBER_KINDS, model_at, placed, real_path, yaml_number_hint
 from template_engine.paths import Path, format_path
-from template_engine.service.schemas import PATTERN_RULES
+from template_engine.service.schemas import ID_PATTERN, PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
 
 log = logging.getLogger("template_engine.service")
@@ -140,7 +140,8 @@ def validation_problems(
     field its did-you-mean."""
     problems: list[Problem] = []
     seen: set[tuple[str, Path]] = set()
-    for err in errors:
+    for given in errors:
+        err = placed(given, body, 1)
         loc = tuple(err.get("loc", ()))
         where, rest = (loc[0], loc[1:]) if loc else ("body", ())
         kind = err.get("type", "")
@@ -179,6 +180,19 @@ def _not_an_object(got: Any) -> Problem:
     return Problem(f"the body must be a JSON object, not {sent}", (), None, "a JSON object")
 
 
+#: What a JSON value of the wrong type should have been, by pydantic's error type.
+_SHAPES = {
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dict_type": "an object",
+    "list_type": "an array",
+}
+
+
+#: The fields that hold a department or project id, wherever one is read.
+_ID_FIELDS = frozenset({"departmentId", "projectId", "parentId", "scopeId"})
+
+
 def _invalid(err: Mapping[str, Any]) -> str:
     """Pydantic's message and what was sent (``Input should be a valid number (got 'x')``); a pattern in plain
     words."""
@@ -189,7 +203,12 @@ def _invalid(err: Mapping[str, Any]) -> str:
         shown = repr(got)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
     message = err.get("msg", "invalid value")
-    if err.get("type") == "string_pattern_mismatch":
+    if err.get("type") in _SHAPES:  # pydantic names the model's class: say what JSON belongs there
+        message = f"must be {_SHAPES[err['type']]}"
+    loc = tuple(err.get("loc", ()))
+    if loc and loc[-1] in _ID_FIELDS and err.get("type") == "int_parsing":
+        message = PATTERN_RULES[ID_PATTERN]  # an id read as a number: the words of every other id door
+    elif err.get("type") == "string_pattern_mismatch":
         message = PATTERN_RULES.get((err.get("ctx") or {}).get("pattern", ""), message)
     if isinstance(got, str) and err.get("type") in NUMBER_KINDS:  # a YAML form's 1e308, as the loader says
         hint = yaml_number_hint(got, str(err.get("type")).startswith("int")).strip()

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 
+from template_engine.models.documents import PATTERN_WORDS
 from template_engine.paths import Path
 from template_engine.service.errors import field_error
 from template_engine.service.schemas import ID_PATTERN
 
 _ID = re.compile(ID_PATTERN.removeprefix("^").removesuffix("$"))
-#: What a refused id's problem says was expected.
-EXPECTED = "an id of 1 to 18 ASCII digits, such as '1'"
+#: What a refused id's problem says was expected: the same words wherever an id is read (a path, a query,
+#: a body, ``filterBy``, org.yaml), since a pattern's problem says ``must be`` these words too.
+EXPECTED = PATTERN_WORDS[ID_PATTERN]
 
 
 def id_number(value: object) -> int | None:
@@ -36,13 +38,14 @@ def parse_id(value: object, field: str | Path, what: str = "id") -> int:
     number = id_number(value)
     if number is None:
         path = (field,) if isinstance(field, str) else field
-        raise field_error(path, f"invalid {what} {_shown(value)}", EXPECTED)
+        raise field_error(path, refused(value), EXPECTED)
     return number
 
 
-def _shown(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return repr(text[:40])
+def refused(value: object) -> str:
+    """What a 400 says of ``value`` where an id belongs: a pattern's words, :data:`EXPECTED`."""
+    shown = repr(value)
+    return f"must be {EXPECTED} (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
 
 
-__all__ = ["EXPECTED", "id_number", "parse_id"]
+__all__ = ["EXPECTED", "id_number", "parse_id", "refused"]

@@ -26,7 +26,7 @@ from pydantic import WithJsonSchema
 
 from template_engine.errors import Problem
 from template_engine.service.errors import bad_request
-from template_engine.service.ids import id_number
+from template_engine.service.ids import EXPECTED, id_number, refused
 from template_engine.service.schemas import SortBy, WorkloadSortBy
 
 _ORDERED: dict[str, Callable[[Any, Any], bool]] = {
@@ -138,8 +138,7 @@ class Listing:
             shapes.append(f"(?:{'|'.join(sorted(self.numbers))}){ordered}{_NUMBER}")
         if self.ids:
             ids = "|".join(sorted(self.ids))
-            shapes.append(f"(?:{ids})(?:<=|>=)[0-9]{{1,18}}")
-            shapes.append(f"(?:{ids})(?:==|!=|=@|!@|=\\^|=\\$){text}")
+            shapes.append(f"(?:{ids}){_OPERATOR}[0-9]{{1,18}}")
         return "(?:" + "|".join(shapes) + ")"
 
     @property
@@ -162,7 +161,10 @@ class Listing:
                 "2024-05-01T12:00:00Z; no zone means UTC) with == != <= >= only."
             )
         if self.ids:
-            parts.append(f"{' and '.join(sorted(self.ids))} compare as numbers with <= and >=.")
+            parts.append(
+                f"{' and '.join(sorted(self.ids))} take an id (1 to 18 ASCII digits) and compare as numbers "
+                "with <= and >=."
+            )
         if self.booleans:
             parts.append(f"{', '.join(sorted(self.booleans))}: true or false.")
         if self.numbers:
@@ -210,11 +212,12 @@ class Listing:
             if op not in _ORDERED or number is None:
                 return f"{name} compares numbers with == != <= >=, not {text!r}", f"{name}>=2"
             return Filter(name, _ORDERED[op], number, self.text_of, _number)
-        if name in self.ids and op in ("<=", ">="):
+        if name in self.ids:
             number = _digits(value)
-            if number is None:
-                return f"{name}{op} compares ids as numbers, not {value!r}", f"{name}{op}1"
-            return Filter(name, _ORDERED[op], number, self.text_of, _digits)
+            if number is None:  # an id field's value is an id, whatever the operator
+                return f"{name}: {refused(value)}", f"{name}{op}1 ({EXPECTED})"
+            if op in ("<=", ">="):
+                return Filter(name, _ORDERED[op], number, self.text_of, _digits)
         return Filter(name, _TEXT[op], value, self.text_of)
 
     def parse(self, raw: Sequence[str] | None) -> list[Filter]:

@@ -14,6 +14,7 @@ from uuid import UUID
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, WithJsonSchema
 
 from template_engine.models import documents as _documents
+from template_engine.models import orgunit as _orgunit
 from template_engine.models.documents import (
     PATTERN_WORDS,
     MasterDefaults,
@@ -42,7 +43,7 @@ WORKLOAD_NAME_RULE = (
     "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
 )
 #: Department and project ids, in paths, queries and bodies.
-ID_PATTERN = r"^[0-9]{1,18}$"
+ID_PATTERN = _orgunit.ID_PATTERN
 #: One entity tag of RFC 9110 (section 8.8.3): an opaque tag of ``etagc`` in double quotes, maybe weak.
 IF_MATCH_TAG = r'(?P<weak>W/)?"(?P<opaque>[\x21\x23-\x7e\x80-\xff]*)"'
 _ANY_TAG = r'(W/)?"[\x21\x23-\x7e\x80-\xff]*"'
@@ -55,7 +56,6 @@ PATTERN_RULES: dict[str, str] = {
     **{pattern: f"must be {words}" for pattern, words in PATTERN_WORDS.items()},
     NAME_PATTERN: f"must be a name: {NAME_RULE}",
     WORKLOAD_NAME_PATTERN: f"must be a workload name: {WORKLOAD_NAME_RULE}",
-    ID_PATTERN: "must be an id: 1 to 18 digits, such as '1'",
     IF_MATCH_PATTERN: 'must be * or entity tags separated by commas, each in double quotes, such as "3" '
     '(RFC 9110: W/"3" is weak and never matches)',
 }

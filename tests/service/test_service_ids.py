@@ -100,3 +100,150 @@ def test_a_body_naming_a_scope_by_a_non_id_is_a_400_on_that_field(client: Any, i
 def test_a_path_segment_that_is_not_an_id_is_no_path(client: Any, path: str) -> None:
     for text in ("\u00b3", "\u0661", "1x"):
         assert client.get(path.format(text)).status_code == 404, text
+
+
+# -- node pools in resources, duplicates, filterBy, one wording (the review of issue 30) ---------------------
+
+D, P = "/api/v1/org-unit/departments", "/api/v1/org-unit/projects"
+#: The one wording of an id refused anywhere (``service/ids.py``).
+REFUSED = "must be an id of 1 to 18 ASCII digits, such as '1' (got '\u00b3')"
+
+
+def _problems(response: Any) -> dict[str, str]:
+    assert response.status_code == 400, response.text
+    return {p.get("field", ""): p["message"] for p in response.json()["problems"]}
+
+
+def _resource_writes(ids: Ids, resources: list[Any]) -> list[tuple[str, str, Any, str]]:
+    """Every body that carries a unit's resources: method, url, body and the prefix of the field's path."""
+    project, department = ids.projects["vision"], ids.departments["research"]
+    return [
+        ("PUT", f"{P}/{project}/resources", resources, ""),
+        ("PATCH", f"{P}/{project}/resources", resources, ""),
+        ("PUT", f"{D}/{department}/resources", resources, ""),
+        ("PATCH", f"{D}/{department}/resources", resources, ""),
+        ("POST", P, {"name": "probe", "parentId": str(department), "resources": resources}, "resources"),
+        ("PUT", f"{P}/{project}", {"resources": resources}, "resources"),
+        ("POST", D, {"name": "probe", "resources": resources}, "resources"),
+        ("PUT", f"{D}/{department}", {"resources": resources}, "resources"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["\u00b3", "\u0661", "1x", ""])
+def test_a_node_pool_id_in_resources_is_ascii_digits(client: Any, ids: Ids, text: str) -> None:
+    resources = [{"nodePool": {"id": text}, "gpu": {"deserved": 1}}]
+    for method, url, body, prefix in _resource_writes(ids, resources):
+        response = client.request(method, url, json=body)
+        field = f"{prefix}[0].nodePool.id"
+        assert field in _problems(response), (method, url, response.json())
+    stored = client.get(f"{P}/{ids.projects['vision']}").json()["resources"]
+    assert all(entry.get("nodePool", {}).get("id") != text for entry in stored), stored
+
+
+def test_a_node_pool_id_in_resources_is_refused_in_the_one_wording(client: Any, ids: Ids) -> None:
+    response = client.put(f"{P}/{ids.projects['vision']}/resources", json=[{"nodePool": {"id": "\u00b3"}}])
+    assert _problems(response) == {"[0].nodePool.id": REFUSED}
+
+
+def test_a_node_pool_is_given_once_in_resources(client: Any, ids: Ids) -> None:
+    twice = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1}},
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 2}},
+    ]
+    for method, url, body, prefix in _resource_writes(ids, twice):
+        problems = _problems(client.request(method, url, json=body))
+        assert problems == {
+            f"{prefix}[1].nodePool.id": "entry [0] already gives the quotas of node pool '1': give each once "
+            "(got '1')"
+        }, (method, url)
+    none_twice = [{"gpu": {"deserved": 1}}, {"gpu": {"deserved": 2}}]
+    assert "[1]" in _problems(client.put(f"{P}/{ids.projects['vision']}/resources", json=none_twice))
+    other = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1}},
+        {"nodePool": {"id": "2"}, "gpu": {"deserved": 2}},
+    ]
+    answered = client.put(f"{P}/{ids.projects['vision']}/resources", json=other)
+    assert answered.status_code == 200, answered.text
+    assert client.get(f"{P}/{ids.projects['vision']}").json()["totalResources"]["gpuQuota"] == 3
+
+
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        (P, "departmentId"),
+        (P, "parentId"),
+        ("/api/v1/workload-templates", "departmentId"),
+        ("/api/v1/workload-templates", "projectId"),
+        ("/api/v1/workloads", "projectId"),
+    ],
+)
+@pytest.mark.parametrize("op", ["==", "!=", "=@", "<="])
+def test_a_filter_on_an_id_field_takes_an_id(client: Any, url: str, field: str, op: str) -> None:
+    response = client.get(url, params={"filterBy": f"{field}{op}\u00b3"})
+    assert _problems(response) == {"filterBy[0]": f"{field}: {REFUSED}"}, response.json()
+    assert client.get(url, params={"filterBy": f"{field}{op}1"}).status_code == 200
+
+
+_TEMPLATE_BODY = {"meta": {"name": "p", "scopeType": "project", "scopeId": "\u00b3"}, "spec": {"image": "x"}}
+#: Each door an id comes through: method, url, query, body and the field the 400 names.
+_DOORS = {
+    "query": ("GET", "/api/v1/asset/environment", {"projectId": "\u00b3"}, None, "projectId"),
+    "policy query": (
+        "GET",
+        "/api/v2/policy/distributed",
+        {"scope": "department", "departmentId": "\u00b3"},
+        None,
+        "departmentId",
+    ),
+    "create body": ("POST", P, None, {"name": "probe", "parentId": "\u00b3"}, "parentId"),
+    "template body": ("POST", "/api/v1/workload-templates/distributed", None, _TEMPLATE_BODY, "meta.scopeId"),
+    "resources body": ("PUT", f"{P}/1/resources", None, [{"nodePool": {"id": "\u00b3"}}], "[0].nodePool.id"),
+    "filterBy": ("GET", P, {"filterBy": "parentId==\u00b3"}, None, "filterBy[0]"),
+}
+
+
+@pytest.mark.parametrize("door", list(_DOORS))
+def test_every_door_refuses_an_id_in_one_wording(client: Any, door: str) -> None:
+    """A query (one typed as an integer too), a policy query, bodies, ``filterBy``: one wording."""
+    method, url, params, body, field = _DOORS[door]
+    response = client.request(method, url, params=params, json=body)
+    problems = _problems(response)
+    assert field in problems, (door, problems)
+    assert problems[field].endswith(REFUSED), (door, problems[field])
+
+
+def test_a_path_segment_that_is_not_an_id_is_no_path_so_no_400_wording(client: Any) -> None:
+    """A path is the one door where a non-id is not a 400: no route has such a path (404)."""
+    assert client.put(f"{P}/\u00b3/resources", json=[]).status_code == 404
+    assert client.get(f"{P}/{'9' * 19}").status_code == 404
+
+
+def test_a_models_own_check_answers_in_its_words_at_its_field(client: Any, ids: Ids) -> None:
+    huge = [
+        {"nodePool": {"id": "1"}, "gpu": {"deserved": 1e308}},
+        {"nodePool": {"id": "2"}, "gpu": {"deserved": 1e308}},
+    ]
+    problems = _problems(client.post(D, json={"name": "probe", "resources": huge}))
+    assert problems == {
+        "resources[1].gpu.deserved": "the node pools' gpu quotas would add up to more than a double holds "
+        "(TotalResources.gpuQuota, at most 1.8e308) (got 1e+308)"
+    }
+
+
+def test_a_wrong_type_is_named_as_json_not_as_a_class(client: Any, ids: Ids) -> None:
+    response = client.post("/api/v1/workload-templates/distributed", json={"meta": "x", "spec": {}})
+    messages = _problems(response)
+    assert messages["meta"] == "must be an object (got 'x')", messages
+    assert not any("instance of" in m or "dictionary" in m for m in messages.values()), messages
+    assert _problems(client.post(D, json={"name": "probe", "resources": {}}))["resources"] == (
+        "must be an array (got an object)"
+    )
+
+
+def test_a_long_description_gets_its_own_bound_only(client: Any, ids: Ids) -> None:
+    template = _template(ids)
+    template["meta"]["description"] = "d" * 5000
+    response = client.post("/api/v1/workload-templates/distributed", json=template)
+    assert response.status_code == 400, response.text
+    messages = [p["message"] for p in response.json()["problems"] if p.get("field") == "meta.description"]
+    assert len(messages) == 1 and "250 characters" in messages[0], messages

@@ -36,23 +36,23 @@ def test_a_stale_or_foreign_if_match_is_a_412_and_changes_nothing(client: Any, i
         others = ", ".join(f'"{n}"' for n in range(4) if f'"{n}"' != tag)  # a list without the current tag
         for stale in ('"999"', f"W/{tag}", '"garbage"', others):
             refused = client.request(
-                method, f"{unit}/resources", json=[_pool("a")], headers={"If-Match": stale}
+                method, f"{unit}/resources", json=[_pool("1")], headers={"If-Match": stale}
             )
             assert refused.status_code == 412, (method, stale, refused.json())
             assert refused.headers["ETag"] == tag and "read the resource again" in refused.json()["message"]
         malformed = client.request(
-            method, f"{unit}/resources", json=[_pool("a")], headers={"If-Match": "garbage"}
+            method, f"{unit}/resources", json=[_pool("1")], headers={"If-Match": "garbage"}
         )
         assert malformed.status_code == 400, malformed.json()
         assert [p["field"] for p in malformed.json()["problems"]] == ["If-Match"]
     assert _read(client, unit) == (before, tag)
-    written = client.put(f"{unit}/resources", json=[_pool("a")], headers={"If-Match": tag})
+    written = client.put(f"{unit}/resources", json=[_pool("1")], headers={"If-Match": tag})
     assert written.status_code == 200, written.json()
     after, new = _read(client, unit)
-    assert written.headers["ETag"] == new != tag and [r["nodePool"]["id"] for r in after] == ["a"]
-    again = client.patch(f"{unit}/resources", json=[_pool("b")], headers={"If-Match": tag})
+    assert written.headers["ETag"] == new != tag and [r["nodePool"]["id"] for r in after] == ["1"]
+    again = client.patch(f"{unit}/resources", json=[_pool("2")], headers={"If-Match": tag})
     assert again.status_code == 412 and _read(client, unit)[1] == new
-    assert client.patch(f"{unit}/resources", json=[_pool("b")], headers={"If-Match": "*"}).status_code == 200
+    assert client.patch(f"{unit}/resources", json=[_pool("2")], headers={"If-Match": "*"}).status_code == 200
 
 
 WRITERS, ROUNDS = 6, 5
@@ -79,7 +79,7 @@ def test_read_modify_write_writers_of_quotas_on_two_servers_lose_nothing(
             url = (one, two)[writer % 2].url
             with httpx.Client(base_url=url, headers=bearer(ADMIN), timeout=LIVE_TIMEOUT) as http:
                 for round_ in range(ROUNDS):
-                    name = f"w{writer}-r{round_}"
+                    name = f"{writer + 1}0{round_}"  # a node pool id: ASCII digits
                     first = True
                     while True:
                         resources, tag = _read(http, unit)

@@ -35,6 +35,7 @@ from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.etags import parse_if_match, version_tag
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
 from template_engine.service.ids import id_number
+from template_engine.service.ids import refused as refused_id
 from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
 
 _DESCRIPTIONS = {
@@ -271,7 +272,7 @@ def scope_of(
         return None, [Problem(f"a {scope_type} scope needs its id", id_path, None, f"the {scope_type} id")]
     number = id_number(scope_id)
     if number is None:
-        return None, [Problem(f"invalid {scope_type} id {scope_id[:40]!r}", id_path, None, ID_EXPECTED)]
+        return None, [Problem(refused_id(scope_id), id_path, None, ID_EXPECTED)]
     try:
         return ctx.placement(scope_type, number), []
     except ApiError as exc:

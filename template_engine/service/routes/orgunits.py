@@ -26,7 +26,7 @@ from pydantic import WithJsonSchema
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import Problem
 from template_engine.loader.policies import org_policy_problems
-from template_engine.models.orgunit import NodePoolResources
+from template_engine.models.orgunit import ResourcesList
 from template_engine.service.auth import ScopeRef, require
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import Ctx
@@ -74,7 +74,7 @@ router = APIRouter(prefix="/api/v1/org-unit", tags=["Departments and projects"],
 
 _Row = TypeVar("_Row", DepartmentRow, ProjectRow)
 UnitId = Annotated[str, PathParam(pattern=ID_PATTERN)]
-ResourcesBody = Annotated[list[NodePoolResources], Body(max_length=1000)]
+ResourcesBody = Annotated[ResourcesList, Body(max_length=1000)]
 
 #: Run:ai's ``DepartmentFilterSortFields`` and ``ProjectFilterSortFields``.
 DepartmentField = Literal[

@@ -32,6 +32,7 @@ from template_engine.service.documents import merge_patch, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
 from template_engine.service.ids import id_number
+from template_engine.service.ids import refused as refused_id
 from template_engine.service.impact import (
     Affected,
     DryRun,
@@ -196,7 +197,7 @@ def _place(
     text = str(ident)
     number = id_number(ident)
     if number is None:
-        raise refused(f"invalid {scope} id {text[:40]!r}", wanted, ID_EXPECTED)
+        raise refused(refused_id(ident), wanted, ID_EXPECTED)
     if scope == "department" and project_id is not None:
         raise refused("scope department takes no projectId", "projectId", "no projectId")
     found = ctx.repo.department(number) if scope == "department" else ctx.repo.project(number)

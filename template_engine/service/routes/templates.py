@@ -22,7 +22,7 @@ from template_engine.models.documents import NAME_MAX_LENGTH, TemplateDocument
 from template_engine.paths import parse_path
 from template_engine.pricing import Pricer, data_bytes
 from template_engine.service.auth import Principal
-from template_engine.service.bodies import documented, pruned, refuse, schema_problems
+from template_engine.service.bodies import documented, pruned, refuse, schema_problems, under
 from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, over_budget, rows_price
 from template_engine.service.cache import uncommitted
 from template_engine.service.cluster_api import ManifestsOut, composition_resolver, manifests_body
@@ -106,9 +106,13 @@ def _checked(
     document: dict[str, Any], problems: list[Problem]
 ) -> tuple[TemplateDocument | None, list[Problem]]:
     """The document and the problems beyond ``problems`` (the body's schema problems, already worded): with
-    none the document's own schema is checked too; with some, only the rules, on what they leave."""
+    none the document's own schema is checked too; with some, only the rules, on what they leave: a rule's
+    problem at or under a field the schema refused is not said again (a 5,000-character description is
+    longer than its own 250, and that is all that is said of it), as at the files' door."""
     if problems:
-        return template_problems(document, pruned(document, problems))
+        doc, rules = template_problems(document, pruned(document, problems))
+        refused = [p.path for p in problems if p.path]
+        return doc, [p for p in rules if not under(p.path, refused)]
     return template_problems(document)
 
 
