@@ -15,7 +15,6 @@ from waiting import LIVE_TIMEOUT
 
 from template_engine.service.storage.repository import Repository
 
-
 T = "/api/v1/workload-templates/distributed"
 UUID = "00000000-0000-4000-8000-000000000000"
 
