@@ -10,12 +10,13 @@ import json
 import os
 import subprocess
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from kept_logging import kept_logging
 
 from template_engine import Composition, compose, load_org
 
@@ -237,6 +238,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         script = REPO / ".ci" / "postgres.sh"
         subprocess.run(["bash", str(script), "stop", data], capture_output=True, timeout=120, check=False)
         state.unlink()
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_before() -> Iterator[None]:
+    """The process's logging put back after each test: a ``serve`` run in process (tests/kept_logging.py)
+    must not leave a handler keeping every later record of the worker."""
+    with kept_logging():
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

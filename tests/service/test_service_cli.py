@@ -206,3 +206,23 @@ def test_an_exported_text_reads_back_as_itself_on_the_line_of_its_key(text: str)
         assert yaml.safe_load(written) == {"k": value}
         if not any(c in value for c in "\n\r\u0085\u2028\u2029"):
             assert len(written.splitlines()) == 1, written
+
+
+def test_serve_logging_set_up_in_process_is_put_back() -> None:
+    """``serve``'s logging set-up run in a test's process (as CliRunner runs it) is undone by kept_logging,
+    which tests/conftest.py wraps every test in: the ``template_engine`` logger back at its level, with its
+    handlers, and no handler left writing to a stream the test has finished with."""
+    import logging
+
+    from kept_logging import kept_logging
+
+    from template_engine.service.access_log import log_config
+    from template_engine.service.commands import _logging
+
+    logger = logging.getLogger("template_engine")
+    before = (logger.level, list(logger.handlers), logger.propagate)
+    with kept_logging():
+        _logging(log_config("json", "info"))
+        assert logger.level == logging.INFO and not logger.propagate  # what serve sets up
+    assert (logger.level, list(logger.handlers), logger.propagate) == before
+    assert logger.getEffectiveLevel() > logging.INFO  # an access line is not even made into a record

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ADMIN, CLUSTER, Ids, bearer, open_client
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from waiting import LIVE_TIMEOUT
 
@@ -204,15 +205,27 @@ def test_a_refused_workload_leaves_nothing(client: Any, ids: Ids) -> None:
 
 
 def test_an_unavailable_database_is_a_503(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every connection the service opens fails once the database goes down (the revision feed's and the
+    routes' alike), so no route can answer from the database and no answer cached before is given back.
+
+    Patched where every read starts (``Engine.connect``), not on one repository method: the list route
+    once read ``Repository.templates`` and now reads ``template_heads``, and a patch of the old method
+    left the database reachable (the test then answered 200)."""
+
     def down(*args: Any, **kwargs: Any) -> Any:
         raise OperationalError("SELECT 1", {}, ConnectionError("could not connect"))
 
-    monkeypatch.setattr(Repository, "templates", down)
     with open_client(app) as c:
         c.event_hooks = {"request": [], "response": []}
-        response = c.get(T)
-        assert response.status_code == 503
-        assert response.json() == {"code": 503, "message": "Please try again in few minutes."}
+        before = c.get(T)
+        assert before.status_code == 200 and before.headers["x-template-engine-cache"] == "miss"
+        assert c.get(T).headers["x-template-engine-cache"] == "hit"  # cached while the database is up
+        monkeypatch.setattr(Engine, "connect", down)
+        for url in (T, f"{T}/{UUID}"):
+            response = c.get(url)
+            assert response.status_code == 503, url
+            assert response.json() == {"code": 503, "message": "Please try again in few minutes."}
+            assert "x-template-engine-cache" not in response.headers
 
 
 def test_error_bodies_are_json_with_code_and_message(client: Any) -> None:
