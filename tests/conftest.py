@@ -189,6 +189,7 @@ SLOW_MODULES = frozenset(
         "tests/test_lsp_protocol.py",  # the language server as a process, driven over stdio
         "tests/test_lsp_nvim.py",  # Neovim headless with the language server
         "tests/test_lsp_editor_setup.py",  # Neovim 0.11 with the set-up docs/editor.md gives
+        "tests/test_lsp_invalid_params.py",  # the language server as a process, raw JSON-RPC
         "tests/test_pytest_plugin.py",
         "tests/test_precommit.py",  # pip builds the hooks' environment: minutes
         "tests/test_docs_examples.py",  # every example of the docs, each a bash process

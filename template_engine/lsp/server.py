@@ -14,9 +14,12 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
 from template_engine._version import VERSION
@@ -63,11 +66,25 @@ def find_root(path: Path) -> Path | None:
     return None
 
 
+class AnsweringProtocol(LanguageServerProtocol):
+    """pygls' protocol, but a request whose parameters do not parse (a position with a negative line, say) is
+    answered with JSON-RPC's error (``InvalidParams``): pygls only logs it, and the editor would wait for an
+    answer for ever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "jsonrpc" in data and "id" in data and "method" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+            raise
+
+
 class OrgServer:
     """The state of one editor session: the templates folder, the buffers, the last complete analysis."""
 
     def __init__(self, root: Path | None = None, variables: Mapping[str, str] | None = None) -> None:
-        self.server = LanguageServer("template-engine", VERSION)
+        self.server = LanguageServer("template-engine", VERSION, protocol_cls=AnsweringProtocol)
         self.root: Path | None = root.absolute() if root is not None else None
         self.buffers: Buffers | None = Buffers(self.root) if self.root is not None else None
         self.variables = dict(variables or {})
