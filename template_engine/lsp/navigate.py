@@ -15,7 +15,7 @@ from template_engine.explain import explain
 from template_engine.lsp.analysis import Analysis
 from template_engine.lsp.fields import fields_at
 from template_engine.lsp.hover import name_at
-from template_engine.lsp.locate import document_at, spot
+from template_engine.lsp.locate import Spot, document_at, spot
 from template_engine.org import Org, Template
 from template_engine.paths import Match, Path, is_prefix
 from template_engine.policy.document import FieldRules
@@ -130,16 +130,29 @@ def _governed(analysis: Analysis, rules: FieldRules) -> list[Location]:
     return _unique(found)
 
 
-def definitions(analysis: Analysis, file: str, line: int, column: int) -> list[Location]:
-    """Where the thing at ``line`` and ``column`` (from 1) of ``file`` is defined (see the module)."""
+def _target(
+    analysis: Analysis, file: str, line: int, column: int
+) -> FieldRules | tuple[Spot, tuple[str, str] | None] | None:
+    """What is at ``line`` and ``column`` (from 1) of ``file``: a policy rule (first), else the place in a
+    document and the asset or template it names (``None`` when none); ``None`` when nothing is there."""
     rules = _rule_at(analysis, file, line)
     if rules is not None:
-        return _governed(analysis, rules)
+        return rules
     document = document_at(analysis.org, file)
     where = spot(document, line, column) if document is not None else None
     if where is None:
+        return None
+    return where, name_at(analysis, where)
+
+
+def definitions(analysis: Analysis, file: str, line: int, column: int) -> list[Location]:
+    """Where the thing at ``line`` and ``column`` (from 1) of ``file`` is defined (see the module)."""
+    target = _target(analysis, file, line, column)
+    if target is None:
         return []
-    named = name_at(analysis, where)
+    if isinstance(target, FieldRules):
+        return _governed(analysis, target)
+    where, named = target
     if named is not None:
         return _named_file(analysis.org, *named)
     excluding = where.path and where.path[-1] == "exclude"
@@ -149,14 +162,12 @@ def definitions(analysis: Analysis, file: str, line: int, column: int) -> list[L
 def references(analysis: Analysis, file: str, line: int, column: int) -> list[Location]:
     """Where the thing at ``line`` and ``column`` of ``file`` is used: the templates that name an asset, the
     layers that write a field, the values a rule governs."""
-    rules = _rule_at(analysis, file, line)
-    if rules is not None:
-        return _governed(analysis, rules)
-    document = document_at(analysis.org, file)
-    where = spot(document, line, column) if document is not None else None
-    if where is None:
+    target = _target(analysis, file, line, column)
+    if target is None:
         return []
-    named = name_at(analysis, where)
+    if isinstance(target, FieldRules):
+        return _governed(analysis, target)
+    where, named = target
     if named is not None:
         return _users(analysis.org, *named)
     return _field_layers(analysis, file, where.path, below_only=False)

@@ -23,6 +23,7 @@ from template_engine.merge.plan import PlanNode, item_key
 from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import Scope
 from template_engine.paths import Path
+from template_engine.policy.spec_values import field_value, unset
 from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, vocabulary
 
 
@@ -205,18 +206,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def _get(data: Any, path: Iterable[str]) -> Any:
-    for name in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(name)
-    return data
-
-
 def _set(data: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
     """A copy of ``data`` with ``path`` set; the mappings on the way keep their keys sorted, as rendered."""
     out = dict(data)
@@ -239,13 +228,13 @@ def apply_attribute_defaults(
         node = plan
         for name in default.path:
             node = node.child(name)
-        items = _get(out, default.path)
+        items = field_value(out, default.path)
         if not isinstance(items, list) or node.key is None:
             continue
         new_items: list[Any] = []
         changed = False
         for item in items:
-            if isinstance(item, Mapping) and _missing(_get(item, default.attribute)):
+            if isinstance(item, Mapping) and unset(field_value(item, default.attribute)):
                 match = item_key(item, node.key)
                 if match is not None:
                     item = _set(item, default.attribute, clone(default.value))

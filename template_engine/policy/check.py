@@ -19,6 +19,7 @@ from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Match, Path, format_path
 from template_engine.policy.bounds import value_bounds
 from template_engine.policy.document import FieldRules, ImposedAsset
+from template_engine.policy.spec_values import field_value, unset
 from template_engine.policy.vocabulary import Replica
 from template_engine.quantity import MAX_QUANTITY_LENGTH, parse_quantity
 
@@ -39,18 +40,6 @@ class Compliance:
     @property
     def field(self) -> str:
         return format_path(self.path)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def _get(data: Any, path: Iterable[str]) -> Any:
-    for name in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(name)
-    return data
 
 
 def _plan_at(plan: PlanNode, path: Iterable[str]) -> PlanNode:
@@ -101,19 +90,19 @@ class _Checker:
         self, rules: FieldRules, value: Any, policy_value: Any, path: Path, item_known: bool
     ) -> None:
         where = f"{rules.scope} policy"
-        if rules.required and _missing(value):
+        if rules.required and unset(value):
             self.add(path, "required", f"{format_path(path)} is required by the {where}", rules.location)
-        same = (_missing(value) and _missing(policy_value)) or value == policy_value
+        same = (unset(value) and unset(policy_value)) or value == policy_value
         # A value a defaultFrom rule set is the policy's own doing, not an edit of the request side.
         if rules.locks_value and item_known and not same and path not in self.derived:
-            shown = "no value" if _missing(policy_value) else repr(policy_value)
+            shown = "no value" if unset(policy_value) else repr(policy_value)
             self.add(
                 path,
                 "canEdit",
                 f"{format_path(path)} cannot be changed from {shown} (canEdit is false in the {where})",
                 rules.location,
             )
-        if _missing(value) or rules.family is None:
+        if unset(value) or rules.family is None:
             return
         kind = rules.family.value_kind
         if kind in ("integer", "number", "quantity"):
@@ -160,13 +149,13 @@ class _Checker:
                     )
 
     def field(self, rules: FieldRules) -> None:
-        value, before = _get(self.combined, rules.path), _get(self.policy_side, rules.path)
+        value, before = field_value(self.combined, rules.path), field_value(self.policy_side, rules.path)
         self.value_rules(rules, value, before, rules.path, True)
 
     def keyed(self, rules: FieldRules) -> None:
         node = _plan_at(self.plan, rules.path)
-        combined = _items(_get(self.combined, rules.path), node)
-        policy = _items(_get(self.policy_side, rules.path), node)
+        combined = _items(field_value(self.combined, rules.path), node)
+        policy = _items(field_value(self.policy_side, rules.path), node)
         list_path: Path = rules.path
         if rules.instances:
             where = f"{rules.scope} policy"
@@ -201,8 +190,8 @@ class _Checker:
             before = policy.get(match)
             self.value_rules(
                 rules,
-                _get(item, rules.attribute),
-                _get(before, rules.attribute) if before is not None else default,
+                field_value(item, rules.attribute),
+                field_value(before, rules.attribute) if before is not None else default,
                 (*list_path, match, *rules.attribute),
                 True,
             )
@@ -210,8 +199,8 @@ class _Checker:
     def imposed(self, protected: Mapping[tuple[Path, Match], ImposedAsset]) -> None:
         for (list_path, match), asset in protected.items():
             node = _plan_at(self.plan, [str(p) for p in list_path])
-            before = _items(_get(self.policy_side, [str(p) for p in list_path]), node).get(match)
-            after = _items(_get(self.combined, [str(p) for p in list_path]), node).get(match)
+            before = _items(field_value(self.policy_side, [str(p) for p in list_path]), node).get(match)
+            after = _items(field_value(self.combined, [str(p) for p in list_path]), node).get(match)
             if before != after:
                 what = "excluded" if after is None else "changed"
                 self.add(
@@ -391,7 +380,7 @@ def _apply_one(
             applied[rule.path] = rule
         return filled
     node = _plan_at(plan, rule.path)
-    items = _get(out, rule.path)
+    items = field_value(out, rule.path)
     if not isinstance(items, list) or node.key is None:
         return out
     new_items: list[Any] = []
@@ -417,10 +406,10 @@ def _fill(
     kind: str,
     held: Callable[[Any, Decimal | None], bool],
 ) -> tuple[dict[str, Any], bool]:
-    section = _get(data, path[:-1]) if len(path) > 1 else data
+    section = field_value(data, path[:-1]) if len(path) > 1 else data
     if not isinstance(section, Mapping):
         return data, False
-    if not _missing(section.get(path[-1])) or _missing(section.get(sibling)):
+    if not unset(section.get(path[-1])) or unset(section.get(sibling)):
         return data, False
     value = _times(section[sibling], factor, kind)
     if value is None:
