@@ -353,6 +353,10 @@ def test_an_indentation_error_points_at_the_line_to_change() -> None:
     over = _syntax_problem("spec:\n  image: x\n   command: y\n  args: z\n")
     assert (over.location, over.related) == (Location("f.yaml", 3, 4), ())
     assert "expected 2 spaces, found 3" in over.message
+    # a list item's key one space short of the item's column: that column, not the list's (both parse)
+    item = _syntax_problem("spec:\n  labels:\n  - name: a\n   value: b\n")
+    assert item.location == Location("f.yaml", 4, 4)
+    assert "expected 4 spaces, found 3" in item.message
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,13 @@ def _irregular(lines: list[str], low: int, high: int) -> int:
     return count
 
 
+def _item_column(lines: list[str], number: int) -> int | None:
+    """The column of a list item's keys when the content line before ``number`` opens one (``- name: a``
+    at 2: 4), else ``None``: of two indentations as near, the one that continues that item is meant."""
+    before = next((line for line in reversed(lines[:number]) if _content(line)), "")
+    return _indent(before) + 2 if before.lstrip().startswith("- ") else None
+
+
 def indentation_fix(text: str, stop: int, loader: Any) -> tuple[int, int] | None:
     """The line (0-based) to re-indent and the indentation after which ``text`` parses, for a parser that
     stopped at line ``stop``; ``None`` when no single re-indented line makes it parse (or the text is too
@@ -99,6 +106,8 @@ def indentation_fix(text: str, stop: int, loader: Any) -> tuple[int, int] | None
     low = max(0, stop - WINDOW)
     candidates = [n for n in range(min(stop, len(lines) - 1), low - 1, -1) if _content(lines[n])]
     levels = {0} | {_indent(lines[n]) for n in candidates}
+    # a list item's keys sit in the column after its dash (`- name: a` at 2: `value: b` at 4)
+    levels |= {_indent(lines[n]) + 2 for n in candidates if lines[n].lstrip().startswith("- ")}
     found: list[tuple[int, int, int]] = []  # (irregular lines, line, indentation)
     tries, most = 0, min(MAX_TRIES, SEARCH_BUDGET // max(len(text), 1))
     for number in candidates:  # nearest the stop first
@@ -114,7 +123,9 @@ def indentation_fix(text: str, stop: int, loader: Any) -> tuple[int, int] | None
                 found.append((_irregular(changed, low, min(stop + 5, len(lines) - 1)), number, level))
     if not found:
         return None
-    _, number, level = min(found, key=lambda f: (f[0], f[1], abs(f[2] - _indent(lines[f[1]]))))
+    _, number, level = min(
+        found, key=lambda f: (f[0], f[1], abs(f[2] - _indent(lines[f[1]])), f[2] != _item_column(lines, f[1]))
+    )
     return number, level
 
 
