@@ -210,3 +210,19 @@ def test_the_layout_is_walked_once_while_the_source_s_listing_is_the_same(
     load_org(tmp_path / "templates")  # a source without a listing state: always walked
     load_org(tmp_path / "templates")
     assert len(walks) == 4
+
+
+def test_loading_a_valid_org_builds_no_line_map_but_its_policies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A valid document's line map is made from its text only when something reads it (a policy's rules
+    carry their lines; defaults, templates and assets keep theirs unread): `lines or {}` on a LazyLines once
+    built every map, a second parse of every file, 30 % of `check`'s CPU and 13 MB at 400 pairs."""
+    from template_engine.loader import yaml_safe
+
+    built: list[str] = []
+    real = yaml_safe._lines_of
+    monkeypatch.setattr(yaml_safe, "_lines_of", lambda text: built.append(text) or real(text))
+    root = Path(__file__).resolve().parents[1] / "templates"
+    org = load_org(root)
+    assert not org.broken
+    policies = {path.read_text(encoding="utf-8") for path in root.rglob("policy.yaml")}
+    assert built and set(built) <= policies

@@ -247,7 +247,7 @@ def spec_value_problems(
         expected = check(value)
         if expected is not None:
             full = (*root, *path)
-            where = locate(file, lines or {}, full)
+            where = locate(file, {} if lines is None else lines, full)
             problems.append(
                 Problem(f"invalid value {value!r} (Run:ai's API refuses it)", full, where, expected)
             )
@@ -317,7 +317,7 @@ def text_length_problems(
     """Every text of a document longer than its bound (:data:`TEXT_BOUNDS`, else :data:`LONGEST_TEXT`).
     ``long``: whether :func:`measure_values` saw a text longer than :data:`LONGEST_TEXT` (only then is the
     whole document walked; the rows under it are walked along their fields)."""
-    found = lines or {}
+    found = {} if lines is None else lines  # not `lines or {}`: the truth of a LazyLines builds its map
     problems: list[Problem] = []
     for root, spec in specs_of(data, roots):
         for path, value, check in _ruled(spec, _SHORT_TREE, ()):
