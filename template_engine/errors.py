@@ -94,7 +94,7 @@ class Problem:
 
 
 #: Which combined spec a runnable issue or a warning concerns.
-Replica = Literal["worker", "master"]
+Replica = Literal["worker", "master", "leader"]
 
 
 class WarningKind(Enum):

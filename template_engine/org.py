@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, NotFoundError, Problem
+from template_engine.kinds import WorkloadKind, kind_named
 from template_engine.models.documents import (
     AssetKind,
     ComputeAsset,
@@ -71,6 +72,11 @@ class Template:
     def file(self) -> str:
         """The file the document was read from (``source.file``)."""
         return self.source.file
+
+    @property
+    def kind(self) -> WorkloadKind:
+        """The template's workload kind (its ``kind:``; none is distributed)."""
+        return kind_named(self.doc.kind)
 
     def asset_refs(self) -> tuple[tuple[AssetKind, str], ...]:
         """The assets the template names, as ``(kind, name)``: its own (environment, compute, data sources
@@ -181,7 +187,7 @@ class Org:
     broken_refs: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: Entries of the folder that are ignored but may be a mistake (hidden files); ``validate`` shows them.
     warnings: tuple[Problem, ...] = ()
-    #: The policy of each scope that has one (``template_engine.policy.document.PolicyDocument``).
+    #: The distributed policy of each scope that has one (``template_engine.policy.document.PolicyDocument``).
     policies: Mapping[Scope, Any] = field(default_factory=dict)
     #: The org's cluster settings (``cluster.yaml``; their defaults when it has none).
     cluster: ClusterSettings = DEFAULT_SETTINGS
@@ -189,6 +195,15 @@ class Org:
     cluster_source: Source | None = None
     #: The templates ``org.yaml`` lists as drafts, as ``(scope, name)``: ``check`` does not fail on them.
     drafts: frozenset[tuple[Scope, str]] = frozenset()
+    #: The policies of the other kinds, by scope and kind name (``training``...): a scope's
+    #: ``training-policy.yaml`` and its siblings (``WorkloadKind.policy_file``).
+    kind_policies: Mapping[tuple[Scope, str], Any] = field(default_factory=dict)
+
+    def policy_of(self, scope: Scope, kind: WorkloadKind) -> Any:
+        """The policy of ``kind`` at ``scope`` (a ``PolicyDocument``), or ``None``."""
+        if kind.name == "distributed":
+            return self.policies.get(scope)
+        return self.kind_policies.get((scope, kind.name))
 
     def require_intact(self, ref: tuple[str, ...]) -> None:
         """Raise the problems of the broken file that would have provided ``ref``, if there is one."""
@@ -366,12 +381,14 @@ class DefaultsRef(NamedTuple):
 
 
 class PolicyRef(NamedTuple):
-    """The policy of a scope."""
+    """The policy of one workload kind at a scope."""
 
     document: Literal["policy"]
     scope_type: ScopeType
     #: Empty for the system scope.
     scope_name: str
+    #: The kind's name (``template_engine.kinds``).
+    kind: str = "distributed"
 
     @property
     def scope(self) -> Scope:
@@ -408,8 +425,9 @@ def defaults_ref(scope: Scope) -> Ref:
     return DefaultsRef("defaults", scope.type, scope.name or "")
 
 
-def policy_ref(scope: Scope) -> Ref:
-    return PolicyRef("policy", scope.type, scope.name or "")
+def policy_ref(scope: Scope, kind: str = "distributed") -> Ref:
+    """The policy of ``kind`` (a kind's name) at ``scope``."""
+    return PolicyRef("policy", scope.type, scope.name or "", kind)
 
 
 def template_ref(scope: Scope, name: str) -> Ref:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from template_engine.models.kind_specs import InferenceSpec, TrainingSpec, WorkspaceSpec
 from template_engine.models.orgunit import ID_PATTERN, UUID_PATTERN, DepartmentRunaiFields, ProjectRunaiFields
 from template_engine.models.spec import (
     ComputeAssetSpec,
@@ -17,6 +18,9 @@ from template_engine.models.spec import (
 from template_engine.models.spec_items import DEFAULT_MODE_PATTERN
 
 ScopeType = Literal["system", "department", "project"]
+#: The workload kinds (``template_engine.kinds.KINDS`` describes each): a template file says its kind in
+#: ``kind:`` (none: ``distributed``, as every template was before issue 32).
+KindName = Literal["distributed", "training", "workspace", "inference", "distributed-inference"]
 AssetKind = Literal["environment", "compute", "datasource"]
 
 #: The folder under ``assets/`` that holds each kind.
@@ -98,13 +102,51 @@ class TemplateMeta(_Strict):
 
 
 class TemplateDocument(_Strict):
-    """A distributed training template, as the API's create request body (without scope)."""
+    """A distributed training template, as the API's create request body (without scope); a file may say
+    ``kind: distributed``."""
 
     meta: TemplateMeta
+    kind: Literal["distributed"] | None = None
     spec: WorkerSpec | None = None
     assets: TemplateAssets | None = None
     masterSpecSameAsWorker: bool | None = None
     master: TemplateMasterSection | None = None
+
+
+class _OneRoleTemplate(_Strict):
+    """A template of a kind of one replica: no master (``master`` is an unknown field, and reads ``None``)."""
+
+    meta: TemplateMeta
+    assets: TemplateAssets | None = None
+    master: ClassVar[None] = None
+    masterSpecSameAsWorker: ClassVar[None] = None
+
+
+class TrainingTemplateDocument(_OneRoleTemplate):
+    """A standard training template (``kind: training``; Run:ai's ``TrainingTemplateSpec``)."""
+
+    kind: Literal["training"]
+    spec: TrainingSpec | None = None
+
+
+class WorkspaceTemplateDocument(_OneRoleTemplate):
+    """A workspace template (``kind: workspace``; Run:ai's ``WorkspaceTemplateSpec``)."""
+
+    kind: Literal["workspace"]
+    spec: WorkspaceSpec | None = None
+
+
+class InferenceTemplateDocument(_OneRoleTemplate):
+    """An inference template (``kind: inference``; Run:ai's ``InferenceTemplateSpec``)."""
+
+    kind: Literal["inference"]
+    spec: InferenceSpec | None = None  # type: ignore[valid-type]
+
+
+#: Any template document.
+AnyTemplateDocument = (
+    TemplateDocument | TrainingTemplateDocument | WorkspaceTemplateDocument | InferenceTemplateDocument
+)
 
 
 class AssetMeta(_Strict):

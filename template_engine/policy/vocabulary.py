@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-Replica: TypeAlias = Literal["worker", "master"]
+from template_engine.errors import Replica as Replica
+
 REPLICAS: tuple[Replica, ...] = ("worker", "master")
 
 #: The kind of value a rule family governs, from its family name.
