@@ -21,20 +21,23 @@ from template_engine.errors import (
     TemplateEngineError,
     WarningKind,
 )
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.layers import (
+    NotApplied,
     SameAsWorker,
     Submission,
     effective_policy,
     has_own_master,
     imposed_items,
     master_layers,
+    not_applied,
     policy_side_layers,
     same_as_worker,
     scope_label,
     worker_layers,
 )
 from template_engine.merge.engine import Layer, MergeResult, clone, merge_layers
-from template_engine.merge.plan import SPEC_PLAN
+from template_engine.merge.plan import PlanNode
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.org import Defaults, Org, Template, View
 from template_engine.paths import Path
@@ -69,6 +72,10 @@ class Composition:
     policy_origins: Mapping[tuple[Replica, Path], FieldRules | AttributeDefault] = field(default_factory=dict)
     #: The objects the cluster runs (docs/cluster.md); their refusals are among ``runnable``'s issues.
     manifests: Manifests | None = None
+    #: The workload kind composed (the template's; a bare submission's own).
+    kind: WorkloadKind = DISTRIBUTED
+    #: The fields layers give that the kind's spec does not have, left out (``explain`` says each).
+    not_applied: tuple[NotApplied, ...] = ()
 
     def meta(self) -> dict[str, Any]:
         if self.template is None:
@@ -76,7 +83,7 @@ class Composition:
         doc = self.template.doc.meta
         meta: dict[str, Any] = {
             "name": doc.name,
-            "workloadType": "Distributed",
+            "workloadType": self.kind.workload_type,
             "scopeType": self.template.scope.type,
             "scopeId": self.template.scope.name,
         }
@@ -92,6 +99,14 @@ class Composition:
         """The seed's response shape; the template's own ``spec`` and ``master`` as written."""
         doc = self.template.doc if self.template is not None else None
         written = self.template.source.data if self.template is not None else {}
+        if not self.kind.is_distributed:  # Run:ai's shape of a kind of one replica: no master
+            return {
+                "meta": self.meta(),
+                "spec": clone(written.get("spec") or {}),
+                "assets": clone(written.get("assets") or {}),
+                "runnable": self.runnable.to_dict(),
+                "combinedSpec": self.combined_spec,
+            }
         master = written.get("master") if doc is not None else None
         return {
             "meta": self.meta(),
@@ -105,8 +120,9 @@ class Composition:
         }
 
 
-#: Scope-default merges by (view, is master), shared by the compositions of one org (see ``compose``).
-MergeCache = dict[tuple[View, bool], MergeResult]
+#: Scope-default merges by (view, is master, kind name), shared by the compositions of one org (see
+#: ``compose``).
+MergeCache = dict[tuple[View, bool, str], MergeResult]
 
 
 def compose(
@@ -116,35 +132,41 @@ def compose(
     variables: Mapping[str, str] | None = None,
     submission: Submission | None = None,
     cache: MergeCache | None = None,
+    kind: WorkloadKind | None = None,
 ) -> Composition:
     """Compose ``template`` (or, for a bare submission, no template) as seen from ``view``.
 
     ``cache``, an empty dict kept by a caller that composes many templates of the same ``org`` (``check``,
-    the snapshot plugin, ``diff``), lets them share the merge of each view's scope defaults.
+    the snapshot plugin, ``diff``), lets them share the merge of each view's scope defaults.  ``kind`` is
+    the template's (a bare submission says its own; none: distributed).
     """
     variables = variables or {}
-    policy = effective_policy(org, view)
+    kind = kind or (template.kind if template is not None else DISTRIBUTED)
+    plan = kind.plan()
+    policy = effective_policy(org, view, kind)
     if cache is None:  # one merge of every layer (nothing to share the defaults' merge with)
-        worker = merge_layers(SPEC_PLAN, worker_layers(org, template, view, submission))
+        worker = merge_layers(plan, worker_layers(org, template, view, submission, kind=kind))
     else:
-        defaults = _defaults_merge(org, view, False, cache)
-        layers = worker_layers(org, template, view, submission, defaults.layers)
-        worker = merge_layers(SPEC_PLAN, layers, defaults)
-    same = same_as_worker(org, template, view, submission)
-    master = None if same.value else _master_merge(org, template, view, submission, cache)
+        defaults = _defaults_merge(org, view, False, cache, kind)
+        layers = worker_layers(org, template, view, submission, defaults.layers, kind)
+        worker = merge_layers(plan, layers, defaults)
+    same = same_as_worker(org, template, view, submission, kind)
+    master = None if same.value else _master_merge(org, template, view, submission, cache, kind)
     context = composition_context(view, template, variables)
-    rendered = render_composition(worker, master, same.value, context)
-    spec, master_spec = rendered.spec, rendered.master_spec
+    rendered = render_composition(worker, master, same.value, context, plan)
+    spec, master_spec = rendered.spec, rendered.master_spec if kind.is_distributed else None
     compliance: tuple[RunnableIssue, ...] = ()
     origins: Mapping[tuple[Replica, Path], FieldRules | AttributeDefault] = {}
     if not policy.empty:
-        outcome = _apply_policy(org, view, policy, rendered, same.value, master, context, cache)
+        outcome = _apply_policy(org, view, policy, rendered, same.value, master, context, cache, kind)
         spec, master_spec, origins = outcome.spec, outcome.master_spec, outcome.origins
+        if not kind.is_distributed:
+            master_spec = None
         compliance = tuple(
             RunnableIssue(i.replica, i.path, i.message, i.rule, i.source) for i in outcome.issues
         )
     warnings = _warnings(template, variables, same, worker, master, rendered.names)
-    runnable = check(spec, master_spec, not same.value, SPEC_PLAN, warnings)
+    runnable = check(spec, master_spec, not same.value, plan, warnings, kind)
     if compliance:
         runnable = Runnable(runnable.issues + compliance, runnable.warnings)
     manifests, refused = cluster_outcome(
@@ -156,6 +178,7 @@ def compose(
         project=view.project,
         settings=org.cluster,
         known=runnable.issues,
+        **_kind_argument(kind),
     )
     if refused:
         runnable = Runnable(runnable.issues + refused, runnable.warnings)
@@ -172,6 +195,8 @@ def compose(
         policy,
         origins,
         manifests,
+        kind,
+        () if kind is DISTRIBUTED else not_applied(org, template, view, kind, submission),
     )
 
 
@@ -184,50 +209,61 @@ def _apply_policy(
     master: MergeResult | None,
     context: Mapping[str, Any],
     cache: MergeCache | None,
+    kind: WorkloadKind,
 ) -> PolicyOutcome:
     """The policy step (POLICY.md): the policy side is the shared merge of the scope defaults and imposed
     assets, rendered with the same context (a value that does not render there stays as written)."""
     from template_engine.policy.apply import apply_policy
 
-    worker_side = _policy_side(_defaults_merge(org, view, False, cache), context)
+    plan = kind.plan()
+    worker_side = _policy_side(_defaults_merge(org, view, False, cache, kind), context, plan)
     master_side = None
     if not same and master is not None:
-        master_side = _policy_side(_defaults_merge(org, view, True, cache), context)
-    protected: dict[Replica, Protected] = {"worker": imposed_items(org, view, False)}
+        master_side = _policy_side(_defaults_merge(org, view, True, cache, kind), context, plan)
+    protected: dict[Replica, Protected] = {kind.primary: imposed_items(org, view, False, kind)}
     if not same:
-        protected["master"] = imposed_items(org, view, True)
+        protected["master"] = imposed_items(org, view, True, kind)
     return apply_policy(
         policy,
-        SPEC_PLAN,
+        plan,
         rendered.spec,
         worker_side,
-        rendered.master_spec,
+        rendered.master_spec if kind.is_distributed else None,
         master_side,
-        same,
+        same or not kind.is_distributed,
         frozenset(WORKER_ONLY_FIELDS),
         protected,
+        **_kind_argument(kind),
     )
 
 
-def _policy_side(merged: MergeResult, context: Mapping[str, Any]) -> dict[str, Any]:
-    final, _problems = render_final(merged.spec, context, merged.locate, "policy side", SPEC_PLAN)
+def _kind_argument(kind: WorkloadKind) -> dict[str, Any]:
+    """TEMPORARY (issue 32 in progress): ``kind=`` for the steps that take it once the policy and cluster
+    branches are merged; nothing for distributed, which every step composes today."""
+    return {} if kind is DISTRIBUTED else {"kind": kind}
+
+
+def _policy_side(merged: MergeResult, context: Mapping[str, Any], plan: PlanNode) -> dict[str, Any]:
+    final, _problems = render_final(merged.spec, context, merged.locate, "policy side", plan)
     return final
 
 
-def _defaults_merge(org: Org, view: View, master: bool, cache: MergeCache | None) -> MergeResult:
+def _defaults_merge(
+    org: Org, view: View, master: bool, cache: MergeCache | None, kind: WorkloadKind = DISTRIBUTED
+) -> MergeResult:
     """The merge of the policy side (scope defaults and imposed assets), shared through ``cache``."""
     if cache is None:
-        return merge_layers(SPEC_PLAN, policy_side_layers(org, view, master))
-    found = cache.get((view, master))
+        return merge_layers(kind.plan(), policy_side_layers(org, view, master, kind))
+    found = cache.get((view, master, kind.name))
     if found is None:
-        layers = policy_side_layers(org, view, master)
-        start = _department_prefix(org, view, master, cache, layers)
-        found = cache[(view, master)] = merge_layers(SPEC_PLAN, layers, start)
+        layers = policy_side_layers(org, view, master, kind)
+        start = _department_prefix(org, view, master, cache, layers, kind)
+        found = cache[(view, master, kind.name)] = merge_layers(kind.plan(), layers, start)
     return found
 
 
 def _department_prefix(
-    org: Org, view: View, master: bool, cache: MergeCache, layers: list[Layer]
+    org: Org, view: View, master: bool, cache: MergeCache, layers: list[Layer], kind: WorkloadKind
 ) -> MergeResult | None:
     """The shared merge of a project's department (its policy side, through ``cache``) when its layers are
     the first of the project's ``layers``, which then hold the department's own ``Layer`` objects (as
@@ -242,7 +278,7 @@ def _department_prefix(
     if view.project is None or view.department is None:
         return None
     try:
-        parent = _defaults_merge(org, View(view.department), master, cache)
+        parent = _defaults_merge(org, View(view.department), master, cache, kind)
     except TemplateEngineError:
         return None
     shared = parent.layers
@@ -258,17 +294,23 @@ def _same_layer(a: Layer, b: Layer) -> bool:
 
 
 def _master_merge(
-    org: Org, template: Template | None, view: View, submission: Submission | None, cache: MergeCache | None
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    cache: MergeCache | None,
+    kind: WorkloadKind,
 ) -> MergeResult | None:
     """The master merged on its own; ``None`` when nothing gives it a spec (it runs workers only)."""
     if not has_own_master(template, submission):
         return None
+    plan = kind.plan()  # the master's fields are the workers' but WORKER_ONLY_FIELDS: the same plan
     if cache is None:
-        master = merge_layers(SPEC_PLAN, master_layers(org, template, view, submission))
+        master = merge_layers(plan, master_layers(org, template, view, submission, kind=kind))
     else:
-        defaults = _defaults_merge(org, view, True, cache)
-        layers = master_layers(org, template, view, submission, defaults.layers)
-        master = merge_layers(SPEC_PLAN, layers, defaults)
+        defaults = _defaults_merge(org, view, True, cache, kind)
+        layers = master_layers(org, template, view, submission, defaults.layers, kind)
+        master = merge_layers(plan, layers, defaults)
     problems = [
         Problem(
             f"a master spec cannot set the worker-only field {name!r}",

@@ -69,6 +69,8 @@ class WorkloadKind:
     policy_type: str
     #: Run:ai's ``AssetWorkloadSupportedTypes`` field that says an asset may be used by it.
     asset_support: str
+    #: The fields each role must have to be submitted (``runnable``), in the order they are reported.
+    mandatory: Mapping[Replica, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     _plans: dict[Replica, PlanNode] = field(default_factory=dict, repr=False)
 
     @property
@@ -117,6 +119,7 @@ DISTRIBUTED = WorkloadKind(
     roled_policy=True,
     policy_type="Distributed",
     asset_support="distributed",
+    mandatory={"worker": (("image",), ("distributedFramework",)), "master": (("image",),)},
 )
 TRAINING = WorkloadKind(
     name="training",
@@ -133,6 +136,7 @@ TRAINING = WorkloadKind(
     roled_policy=False,
     policy_type="Training",
     asset_support="training",
+    mandatory={"worker": (("image",),)},
 )
 WORKSPACE = WorkloadKind(
     name="workspace",
@@ -149,6 +153,7 @@ WORKSPACE = WorkloadKind(
     roled_policy=False,
     policy_type="Workspace",
     asset_support="workspace",
+    mandatory={"worker": (("image",),)},
 )
 INFERENCE = WorkloadKind(
     name="inference",
@@ -165,6 +170,7 @@ INFERENCE = WorkloadKind(
     roled_policy=False,
     policy_type="Inference",
     asset_support="inference",
+    mandatory={"worker": (("image",), ("servingPort", "container"))},
 )
 DISTRIBUTED_INFERENCE = WorkloadKind(
     name="distributed-inference",
@@ -181,6 +187,7 @@ DISTRIBUTED_INFERENCE = WorkloadKind(
     roled_policy=True,
     policy_type="DistributedInference",
     asset_support="inference",
+    mandatory={"leader": (("image",),), "worker": (("image",),)},
 )
 
 #: Every kind, distributed first (the order of lists, tables and reports).

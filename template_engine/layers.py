@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from template_engine.errors import CompositionError, Location, NotFoundError, Problem
+from template_engine.errors import CompositionError, Location, NotFoundError, Problem, Replica
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.engine import Layer
 from template_engine.models.documents import ASSET_FOLDERS, AssetKind, DatasourceAsset, TemplateAssets
 from template_engine.org import (
@@ -47,6 +48,7 @@ __all__ = [
     "ORDER",
     "POLICY_SIDE",
     "REQUEST_SIDE",
+    "NotApplied",
     "SameAsWorker",
     "Submission",
     "asset_layer",
@@ -55,6 +57,7 @@ __all__ = [
     "has_own_master",
     "imposed_items",
     "master_layers",
+    "not_applied",
     "policy_side_layers",
     "same_as_worker",
     "scope_label",
@@ -101,46 +104,130 @@ def _section(data: Mapping[str, Any], *names: str) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) and value else None
 
 
+# -- kinds: what a layer written for every kind gives one kind ----------------------------------------------
+
+
+def role_of(kind: WorkloadKind, master: bool) -> Replica:
+    """The role a composition's spec is of: the kind's first, or (``master``) its second."""
+    return kind.roles[1] if master and len(kind.roles) > 1 else kind.primary
+
+
+@dataclass(frozen=True, slots=True)
+class NotApplied:
+    """A field a layer gives that the kind's spec does not have: it is left out of that kind's compositions
+    (issue 32: nothing is dropped silently; ``explain`` says it)."""
+
+    kind: WorkloadKind
+    field: str
+    location: Location
+
+    def message(self) -> str:
+        noun = self.kind.noun
+        return f"{self.field} is not applied to a {noun}: a {noun}'s spec has no field {self.field!r}"
+
+
+def _for_kind(layer: Layer, kind: WorkloadKind, role: Replica) -> Layer:
+    """``layer`` as ``kind``'s ``role`` takes it: the fields its spec does not have left out (the same layer
+    when it has them all, as a distributed composition always does)."""
+    fields = kind.fields(role)
+    if all(name in fields for name in layer.spec):
+        return layer
+    kept = {name: value for name, value in layer.spec.items() if name in fields}
+    return Layer(layer.label, layer.file, kept, layer.lines, layer.root)
+
+
+def _left_out(layer: Layer, kind: WorkloadKind, role: Replica) -> list[NotApplied]:
+    fields = kind.fields(role)
+    return [
+        NotApplied(kind, name, layer.location((name,)))
+        for name, value in layer.spec.items()
+        if name not in fields and value is not None
+    ]
+
+
+def not_applied(
+    org: Org, template: Template | None, view: View, kind: WorkloadKind, submission: Submission | None = None
+) -> tuple[NotApplied, ...]:
+    """The fields the layers of a composition of ``kind`` give that its spec does not have, lowest layer
+    first: a shared default's ``backoffLimit`` in an inference, an environment asset's ``stdin``..."""
+    out: list[NotApplied] = []
+    for master in (False, True) if kind.is_distributed else (False,):
+        role = role_of(kind, master)
+        for source in ORDER:
+            for layer in source(org, template, view, submission, master, None):
+                out += _left_out(layer, kind, role)
+    return tuple(out)
+
+
 # -- the sources, one per row of the table ------------------------------------------------------------------
 
 
-def default_layers(org: Org, view: View, master: bool) -> list[Layer]:
-    """The ``spec`` (``master.spec``) of each scope's defaults along ``view``, system first."""
+def default_layers(
+    org: Org, view: View, master: bool, kind: WorkloadKind | None = DISTRIBUTED
+) -> list[Layer]:
+    """The ``spec`` (``master.spec``) of each scope's defaults along ``view``, system first; for a ``kind``
+    but distributed, each followed by the value defaults of the scope's policy of that kind (a kind's own
+    defaults: docs/concepts.md, "One default, every kind").  ``kind`` ``None``: the shared defaults as
+    written, for every kind."""
     layers = []
     root: tuple[str, ...] = ("master", "spec") if master else ("spec",)
+    role = role_of(kind or DISTRIBUTED, master)
     for scope in view.chain():
         org.require_intact(defaults_ref(scope))
         entry = org.defaults.get(scope)
-        if entry is None:
-            continue
-        spec = _section(entry.source.data, *root)
-        if spec is not None:
-            layers.append(Layer(scope_label(scope), entry.source.file, spec, entry.source.lines, root))
+        if entry is not None:
+            spec = _section(entry.source.data, *root)
+            if spec is not None:
+                layer = Layer(scope_label(scope), entry.source.file, spec, entry.source.lines, root)
+                layers.append(layer if kind is None else _for_kind(layer, kind, role))
+        if kind is not None and kind is not DISTRIBUTED:
+            layers += _kind_defaults(org, scope, kind, role)
     return layers
 
 
+def _kind_defaults(org: Org, scope: Scope, kind: WorkloadKind, role: Replica) -> list[Layer]:
+    """The value defaults of ``scope``'s policy of ``kind`` for ``role`` (its ``defaults``), if any."""
+    org.require_intact(policy_ref(scope, kind.name))
+    policy = org.policy_of(scope, kind)
+    if policy is None:
+        return []
+    found = policy.value_defaults.get(role)
+    if not found:
+        return []
+    label = f"{scope_label(scope).removesuffix(' defaults')} {kind.name} policy defaults"
+    return [Layer(label, policy.file, found.spec, found.lines, found.root)]
+
+
 def scope_defaults(
-    org: Org, template: Template | None, view: View, submission: Submission | None, master: bool
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    master: bool,
+    kind: WorkloadKind | None = DISTRIBUTED,
 ) -> list[Layer]:
     """The scope defaults: system, then the view's department, then its project."""
-    return default_layers(org, view, master)
+    return default_layers(org, view, master, kind)
 
 
-def effective_policy(org: Org, view: View) -> EffectivePolicy:
-    """The policies of the view's branch (system, department, project); a broken one fails the composition."""
+def effective_policy(org: Org, view: View, kind: WorkloadKind = DISTRIBUTED) -> EffectivePolicy:
+    """The policies of ``kind`` of the view's branch (system, department, project); a broken one fails the
+    composition."""
     chain = []
     for scope in view.chain():
-        org.require_intact(policy_ref(scope))
-        found = org.policies.get(scope)
+        org.require_intact(policy_ref(scope, kind.name))
+        found = org.policy_of(scope, kind)
         if found is not None:
             chain.append(found)
     return effective(chain)
 
 
-def _imposed(org: Org, view: View, master: bool) -> list[tuple[ImposedAsset, Asset, str, dict[str, Any]]]:
+def _imposed(
+    org: Org, view: View, master: bool, kind: WorkloadKind = DISTRIBUTED
+) -> list[tuple[ImposedAsset, Asset, str, dict[str, Any]]]:
     """Each imposed data source of the view: its asset, storage kind and item (keyed by the asset name)."""
     out = []
-    for imposed in effective_policy(org, view).imposed_on("master" if master else "worker"):
+    for imposed in effective_policy(org, view, kind).imposed_on(role_of(kind, master)):
         org.require_intact(asset_ref("datasource", imposed.name))
         asset = org.asset("datasource", imposed.name)
         user = policy_user(imposed.scope)
@@ -150,55 +237,78 @@ def _imposed(org: Org, view: View, master: bool) -> list[tuple[ImposedAsset, Ass
         if problem is not None:
             raise CompositionError([problem])
         storage = asset.source.data["spec"]["storage"]
-        kind = next(k for k, v in storage.items() if v)
-        item = dict(storage[kind][0])
-        own_key = "id" if kind == "dataVolume" else "name"
+        storage_kind = next(k for k, v in storage.items() if v)
+        item = dict(storage[storage_kind][0])
+        own_key = "id" if storage_kind == "dataVolume" else "name"
         if item.get(own_key) is None:
             item[own_key] = imposed.name
-        out.append((imposed, asset, kind, item))
+        out.append((imposed, asset, storage_kind, item))
     return out
 
 
 def imposed_assets(
-    org: Org, template: Template | None, view: View, submission: Submission | None, master: bool
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    master: bool,
+    kind: WorkloadKind | None = DISTRIBUTED,
 ) -> list[Layer]:
     """The data sources the view's policies impose (``imposedAssets.worker``, or ``.master``)."""
+    policy = "policy" if kind is None or kind is DISTRIBUTED else f"{kind.name} policy"
     return [
         Layer(
-            f"datasource asset {imposed.name} (imposed by the {imposed.scope} policy)",
+            f"datasource asset {imposed.name} (imposed by the {imposed.scope} {policy})",
             asset.source.file,
-            {"storage": {kind: [item]}},
+            {"storage": {storage: [item]}},
             asset.source.lines,
             ("spec",),
         )
-        for imposed, asset, kind, item in _imposed(org, view, master)
+        for imposed, asset, storage, item in _imposed(org, view, master, kind or DISTRIBUTED)
     ]
 
 
-def imposed_items(org: Org, view: View, master: bool) -> dict[tuple[Path, Match], ImposedAsset]:
+def imposed_items(
+    org: Org, view: View, master: bool, kind: WorkloadKind = DISTRIBUTED
+) -> dict[tuple[Path, Match], ImposedAsset]:
     """The items imposed assets bring, by (keyed list path, item key): protected as if locked."""
     out: dict[tuple[Path, Match], ImposedAsset] = {}
-    for imposed, _asset, kind, item in _imposed(org, view, master):
-        own_key = "id" if kind == "dataVolume" else "name"
-        out[(("storage", kind), Match(own_key, item[own_key]))] = imposed
+    for imposed, _asset, storage, item in _imposed(org, view, master, kind):
+        own_key = "id" if storage == "dataVolume" else "name"
+        out[(("storage", storage), Match(own_key, item[own_key]))] = imposed
     return out
 
 
 def template_assets(
-    org: Org, template: Template | None, view: View, submission: Submission | None, master: bool
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    master: bool,
+    kind: WorkloadKind | None = DISTRIBUTED,
 ) -> list[Layer]:
-    """The assets the template names (``assets``, or ``master.assets``)."""
+    """The assets the template names (``assets``, or ``master.assets``); an asset's fields that ``kind``'s
+    spec does not have are left out (``kind`` ``None``: as written)."""
     if template is None:
         return []
     if not master:
-        return _asset_layers(org, template.doc.assets, template, ("assets",))
-    if template.doc.master is None:
+        layers = _asset_layers(org, template.doc.assets, template, ("assets",))
+    elif template.doc.master is None:
         return []
-    return _asset_layers(org, template.doc.master.assets, template, ("master", "assets"))
+    else:
+        layers = _asset_layers(org, template.doc.master.assets, template, ("master", "assets"))
+    if kind is None or kind is DISTRIBUTED:
+        return layers
+    return [_for_kind(layer, kind, role_of(kind, master)) for layer in layers]
 
 
 def template_spec(
-    org: Org, template: Template | None, view: View, submission: Submission | None, master: bool
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    master: bool,
+    kind: WorkloadKind | None = DISTRIBUTED,
 ) -> list[Layer]:
     """The template's own ``spec`` (``master.spec``)."""
     if template is None:
@@ -216,7 +326,12 @@ def template_spec(
 
 
 def submission_spec(
-    org: Org, template: Template | None, view: View, submission: Submission | None, master: bool
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None,
+    master: bool,
+    kind: WorkloadKind | None = DISTRIBUTED,
 ) -> list[Layer]:
     """A workload submission's ``spec`` (``masterSpec``)."""
     if submission is None:
@@ -231,8 +346,11 @@ def submission_spec(
     return [Layer(submission.label, submission.file, submission.spec, {}, ("spec",))]
 
 
-#: One row of the table: ``(org, template, view, submission, master)`` -> its layers, lowest first.
-LayerSource = Callable[[Org, Template | None, View, Submission | None, bool], list[Layer]]
+#: One row of the table: ``(org, template, view, submission, master, kind)`` -> its layers, lowest first
+#: (``kind`` ``None``: every field as written, whatever the kind has).
+LayerSource = Callable[
+    [Org, Template | None, View, Submission | None, bool, WorkloadKind | None], list[Layer]
+]
 
 #: What the platform sets (POLICY.md "Two sides of every composition"): the same for every template seen from
 #: one view, so their merge can be shared (``merge_layers(..., start=)``), and it is the policy-side value.
@@ -243,11 +361,11 @@ REQUEST_SIDE: tuple[LayerSource, ...] = (template_assets, template_spec, submiss
 ORDER: tuple[LayerSource, ...] = POLICY_SIDE + REQUEST_SIDE
 
 
-def policy_side_layers(org: Org, view: View, master: bool) -> list[Layer]:
-    """The policy side's layers of every composition seen from ``view``, lowest first."""
+def policy_side_layers(org: Org, view: View, master: bool, kind: WorkloadKind = DISTRIBUTED) -> list[Layer]:
+    """The policy side's layers of every composition of ``kind`` seen from ``view``, lowest first."""
     layers: list[Layer] = []
     for source in POLICY_SIDE:
-        layers += source(org, None, view, None, master)
+        layers += source(org, None, view, None, master, kind)
     return layers
 
 
@@ -257,13 +375,14 @@ def worker_layers(
     view: View,
     submission: Submission | None = None,
     defaults: Sequence[Layer] | None = None,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> list[Layer]:
-    """The worker spec's layers, lowest precedence first.
+    """The worker spec's layers (a kind's first role), lowest precedence first.
 
     ``defaults``, the policy-side layers when the caller already has them (the same objects its merge of them
     holds, see :func:`policy_side_layers`), stand in for the rows of :data:`POLICY_SIDE`.
     """
-    return _layers(org, template, view, submission, False, defaults)
+    return _layers(org, template, view, submission, False, defaults, kind)
 
 
 def master_layers(
@@ -272,10 +391,11 @@ def master_layers(
     view: View,
     submission: Submission | None = None,
     defaults: Sequence[Layer] | None = None,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> list[Layer]:
     """The master spec's layers, lowest precedence first, for a master composed on its own (see
     :func:`has_own_master`); ``defaults`` as for :func:`worker_layers`."""
-    return _layers(org, template, view, submission, True, defaults)
+    return _layers(org, template, view, submission, True, defaults, kind)
 
 
 def _layers(
@@ -285,15 +405,16 @@ def _layers(
     submission: Submission | None,
     master: bool,
     defaults: Sequence[Layer] | None,
+    kind: WorkloadKind,
 ) -> list[Layer]:
     if defaults is not None:
         layers = list(defaults)
     else:
         layers = []
         for source in POLICY_SIDE:
-            layers += source(org, template, view, submission, master)
+            layers += source(org, template, view, submission, master, kind)
     for source in REQUEST_SIDE:
-        layers += source(org, template, view, submission, master)
+        layers += source(org, template, view, submission, master, kind)
     return layers
 
 
@@ -314,12 +435,18 @@ class SameAsWorker:
 
 
 def same_as_worker(
-    org: Org, template: Template | None, view: View, submission: Submission | None = None
+    org: Org,
+    template: Template | None,
+    view: View,
+    submission: Submission | None = None,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> SameAsWorker:
     """Resolve ``masterSpecSameAsWorker``: scope defaults (system, department, project), then the template,
     then the submission; true when none sets it.  A submission that says true and gives a ``masterSpec`` is
-    a :class:`~template_engine.errors.CompositionError`."""
+    a :class:`~template_engine.errors.CompositionError`.  A kind without a master: true, decided by none."""
     value = True
+    if not kind.is_distributed:
+        return SameAsWorker(True, None, None)
     decided_by: Submission | Template | Defaults | None = None
     defaults: Defaults | None = None
     for scope in view.chain():

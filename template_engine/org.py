@@ -15,6 +15,7 @@ from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, NotFoundError, Problem
 from template_engine.kinds import WorkloadKind, kind_named
 from template_engine.models.documents import (
+    AnyTemplateDocument,
     AssetKind,
     ComputeAsset,
     DatasourceAsset,
@@ -22,7 +23,6 @@ from template_engine.models.documents import (
     LayerDocument,
     ScopeType,
     TemplateAssets,
-    TemplateDocument,
 )
 from template_engine.paths import Path
 
@@ -66,7 +66,7 @@ class Template:
     name: str
     scope: Scope
     source: Source
-    doc: TemplateDocument
+    doc: AnyTemplateDocument
 
     @property
     def file(self) -> str:

@@ -351,6 +351,7 @@ def render_composition(
     master: MergeResult | None,
     same_as_worker: bool,
     context: Mapping[str, Any],
+    plan: PlanNode = SPEC_PLAN,
 ) -> Rendered:
     """``combinedSpec`` and ``combinedMasterSpec`` in their final form (see :func:`render_final`), on one
     budget; raises :class:`~template_engine.errors.RenderError` with every problem of both.
@@ -360,16 +361,14 @@ def render_composition(
     """
     seen: set[str] = set()
     budget = _Budget()  # one budget for every value of this composition (made at its first expression)
-    spec, problems = _render_final(
-        worker.spec, context, worker.locate, "combinedSpec", SPEC_PLAN, budget, seen
-    )
+    spec, problems = _render_final(worker.spec, context, worker.locate, "combinedSpec", plan, budget, seen)
     master_spec: dict[str, Any] | None = None
     if same_as_worker:
         # The worker's rendering, without worker-only fields; a copy, so the two share nothing.
         master_spec = {k: clone(v) for k, v in spec.items() if k not in WORKER_ONLY_FIELDS}
     elif master is not None:
         master_spec, more = _render_final(
-            master.spec, context, master.locate, "combinedMasterSpec", SPEC_PLAN, budget, seen
+            master.spec, context, master.locate, "combinedMasterSpec", plan, budget, seen
         )
         problems += more
     if problems:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader.values import spec_value_problems
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Path, format_path
@@ -131,7 +132,9 @@ def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> I
             yield (*names, segment), item
 
 
-def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> list[RunnableIssue]:
+def _spec_issues(
+    spec: Mapping[str, Any], replica: Replica, plan: PlanNode, kind: WorkloadKind
+) -> list[RunnableIssue]:
     issues: list[RunnableIssue] = []
 
     def add(path: Path, message: str) -> None:
@@ -140,10 +143,12 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
     def missing(path: Path, message: str) -> None:
         issues.append(RunnableIssue(replica, path, message, mandatory=True))
 
-    if not spec.get("image"):
-        missing(("image",), "mandatory image is not provided")
-    if replica == "worker" and not spec.get("distributedFramework"):
-        missing(("distributedFramework",), "mandatory distributedFramework is not provided")
+    for field in kind.mandatory.get(replica, ()):
+        value: Any = spec
+        for name in field:
+            value = value.get(name) if isinstance(value, Mapping) else None
+        if value is None or value == "":
+            missing(field, f"mandatory {format_path(field)} is not provided")
 
     for names, required in REQUIRED_ITEM_FIELDS.items():
         for path, item in _items(spec, names, plan):
@@ -173,6 +178,7 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
     low, high = spec.get("minReplicas"), spec.get("maxReplicas")
     if isinstance(low, int) and isinstance(high, int) and low > high:
         add(("minReplicas",), f"minReplicas {low} is above maxReplicas {high}")
+    issues.extend(_autoscaling_issues(spec.get("autoscaling"), replica))
 
     # Run:ai's value rules once more, on the rendered values: a file or a body is held to them as written,
     # and a value written as an expression ("{{ project.name }}_db") is held to them here, as rendered.
@@ -181,6 +187,43 @@ def _spec_issues(spec: Mapping[str, Any], replica: Replica, plan: PlanNode) -> l
             path = _keyed(spec, problem.path, plan)
             add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
     return issues
+
+
+def _autoscaling_issues(autoscaling: Any, replica: Replica) -> list[RunnableIssue]:
+    """An inference's autoscaling as Run:ai's document states it: ``minReplicas`` at most ``maxReplicas``,
+    a ``metricThreshold`` for a ``metric``, a ``metric`` where the replicas may differ (but 0 to 1)."""
+    if not isinstance(autoscaling, Mapping):
+        return []
+    out: list[RunnableIssue] = []
+    low, high = autoscaling.get("minReplicas"), autoscaling.get("maxReplicas")
+    if isinstance(low, int) and isinstance(high, int):
+        if low > high:
+            out.append(
+                RunnableIssue(
+                    replica,
+                    ("autoscaling", "minReplicas"),
+                    f"autoscaling.minReplicas {low} is above autoscaling.maxReplicas {high}",
+                )
+            )
+        elif low < high and (low, high) != (0, 1) and autoscaling.get("metric") is None:
+            out.append(
+                RunnableIssue(
+                    replica,
+                    ("autoscaling", "metric"),
+                    f"autoscaling.metric is mandatory when minReplicas {low} is below maxReplicas {high}",
+                    mandatory=True,
+                )
+            )
+    if autoscaling.get("metric") is not None and autoscaling.get("metricThreshold") is None:
+        out.append(
+            RunnableIssue(
+                replica,
+                ("autoscaling", "metricThreshold"),
+                "autoscaling.metricThreshold is mandatory with autoscaling.metric",
+                mandatory=True,
+            )
+        )
+    return out
 
 
 def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
@@ -264,12 +307,16 @@ def check(
     master_separate: bool,
     plan: PlanNode,
     extra_warnings: tuple[CompositionWarning, ...] = (),
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> Runnable:
-    """Every issue of the rendered combined specs; the master is checked only when composed separately."""
-    issues = _spec_issues(worker, "worker", plan)
-    if master is not None and master_separate:
-        issues.extend(_spec_issues(master, "master", plan))
-    return Runnable(tuple(issues), (*_framework_warnings(worker), *extra_warnings))
+    """Every issue of the rendered combined specs of a ``kind``; the master is checked only when composed
+    separately (a kind of one role has none)."""
+    primary = kind.primary
+    issues = _spec_issues(worker, primary, plan, kind)
+    if master is not None and master_separate and len(kind.roles) > 1:
+        issues.extend(_spec_issues(master, kind.roles[1], plan, kind))
+    framework = _framework_warnings(worker) if kind.is_distributed else []
+    return Runnable(tuple(issues), (*framework, *extra_warnings))
 
 
 __all__ = ["REQUIRED_ITEM_FIELDS", "Runnable", "RunnableIssue", "check"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from template_engine.errors import TemplateEngineError
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.models.documents import (
     AssetKind,
     ComputeAsset,
@@ -124,12 +125,24 @@ class DeferredDefaults(_Deferred, Defaults):  # properties stand in for the fiel
 
 
 class DeferredTemplate(_Deferred, Template):  # properties stand in for the fields
-    __slots__ = ("_build", "_file", "_made", "_refs")
+    __slots__ = ("_build", "_file", "_kind", "_made", "_refs")
 
     def __init__(
-        self, name: str, scope: Scope, file: str, refs: tuple[tuple[AssetKind, str], ...], build: Build
+        self,
+        name: str,
+        scope: Scope,
+        file: str,
+        refs: tuple[tuple[AssetKind, str], ...],
+        build: Build,
+        kind: WorkloadKind = DISTRIBUTED,
     ) -> None:
-        _init(self, file, build, name=name, scope=scope, _refs=refs)
+        _init(self, file, build, name=name, scope=scope, _refs=refs, _kind=kind)
+
+    @property
+    def kind(self) -> WorkloadKind:
+        """The template's kind, as the facts cache remembers it (the file is not read for it)."""
+        found: WorkloadKind = self._kind  # type: ignore[attr-defined]
+        return found
 
     @property
     def doc(self) -> TemplateDocument:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.kinds import KINDS
 from template_engine.loader.sources import Kind, Source, Unreadable
 from template_engine.models.documents import ASSET_FOLDERS, AssetKind, ScopeType
 from template_engine.org import SYSTEM, Scope, asset_ref, defaults_ref, policy_ref, template_ref
@@ -42,7 +43,15 @@ META_FOLDER = ".template-engine"
 _GIT = frozenset({".git", ".gitignore", ".gitattributes", ".gitkeep"})
 _DEFAULTS = "defaults"
 _POLICY = "policy"
-_LAYER = "defaults.yaml, policy.yaml (or .yml) and templates/; a template goes in templates/NAME.yaml"
+#: The policy file of each kind but distributed (whose policy is ``policy.yaml``), by its stem.
+_KIND_POLICIES: dict[str, str] = {
+    kind.policy_file.removesuffix(".yaml"): kind.name for kind in KINDS if kind.name != "distributed"
+}
+_LAYER = (
+    "defaults.yaml, policy.yaml (or .yml), a policy file of each other kind ("
+    + ", ".join(f"{stem}.yaml" for stem in _KIND_POLICIES)
+    + ") and templates/; a template goes in templates/NAME.yaml"
+)
 _UNIT = _LAYER + "; assets/ holds the assets of this scope"
 #: The folder of the assets of a scope (under the top, a department's folder or a project's).
 ASSETS = "assets"
@@ -68,6 +77,8 @@ class Layout:
 
     defaults: dict[Scope, str] = field(default_factory=dict)
     policies: dict[Scope, str] = field(default_factory=dict)
+    #: The policy files of the other kinds, by scope and kind name.
+    kind_policies: dict[tuple[Scope, str], str] = field(default_factory=dict)
     templates: dict[Scope, dict[str, str]] = field(default_factory=dict)
     #: Every asset file, by kind and name; its scope is its folder's (:func:`asset_scope`).
     assets: dict[AssetKind, dict[str, str]] = field(default_factory=dict)
@@ -196,14 +207,19 @@ class _Walk:
         if entries is None:
             self.suppose(defaults_ref(scope), blame or rel)
             self.suppose(policy_ref(scope), blame or rel)
+            for kind in _KIND_POLICIES.values():
+                self.suppose(policy_ref(scope, kind), blame or rel)
             return
         found: list[_Entry] = []
         policies: list[_Entry] = []
+        kind_policies: dict[str, list[_Entry]] = {}
         handlers: dict[str, tuple[Kind, Walker | None]] = {
             "defaults.yaml": ("file", lambda _rel, blame: self.suppose(defaults_ref(scope), blame or _rel)),
             "policy.yaml": ("file", lambda _rel, blame: self.suppose(policy_ref(scope), blame or _rel)),
             "templates": ("folder", lambda rel, blame: self.templates(rel, scope, blame)),
         }
+        for stem, kind_name in _KIND_POLICIES.items():
+            handlers[f"{stem}.yaml"] = ("file", self._supposes(policy_ref(scope, kind_name)))
         if scope != SYSTEM:  # the system's assets are the tenant's, at the top
             handlers[ASSETS] = ("folder", lambda rel, blame: self.assets(rel, blame))
         for entry in entries:
@@ -219,6 +235,12 @@ class _Walk:
                     policies.append(entry)
                 else:
                     self.suppose(policy_ref(scope), blame or entry.rel)
+            elif entry.name.rpartition(".")[0] in _KIND_POLICIES and entry.name.endswith(YAML_SUFFIXES):
+                kind_name = _KIND_POLICIES[entry.name.rpartition(".")[0]]
+                if self.expect(entry, "file", blame):
+                    kind_policies.setdefault(kind_name, []).append(entry)
+                else:
+                    self.suppose(policy_ref(scope, kind_name), blame or entry.rel)
             elif entry.name == "templates":
                 if self.expect(entry, "folder", blame):
                     self.templates(entry.rel, scope, blame)
@@ -246,6 +268,22 @@ class _Walk:
             self.layout.policies[scope] = policy.rel
         else:
             self.suppose(policy_ref(scope), blame)
+        for kind_name, written in kind_policies.items():
+            chosen_policy = self.one_of(written, f"the {kind_name} policy file", blame)
+            if chosen_policy is None:
+                self.suppose(policy_ref(scope, kind_name), blame or written[-1].rel)
+            elif blame is None:
+                self.layout.kind_policies[(scope, kind_name)] = chosen_policy.rel
+            else:
+                self.suppose(policy_ref(scope, kind_name), blame)
+
+    def _supposes(self, ref: Ref) -> Walker:
+        """A walker of an entry misnamed for ``ref``'s file: it stands for that file."""
+
+        def walk(rel: str, blame: str | None) -> None:
+            self.suppose(ref, blame or rel)
+
+        return walk
 
     def templates(self, rel: str, scope: Scope, blame: str | None) -> None:
         def found(stem: str, path: str) -> None:
@@ -452,6 +490,7 @@ class _Walk:
         layout = self.layout
         real = {defaults_ref(scope) for scope in layout.defaults}
         real |= {policy_ref(scope) for scope in layout.policies}
+        real |= {policy_ref(scope, kind) for scope, kind in layout.kind_policies}
         real |= {template_ref(scope, stem) for scope, by in layout.templates.items() for stem in by}
         real |= {asset_ref(kind, stem) for kind, by in layout.assets.items() for stem in by}
         layout.refs = {ref: rel for ref, rel in self.supposed.items() if ref not in real}

@@ -22,6 +22,7 @@ from template_engine.loader.values import (
 )
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.models.documents import (
+    AnyTemplateDocument,
     AssetKind,
     DatasourceAsset,
     LayerDocument,
@@ -95,7 +96,7 @@ def document_rules(model: type[object], data: Mapping[str, Any], file: str, line
     return problems + document_value_problems(data, roots, file, lines)
 
 
-def asset_refs(doc: TemplateDocument) -> list[tuple[AssetKind, str, Path]]:
+def asset_refs(doc: AnyTemplateDocument) -> list[tuple[AssetKind, str, Path]]:
     """Every asset a template refers to, with the field that names it."""
     out: list[tuple[AssetKind, str, Path]] = []
     sections: list[tuple[Path, TemplateAssets | None]] = [(("assets",), doc.assets)]

@@ -24,7 +24,9 @@ from pydantic import BaseModel
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import InputError, Location, Problem
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, kind_named
 from template_engine.loader import sources
+from template_engine.loader.kind_of import template_kind
 from template_engine.loader.layout import Layout, asset_file, asset_scope, read_layout
 from template_engine.loader.rules import asset_refs, document_rules
 from template_engine.loader.validate import locate, validate
@@ -32,10 +34,10 @@ from template_engine.loader.values import MAX_VALUES, count_values
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import (
     ASSET_MODELS,
+    AnyTemplateDocument,
     AssetKind,
     LayerDocument,
     OrgDocument,
-    TemplateDocument,
 )
 from template_engine.org import (
     Asset,
@@ -99,7 +101,7 @@ def _parse_source(text: str, rel: str) -> tuple[Source | None, list[Problem]]:
     return Source(rel, data, loaded.lines), []
 
 
-Doc = TypeVar("Doc", LayerDocument, TemplateDocument)
+Doc = TypeVar("Doc", LayerDocument, AnyTemplateDocument)
 
 #: What a loader makes of one file: the document, or ``None`` and its problems.
 Made = tuple[Any, list[Problem]]
@@ -194,15 +196,28 @@ def _made(
     if refs is None:
         made, problems = read()
         if made is not None:
-            facts.remember(key, made.asset_refs() if isinstance(made, Template) else ())
+            facts.remember(key, _template_facts(made) if isinstance(made, Template) else ())
         return made, problems
     stem = _stem(rel)
     if build is _template_from:
-        kinds = tuple((cast(AssetKind, kind), name) for kind, name in refs)
-        return DeferredTemplate(stem, arg, rel, kinds, read), []
+        kinds = tuple((cast(AssetKind, kind), name) for kind, name in refs if kind != _KIND_FACT)
+        kind_name = next((name for kind, name in refs if kind == _KIND_FACT), None)
+        return DeferredTemplate(stem, arg, rel, kinds, read, kind_named(kind_name)), []
     if build is _asset_from:
         return DeferredAsset(arg, stem, rel, asset_scope(rel), read), []
     return DeferredDefaults(arg, rel, read), []
+
+
+#: The fact that records a template's kind among its asset references (a kind of asset no asset has), for
+#: the kinds but distributed: the facts of a file written before kinds read as distributed, as they were.
+_KIND_FACT = "workload-kind"
+
+
+def _template_facts(template: Template) -> tuple[tuple[str, str], ...]:
+    """What the facts cache remembers of a valid template: its asset references, and its kind."""
+    refs: tuple[tuple[str, str], ...] = template.asset_refs()
+    kind = template.kind
+    return refs if kind is DISTRIBUTED else (*refs, (_KIND_FACT, kind.name))
 
 
 def _stem(rel: str) -> str:
@@ -301,8 +316,13 @@ def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, 
     if source is None:
         return None, problems
     stem = _stem(rel)
-    doc, problems = _every_problem(TemplateDocument, source, stem, "template")
-    return (None if doc is None or problems else Template(stem, scope, source, _without_specs(doc))), problems
+    kind, problems = template_kind(source.data, rel, source.lines)
+    if kind is None or kind.template_model is None:
+        return None, problems
+    doc, problems = _every_problem(kind.template_model, source, stem, "template")
+    if doc is None or problems:
+        return None, problems
+    return Template(stem, scope, source, _without_specs(cast(AnyTemplateDocument, doc))), problems
 
 
 def load_policy(
@@ -318,6 +338,19 @@ def _policy_from(text: str, rel: str, scope: Scope) -> tuple[PolicyDocument | No
     if source is None:
         return None, problems
     return read_policy(source.data, rel, source.lines, scope)
+
+
+def _kind_policy_from(
+    text: str, rel: str, at: tuple[Scope, str]
+) -> tuple[PolicyDocument | None, list[Problem]]:
+    """The policy of one kind but distributed (``training-policy.yaml``...) at a scope."""
+    from template_engine.policy.document import read_policy
+
+    source, problems = _parse_source(text, rel)
+    if source is None:
+        return None, problems
+    scope, kind = at
+    return read_policy(source.data, rel, source.lines, scope, kind=KIND_BY_NAME[kind])  # type: ignore[call-arg]
 
 
 def load_asset(
@@ -531,6 +564,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
     tasks += [(_template_from, rel, scope) for scope, by in layout.templates.items() for rel in by.values()]
     tasks += [(_asset_from, rel, kind) for kind, by in layout.assets.items() for rel in by.values()]
     tasks += [(_policy_from, rel, scope) for scope, rel in layout.policies.items()]
+    tasks += [(_kind_policy_from, rel, at) for at, rel in layout.kind_policies.items()]
     work = functools.partial(_read_run, files, _Reuse.last, facts)
     current: Memo = {}
     made: list[Made] = []
@@ -564,11 +598,23 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         note(prel, problems, policy_ref(scope))
         if policy is not None:
             policies[scope] = policy
+    kind_policies: dict[tuple[Scope, str], PolicyDocument] = {}
+    for at, krel in layout.kind_policies.items():
+        policy, problems = next(read)
+        note(krel, problems, policy_ref(*at))
+        if policy is not None:
+            kind_policies[at] = policy
     broken_assets = {ref[2] for ref in refs if ref[:2] == ("asset", "datasource")}
     for file, problems in _org_policy_problems(policies, departments, assets, broken_assets).items():
         scope = next(s for s, p in policies.items() if p.file == file)
         del policies[scope]
         note(file, problems, policy_ref(scope))
+    for kind_name in {kind for _scope, kind in kind_policies}:
+        of_kind = {scope: p for (scope, kind), p in kind_policies.items() if kind == kind_name}
+        for file, problems in _org_policy_problems(of_kind, departments, assets, broken_assets).items():
+            scope = next(s for s, p in of_kind.items() if p.file == file)
+            del kind_policies[(scope, kind_name)]
+            note(file, problems, policy_ref(scope, kind_name))
     _Reuse.last = current
     drafts, unknown = _drafts(org_doc, layout.templates, files)
     return Org(
@@ -583,6 +629,7 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         cluster,
         cluster_source,
         drafts,
+        kind_policies,
     )
 
 
