@@ -130,6 +130,21 @@ policies = Table(
     *_audit(),
 )
 
+#: The policy of each workload kind but distributed (``training``, ``workspace``, ``inference``,
+#: ``distributed-inference``: ``template_engine.kinds``) per scope, keyed like ``policies`` and the kind;
+#: ``document`` and ``text`` as there, tombstones as there (schema revision 0006, issue 32).
+kind_policies = Table(
+    "kind_policies",
+    metadata,
+    Column("scope_key", String(64), primary_key=True),
+    Column("kind", String(24), primary_key=True),
+    Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
+    Column("document", JSON, nullable=False),
+    Column("text", Text),
+    *_audit(),
+)
+
 assets = Table(
     "assets",
     metadata,
@@ -160,6 +175,9 @@ templates = Table(
     Column("scope_key", String(64), nullable=False),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="RESTRICT")),
+    #: The workload kind's name (``template_engine.kinds``; schema revision 0006: every earlier template is
+    #: distributed).  A name is unique in its scope across kinds, as Run:ai's name availability answers.
+    Column("kind", String(24), nullable=False, server_default="distributed"),
     #: The template document as written, ``meta`` (name, description) included, scope excluded.
     Column("document", JSON, nullable=False),
     *_audit(),
@@ -185,6 +203,8 @@ workloads = Table(
     Column("department_id", Integer),
     Column("cluster_id", String(36), nullable=False),
     Column("template_id", String(36)),
+    #: The workload kind's name (schema revision 0006: every earlier workload is distributed).
+    Column("kind", String(24), nullable=False, server_default="distributed"),
     Column("desired_phase", String(16), nullable=False),
     Column("actual_phase", String(16)),
     Column("master_same_as_worker", Boolean, nullable=False),
