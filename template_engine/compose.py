@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from template_engine.asset_support import asset_support_issues
 from template_engine.cluster.mapping import Manifests
 from template_engine.cluster.outcome import cluster_outcome
 from template_engine.errors import (
@@ -167,6 +168,7 @@ def compose(
         )
     warnings = _warnings(template, variables, same, worker, master, rendered.names)
     runnable = check(spec, master_spec, not same.value, plan, warnings, kind)
+    compliance += tuple(asset_support_issues(org, template, kind, spec))
     if compliance:
         runnable = Runnable(runnable.issues + compliance, runnable.warnings)
     manifests: Manifests | None = None

@@ -149,9 +149,22 @@ AnyTemplateDocument = (
 )
 
 
+class WorkloadSupportedTypes(_Strict):
+    """Run:ai's ``WorkloadSupportedTypes`` of an asset: the kinds it may be used by (``false``: not by that
+    kind; unset: by any) and, for distributed, the one framework it is for."""
+
+    inference: bool | None = None
+    workspace: bool | None = None
+    training: bool | None = None
+    distributed: bool | None = None
+    distFramework: Literal["MPI", "PyTorch", "TF", "XGBoost"] | None = None
+
+
 class AssetMeta(_Strict):
     name: str = _NAME
     description: str | None = Field(default=None, max_length=250)
+    #: The kinds of workload the asset may be used by (Run:ai's ``meta.workloadSupportedTypes``).
+    workloadSupportedTypes: WorkloadSupportedTypes | None = None
 
 
 class EnvironmentAsset(_Strict):
