@@ -42,7 +42,7 @@ def asset_support_issues(
             RunnableIssue(
                 kind.primary if path[0] != "master" else "master",
                 (),
-                f"{asset_kind} asset {name!r} may not be used by a {kind.noun}: {why} ({asset.file})",
+                f"{asset_kind} asset {name!r} may not be used by {kind.a_noun}: {why} ({asset.file})",
                 rule="workloadSupportedTypes",
                 source=Location(template.source.file, line[0] if line else None, line[1] if line else None),
             )

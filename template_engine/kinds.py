@@ -95,6 +95,11 @@ class WorkloadKind:
         """The top-level fields of ``role``'s spec."""
         return frozenset(self.spec_models[role or self.primary].model_fields)
 
+    @property
+    def a_noun(self) -> str:
+        """The noun with its article: ``a training``, ``an inference``."""
+        return ("an " if self.noun[0] in "aeiou" else "a ") + self.noun
+
     @cached_property
     def is_distributed(self) -> bool:
         """Whether the kind has a master (``masterSpecSameAsWorker``, ``combinedMasterSpec``)."""

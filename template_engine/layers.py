@@ -122,8 +122,10 @@ class NotApplied:
     location: Location
 
     def message(self) -> str:
-        noun = self.kind.noun
-        return f"{self.field} is not applied to a {noun}: a {noun}'s spec has no field {self.field!r}"
+        return (
+            f"{self.field} is not applied to {self.kind.a_noun}: Run:ai's {self.kind.noun} spec has no field "
+            f"{self.field!r}"
+        )
 
 
 def _for_kind(layer: Layer, kind: WorkloadKind, role: Replica) -> Layer:
