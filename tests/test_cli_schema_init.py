@@ -20,7 +20,19 @@ from template_engine.views.schema import SCHEMA_KINDS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
 EXE = shutil.which("template-engine", path=str(Path(sys.executable).parent)) or "template-engine"
-KINDS = ["org", "defaults", "template", "environment", "compute", "datasource", "policy", "cluster"]
+KINDS = [
+    "org",
+    "defaults",
+    "template",
+    "training-template",
+    "workspace-template",
+    "inference-template",
+    "environment",
+    "compute",
+    "datasource",
+    "policy",
+    "cluster",
+]
 ASSET_KINDS = {"environments": "environment", "computes": "compute", "datasources": "datasource"}
 
 
@@ -35,7 +47,8 @@ def kind_of(rel: Path) -> str:
     if "assets" in rel.parts:  # the tenant's (assets/), a department's or a project's (D/assets/)
         return ASSET_KINDS[rel.parts[rel.parts.index("assets") + 1]]
     if "templates" in rel.parts:
-        return "template"
+        kind = yaml.safe_load((EXAMPLE / rel).read_text(encoding="utf-8")).get("kind")
+        return "template" if kind in (None, "distributed") else f"{kind}-template"
     return {"defaults.yaml": "defaults", "policy.yaml": "policy"}[rel.name]
 
 
@@ -71,6 +84,15 @@ def test_schema_without_kind_lists_the_kinds() -> None:
     assert list(SCHEMA_KINDS) == KINDS
     assert "assets/environments/NAME.yaml" in done.stdout
     assert "projects/P/assets/datasources/NAME.yaml" in done.stdout  # a project's assets
+
+
+def test_a_kinds_template_schema_holds_its_own_fields_and_refuses_what_it_lacks() -> None:
+    inference = json.loads(run("schema", "inference-template").stdout)
+    good = {"meta": {"name": "serve"}, "kind": "inference", "spec": {"servingPort": {"container": 8000}}}
+    jsonschema.validate(good, inference)
+    bad = {"meta": {"name": "serve"}, "kind": "inference", "spec": {"backoffLimit": 3}}
+    with pytest.raises(jsonschema.ValidationError, match="backoffLimit"):
+        jsonschema.validate(bad, inference)
 
 
 def test_an_unknown_kind_is_a_usage_error() -> None:

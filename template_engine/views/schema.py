@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from template_engine.cluster.settings import ClusterSettings
+from template_engine.kinds import DISTRIBUTED, TEMPLATE_KINDS
 from template_engine.models.documents import (
     ComputeAsset,
     DatasourceAsset,
@@ -71,6 +72,16 @@ SCHEMA_KINDS: Mapping[str, SchemaKind] = {
             "template",
             "system/templates/NAME.yaml, departments/D/templates/NAME.yaml, projects/P/templates/NAME.yaml",
             TemplateDocument,
+        ),
+        *(
+            SchemaKind(
+                f"{kind.name}-template",
+                f"a template with kind: {kind.name} in system/templates/, departments/D/templates/ or "
+                "projects/P/templates/",
+                kind.template_model,
+            )
+            for kind in TEMPLATE_KINDS
+            if kind is not DISTRIBUTED and kind.template_model is not None
         ),
         SchemaKind("environment", _assets("environments"), EnvironmentAsset),
         SchemaKind("compute", _assets("computes"), ComputeAsset),
