@@ -40,14 +40,14 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([EXE, *args], capture_output=True, text=True, check=False)
 
 
-def kind_of(rel: Path) -> str:
+def kind_of(rel: Path, root: Path = EXAMPLE) -> str:
     """The document kind of a file of a templates folder."""
     if rel.as_posix() in ("org.yaml", "cluster.yaml"):
         return rel.stem
     if "assets" in rel.parts:  # the tenant's (assets/), a department's or a project's (D/assets/)
         return ASSET_KINDS[rel.parts[rel.parts.index("assets") + 1]]
     if "templates" in rel.parts:
-        kind = yaml.safe_load((EXAMPLE / rel).read_text(encoding="utf-8")).get("kind")
+        kind = yaml.safe_load((root / rel).read_text(encoding="utf-8")).get("kind")
         return "template" if kind in (None, "distributed") else f"{kind}-template"
     return {"defaults.yaml": "defaults", "policy.yaml": "policy"}[rel.name]
 
@@ -234,7 +234,7 @@ def test_init_files_point_an_editor_at_the_schemas(
         prefix = "# yaml-language-server: $schema="
         assert first.startswith(prefix), path
         target = (path.parent / first[len(prefix) :]).resolve()
-        kind = kind_of(path.relative_to(root))
+        kind = kind_of(path.relative_to(root), root)
         assert target == (root / f".template-engine/schemas/{kind}.json").resolve()
         assert errors(schemas[kind], yaml.safe_load(path.read_text(encoding="utf-8"))) == [], path
 
