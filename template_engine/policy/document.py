@@ -198,10 +198,11 @@ class _Reader:
         return value
 
     def unknown(self, name: str, allowed: list[str], path: Path, what: str) -> None:
-        close = difflib.get_close_matches(name, allowed, n=1)
+        note = self.note(name, path, what)
+        close = difflib.get_close_matches(name, allowed, n=1) if "without roles" not in note else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.fail(
-            f"unknown {what} {name!r}{hint}{self.note(name, path, what)}",
+            f"unknown {what} {name!r}{hint}{note}",
             path,
             "one of: " + ", ".join(sorted(allowed)),
         )
@@ -235,12 +236,11 @@ class _Reader:
         for replica, section, path in self.by_role(top, "rules"):
             self.section(replica, self.vocabulary[replica], section, (), path)
         if self.kind.roled_policy:
-            imposed = self.mapping(top.get("imposedAssets"), ("imposedAssets",), "imposedAssets")
-            for replica in imposed or {}:
-                if replica not in self.kind.roles:
-                    self.unknown(str(replica), list(self.kind.roles), ("imposedAssets", replica), "replica")
-                    continue
-                self.imposed_list(replica, imposed[replica], ("imposedAssets", replica))  # type: ignore[index]
+            imposed = self.mapping(top.get("imposedAssets"), ("imposedAssets",), "imposedAssets") or {}
+            for name, value in imposed.items():
+                role = self.role(name, "imposedAssets")
+                if role is not None:
+                    self.imposed_list(role, value, ("imposedAssets", role))
         else:
             self.imposed_list(self.kind.primary, top.get("imposedAssets"), ("imposedAssets",))
 
@@ -253,14 +253,20 @@ class _Reader:
         if not self.kind.roled_policy:
             return [(self.kind.primary, found, (name,))]
         out: list[tuple[Replica, Mapping[str, Any], Path]] = []
-        for replica in found:
-            if replica not in self.kind.roles:
-                self.unknown(str(replica), list(self.kind.roles), (name, replica), "replica")
-                continue
-            section = self.mapping(found[replica], (name, replica), f"{name}.{replica}")
-            if section is not None:
-                out.append((replica, section, (name, replica)))
+        for key, value in found.items():
+            role = self.role(key, name)
+            section = self.mapping(value, (name, key), f"{name}.{key}") if role is not None else None
+            if role is not None and section is not None:
+                out.append((role, section, (name, role)))
         return out
+
+    def role(self, name: Any, section: str) -> Replica | None:
+        """The role of the kind ``name`` is in ``section`` of a policy split by role, or ``None`` (told)."""
+        for role in self.kind.roles:
+            if role == name:
+                return role
+        self.unknown(str(name), list(self.kind.roles), (section, name), "replica")
+        return None
 
     def defaults(self, replica: Replica, data: Mapping[str, Any], path: Path) -> None:
         """A role's defaults: a distributed training's attribute defaults only (its value defaults are the
