@@ -10,15 +10,30 @@ from pathlib import Path
 import pytest
 
 from template_engine.policy.vocabulary import RuleFamily, Section, vocabulary
-from template_engine.policy.vocabulary_source import SUPPLEMENT, VOCABULARY_FILE, Supplement, extract
+from template_engine.policy.vocabulary_source import SUPPLEMENT, VOCABULARY_FILE, Supplement, extract, updated
 
 SUBSET = Path(__file__).resolve().parent / "fixtures" / "runai" / "runai-openapi-subset.json"
+WHOLE = SUBSET.with_name("runai-openapi-1.224.0.json")
 
 
 def test_the_generated_vocabulary_is_the_subset_document_with_its_supplement() -> None:
+    """The subset document has the distributed policy's schemas only: it gives the file's distributed
+    sections, the other kinds' kept as they are (``.ci/run``'s ``--check``)."""
     document = json.loads(SUBSET.read_text(encoding="utf-8"))
-    text = json.dumps(extract(document), indent=1, sort_keys=True) + "\n"
+    current = json.loads(VOCABULARY_FILE.read_text(encoding="utf-8"))
+    text = json.dumps(updated(current, extract(document)), indent=1, sort_keys=True) + "\n"
     assert VOCABULARY_FILE.read_text(encoding="utf-8") == text
+
+
+def test_the_whole_document_gives_the_whole_file() -> None:
+    """Every kind's vocabulary (issue 32) is what Run:ai's whole document gives, and its distributed sections
+    are the subset's."""
+    document = json.loads(WHOLE.read_text(encoding="utf-8"))
+    extracted = extract(document)
+    assert sorted(extracted["kinds"]) == ["distributed-inference", "inference", "training", "workspace"]
+    assert (
+        VOCABULARY_FILE.read_text(encoding="utf-8") == json.dumps(extracted, indent=1, sort_keys=True) + "\n"
+    )
 
 
 @pytest.mark.parametrize("replica", ["worker", "master"])

@@ -43,47 +43,60 @@ def apply_policy(
 ) -> PolicyOutcome:
     """Apply ``policy`` to rendered combined specs whose policy sides are ``policy_spec`` (and
     ``policy_master_spec``).  A same-as-worker master is the worker after its ``defaultFrom`` rules, without
-    worker-only fields; only ``rules.master`` is checked on it."""
-    worker_rules = policy.for_replica("worker")
-    master_rules = policy.for_replica("master")
-    worker, worker_set, refused = _defaults(spec, policy, "worker", worker_rules, plan)
-    worker_policy, _, _ = _defaults(policy_spec, policy, "worker", worker_rules, plan)
-    origins: dict[tuple[Replica, Path], Origin] = {("worker", p): r for p, r in worker_set.items()}
+    worker-only fields; only ``rules.master`` is checked on it.
+
+    The roles are the policy's kind's (:attr:`EffectivePolicy.kind`): ``spec`` is its first role's (a
+    distributed training's worker, a training's one ``worker``, a distributed inference's leader), and
+    ``master_spec`` its second role's, if it has one: a one-role kind has no master (``master_spec`` and
+    ``same_as_worker`` are not read, and the outcome's ``master_spec`` is ``None``).  Bounds of the values
+    ``defaultFrom`` computes are the kind's spec models'."""
+    kind = policy.kind
+    first = kind.primary
+    second: Replica | None = kind.roles[1] if len(kind.roles) > 1 else None
+    if second is None:
+        master_spec, same_as_worker = None, False
+    worker_rules = policy.for_replica(first)
+    worker, worker_set, refused = _defaults(spec, policy, first, worker_rules, plan)
+    worker_policy, _, _ = _defaults(policy_spec, policy, first, worker_rules, plan)
+    origins: dict[tuple[Replica, Path], Origin] = {(first, p): r for p, r in worker_set.items()}
     issues = [*refused]
     issues += check_rules(
-        "worker",
+        first,
         worker,
         worker_policy,
         worker_rules,
         plan,
-        protected.get("worker"),
+        protected.get(first),
         worker_set.keys(),
-        _by_attribute(policy, "worker"),
+        _by_attribute(policy, first),
     )
-    master: dict[str, Any] | None
+    master: dict[str, Any] | None = None
+    if second is None:
+        return PolicyOutcome(worker, master, tuple(issues), origins)
+    master_rules = policy.for_replica(second)
     master_set: Mapping[Path, Origin] = {}
     if same_as_worker:
         master = {k: clone(v) for k, v in worker.items() if k not in worker_only}  # shares nothing
         master_policy = {k: v for k, v in worker_policy.items() if k not in worker_only}
         master_set = {p: r for p, r in worker_set.items() if p[0] not in worker_only}
-        origins.update({("master", p): r for p, r in master_set.items()})
+        origins.update({(second, p): r for p, r in master_set.items()})
     elif master_spec is not None:
-        master, master_set, refused = _defaults(master_spec, policy, "master", master_rules, plan)
+        master, master_set, refused = _defaults(master_spec, policy, second, master_rules, plan)
         issues += refused
-        master_policy, _, _ = _defaults(policy_master_spec or {}, policy, "master", master_rules, plan)
-        origins.update({("master", p): r for p, r in master_set.items()})
+        master_policy, _, _ = _defaults(policy_master_spec or {}, policy, second, master_rules, plan)
+        origins.update({(second, p): r for p, r in master_set.items()})
     else:
         master, master_policy = None, {}
     if master is not None:
         issues += check_rules(
-            "master",
+            second,
             master,
             master_policy,
             master_rules,
             plan,
-            protected.get("master"),
+            protected.get(second),
             master_set.keys(),
-            _by_attribute(policy, "worker" if same_as_worker else "master"),
+            _by_attribute(policy, first if same_as_worker else second),
         )
     return PolicyOutcome(worker, master, tuple(issues), origins)
 
@@ -104,5 +117,5 @@ def _defaults(
     """``spec`` with the replica's attribute defaults, then its ``defaultFrom`` rules (which may read an
     attribute a default filled), and what set each value."""
     filled, by_default = apply_attribute_defaults(spec, policy.defaults_for(replica), plan)
-    derived, by_rule, refused = apply_default_from(filled, rules, plan, replica)
+    derived, by_rule, refused = apply_default_from(filled, rules, plan, replica, kind=policy.kind)
     return derived, {**by_default, **by_rule}, refused

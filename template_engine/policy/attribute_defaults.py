@@ -1,12 +1,15 @@
 """Run:ai's attribute defaults of keyed lists: read from a policy's ``defaults``, and applied to a rendered
 combined spec.
 
-A policy's ``defaults.worker`` (``defaults.master``) holds, for a keyed list, the default of an attribute
-for every item (``compute.extendedResources: {attributes: {quantity: 3}}``); the default items themselves
-are the scope's defaults, in its ``defaults.yaml``.  Run:ai's policy reference ("Itemized"): an item's own
-value of an attribute beats the attribute default, and the attribute default fills every item that has
-none: an item the request side added, and an inherited one that lacks the attribute.  Pure: a spec and the
-replica's attribute defaults in, a copy and which default set which path out (their origin for ``explain``).
+A policy's ``defaults.worker`` (``defaults.master``) holds, for a keyed list, the default of an attribute for
+every item (``compute.extendedResources: {attributes: {quantity: 3}}``); the default items themselves are the
+scope's defaults, in its ``defaults.yaml``.  The policy of another kind (a training's flat ``defaults``, a
+distributed inference's ``defaults.leader``) holds its value defaults beside them, as Run:ai's does
+(:func:`read_role_defaults`): plain values, and a keyed list's items as a list or as ``instances``.  Run:ai's
+policy reference ("Itemized"): an item's own value of an attribute beats the attribute default, and the
+attribute default fills every item that has none: an item the request side added, and an inherited one that
+lacks the attribute.  Pure: a spec and the replica's attribute defaults in, a copy and which default set which
+path out (their origin for ``explain``).
 """
 
 from __future__ import annotations
@@ -15,16 +18,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from template_engine.errors import Location
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.engine import clone
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import Scope
 from template_engine.paths import Path
 from template_engine.policy.spec_values import field_value, unset
-from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, vocabulary
+from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, kind_vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,37 +65,97 @@ class _Reader(Protocol):
 
 
 def read_attribute_defaults(
-    reader: _Reader, replica: Replica, data: Mapping[str, Any], path: Path
+    reader: _Reader,
+    replica: Replica,
+    data: Mapping[str, Any],
+    path: Path,
+    *,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> list[AttributeDefault]:
-    """The attribute defaults of ``data`` (a policy's ``defaults.<replica>``); each problem told to
-    ``reader``."""
+    """The attribute defaults of ``data`` (a distributed policy's ``defaults.<replica>``: nothing else); each
+    problem told to ``reader``."""
     out: list[AttributeDefault] = []
-    _section(reader, out, replica, vocabulary()[replica], data, (), path)
+    _Walk(reader, out, None, replica, kind).section(kind_vocabulary(kind)[replica], data, (), path, None)
     return out
 
 
-def _section(
-    reader: _Reader,
-    out: list[AttributeDefault],
-    replica: Replica,
-    node: Section,
-    data: Mapping[str, Any],
-    field_path: tuple[str, ...],
-    path: Path,
-) -> None:
-    for name, value in data.items():
-        here = (*path, name)
-        child = node.fields.get(str(name))
+def read_role_defaults(
+    reader: _Reader, replica: Replica, data: Mapping[str, Any], path: Path, *, kind: WorkloadKind
+) -> tuple[list[AttributeDefault], dict[str, Any]]:
+    """The attribute defaults of ``data`` (a one-role kind's flat ``defaults``, or a distributed inference's
+    ``defaults.<role>``) and its value defaults: the rest, as a spec of the role (a keyed list's
+    ``instances`` as the list), for the caller to check against the role's spec model.  A field the role's
+    vocabulary lacks is kept among the value defaults: the spec model says whether the role has it."""
+    out: list[AttributeDefault] = []
+    values: dict[str, Any] = {}
+    _Walk(reader, out, values, replica, kind).section(kind_vocabulary(kind)[replica], data, (), path, values)
+    return out, values
+
+
+@dataclass(slots=True)
+class _Walk:
+    """One walk of a role's defaults: the attribute defaults found (``out``), and the value defaults when the
+    kind's policy holds them (``values``: ``None`` for a distributed policy, whose value defaults are the
+    scope's ``defaults.yaml``)."""
+
+    reader: _Reader
+    out: list[AttributeDefault]
+    values: dict[str, Any] | None
+    replica: Replica
+    kind: WorkloadKind
+
+    def section(
+        self,
+        node: Section,
+        data: Mapping[str, Any],
+        field_path: tuple[str, ...],
+        path: Path,
+        values: dict[str, Any] | None,
+    ) -> None:
+        for name, value in data.items():
+            self.field(node, str(name), value, field_path, (*path, name), values)
+
+    def field(
+        self,
+        node: Section,
+        name: str,
+        value: Any,
+        field_path: tuple[str, ...],
+        here: Path,
+        values: dict[str, Any] | None,
+    ) -> None:
+        reader, replica = self.reader, self.replica
+        child = node.fields.get(name)
         if value is None:
-            continue
-        if child is None:
-            reader.unknown(str(name), list(node.fields), here, "field for defaults")
+            return
+        if values is not None and (child is None or isinstance(child, RuleFamily)):
+            values[name] = value  # a plain value (or a field without rules): the spec model checks it
+        elif child is None:
+            reader.unknown(name, list(node.fields), here, "field for defaults")
         elif isinstance(child, Section):
-            inner = reader.mapping(value, here, ".".join((*field_path, str(name))))
+            inner = reader.mapping(value, here, ".".join((*field_path, name)))
             if inner is not None:
-                _section(reader, out, replica, child, inner, (*field_path, str(name)), here)
+                nested: dict[str, Any] | None = {} if values is not None else None
+                self.section(child, inner, (*field_path, name), here, nested)
+                if values is not None and nested:
+                    values[name] = nested
         elif isinstance(child, ItemsFamily):
-            _items(reader, out, replica, child, value, (*field_path, str(name)), here)
+            if values is not None and isinstance(value, list):
+                values[name] = value  # the default items, as a spec writes them
+            else:
+                items = _items(
+                    reader,
+                    self.out,
+                    replica,
+                    child,
+                    value,
+                    (*field_path, name),
+                    here,
+                    self.kind,
+                    values is not None,
+                )
+                if values is not None and items is not None:
+                    values[name] = items
         else:
             reader.fail(
                 f"a policy's defaults hold only the attribute defaults of keyed lists: the default of "
@@ -110,15 +173,22 @@ def _items(
     value: Any,
     field_path: tuple[str, ...],
     path: Path,
-) -> None:
+    kind: WorkloadKind,
+    values: bool = False,
+) -> Any:
+    """The attribute defaults of a keyed list's defaults (into ``out``); with ``values``, its ``instances``
+    (the default items, as Run:ai writes them), returned; else they are refused (the scope's defaults)."""
     what = ".".join(field_path)
     data = reader.mapping(value, path, what)
     if data is None:
-        return
+        return None
+    items: Any = None
     for key, given in data.items():
         here = (*path, key)
         if key == "instances":
-            if given is not None:
+            if values:
+                items = given
+            elif given is not None:
                 reader.fail(
                     f"the default items of {what} are the scope's defaults, in its defaults.yaml; a "
                     "policy's defaults hold the attribute defaults of every item",
@@ -130,9 +200,10 @@ def _items(
             if attributes is not None and not node.attributes:
                 reader.fail(f"the items of {what} have no attributes to default", here, "instances only")
             elif attributes is not None:
-                _attributes(reader, out, replica, node.attributes, attributes, field_path, (), here)
+                _attributes(reader, out, replica, node.attributes, attributes, field_path, (), here, kind)
         else:
             reader.unknown(str(key), ["attributes", "instances"], here, f"part of the defaults of {what}")
+    return items
 
 
 def _attributes(
@@ -144,6 +215,7 @@ def _attributes(
     field_path: tuple[str, ...],
     attribute: tuple[str, ...],
     path: Path,
+    kind: WorkloadKind,
 ) -> None:
     for name, value in data.items():
         here = (*path, name)
@@ -162,11 +234,11 @@ def _attributes(
             inner = reader.mapping(value, here, ".".join((*field_path, *attribute, str(name))))
             if inner is not None:
                 _attributes(
-                    reader, out, replica, child.fields, inner, field_path, (*attribute, str(name)), here
+                    reader, out, replica, child.fields, inner, field_path, (*attribute, str(name)), here, kind
                 )
         elif isinstance(child, RuleFamily):
             what = ".".join((*attribute, str(name)))
-            problem = _default_problem(replica, field_path, (*attribute, str(name)), value)
+            problem = _default_problem(kind.spec_models[replica], field_path, (*attribute, str(name)), value)
             if problem is not None:
                 reader.fail(
                     f"the default of attribute {what} is not a value of it: {problem}, not {_short(value)}",
@@ -182,7 +254,7 @@ def _attributes(
 
 
 def _default_problem(
-    replica: Replica, field_path: tuple[str, ...], attribute: tuple[str, ...], value: Any
+    model: type[BaseModel], field_path: tuple[str, ...], attribute: tuple[str, ...], value: Any
 ) -> str | None:
     """Why ``value`` cannot be attribute ``attribute`` of an item of the list ``field_path``, by the spec
     models (a quantity of ``extendedResources`` is a string or a whole number, as an item's own); ``None``
@@ -193,7 +265,6 @@ def _default_problem(
     data = [data]
     for name in reversed(field_path):
         data = {name: data}
-    model = WorkerSpec if replica == "worker" else MasterSpec
     try:
         model.model_validate(data)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from annotated_types import Ge, Le
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from template_engine.models.spec import MasterSpec, WorkerSpec
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.models.spec_items import INT32_MAX, INT32_MIN
 from template_engine.policy.vocabulary import Replica
 
@@ -33,8 +33,6 @@ RULE_INTEGER = (Decimal(INT32_MIN), Decimal(INT32_MAX))
 #: Run:ai's ``type: number`` (a double) of ``NumberRules`` and of ``DefaultFromRule.factor``.
 FLOAT_MAX = Decimal(sys.float_info.max)
 RULE_NUMBER = (-FLOAT_MAX, FLOAT_MAX)
-
-_MODELS: dict[Replica, type[BaseModel]] = {"worker": WorkerSpec, "master": MasterSpec}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +84,8 @@ def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
             return annotation, found
 
 
-def _field(replica: Replica, names: tuple[str, ...]) -> tuple[Any, list[Any]] | None:
-    model: Any = _MODELS[replica]
+def _field(replica: Replica, names: tuple[str, ...], workload: WorkloadKind) -> tuple[Any, list[Any]] | None:
+    model: Any = workload.spec_models[replica]
     leaf: tuple[Any, list[Any]] | None = None
     for name in names:
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or name not in model.model_fields:
@@ -98,9 +96,16 @@ def _field(replica: Replica, names: tuple[str, ...]) -> tuple[Any, list[Any]] | 
     return leaf
 
 
-def _narrowed(replica: Replica, names: tuple[str, ...], low: Decimal, high: Decimal, integer: bool) -> Bounds:
-    """``low``..``high`` narrowed by the spec model's bounds of the field at ``names``."""
-    found = _field(replica, names)
+def _narrowed(
+    replica: Replica,
+    names: tuple[str, ...],
+    low: Decimal,
+    high: Decimal,
+    integer: bool,
+    workload: WorkloadKind,
+) -> Bounds:
+    """``low``..``high`` narrowed by ``workload``'s spec model's bounds of the field at ``names``."""
+    found = _field(replica, names, workload)
     for constraint in found[1] if found is not None else []:
         if isinstance(constraint, Ge):
             low = max(low, Decimal(str(constraint.ge)))
@@ -111,20 +116,31 @@ def _narrowed(replica: Replica, names: tuple[str, ...], low: Decimal, high: Deci
 
 @cache
 def field_bounds(
-    replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str
+    replica: Replica,
+    path: tuple[str, ...],
+    attribute: tuple[str, ...],
+    kind: str,
+    *,
+    workload: WorkloadKind = DISTRIBUTED,
 ) -> Bounds | None:
     """The bounds of a rule number of the ``kind`` (``integer``/``number``) field at ``path`` (and
     ``attribute`` of a keyed list's items): the model's bounds of the field within Run:ai's schema of the
-    rule.  ``None`` for other kinds."""
+    rule.  ``None`` for other kinds.  ``workload``: the workload kind whose spec models hold the field (its
+    ``replica`` role's)."""
     if kind not in ("integer", "number"):
         return None
     low, high = RULE_INTEGER if kind == "integer" else RULE_NUMBER
-    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer")
+    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer", workload)
 
 
 @cache
 def value_bounds(
-    replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...], kind: str
+    replica: Replica,
+    path: tuple[str, ...],
+    attribute: tuple[str, ...],
+    kind: str,
+    *,
+    workload: WorkloadKind = DISTRIBUTED,
 ) -> Bounds | None:
     """The bounds of a value of the ``kind`` (``integer``/``number``) field at ``path`` (and ``attribute``):
     the spec model's (``Int32``, ``Field(ge=0)``), within a float's range; what a value ``defaultFrom``
@@ -132,12 +148,18 @@ def value_bounds(
     if kind not in ("integer", "number"):
         return None
     low, high = RULE_NUMBER
-    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer")
+    return _narrowed(replica, (*path, *attribute), low, high, kind == "integer", workload)
 
 
-def model_type(replica: Replica, path: tuple[str, ...], attribute: tuple[str, ...]) -> Any:
+def model_type(
+    replica: Replica,
+    path: tuple[str, ...],
+    attribute: tuple[str, ...],
+    *,
+    workload: WorkloadKind = DISTRIBUTED,
+) -> Any:
     """The Python type the spec model gives the field (``int``, ``float``), or ``None`` when it has none."""
-    found = _field(replica, (*path, *attribute))
+    found = _field(replica, (*path, *attribute), workload)
     return found[0] if found is not None else None
 
 

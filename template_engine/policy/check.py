@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from template_engine.errors import Location
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Match, Path, format_path
 from template_engine.policy.bounds import value_bounds
@@ -300,10 +301,16 @@ def _plain(number: Decimal) -> str:
 
 
 def apply_default_from(
-    spec: Mapping[str, Any], rules: Iterable[FieldRules], plan: PlanNode, replica: Replica = "worker"
+    spec: Mapping[str, Any],
+    rules: Iterable[FieldRules],
+    plan: PlanNode,
+    replica: Replica = "worker",
+    *,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> tuple[dict[str, Any], dict[Path, FieldRules], tuple[Compliance, ...]]:
     """``spec`` with every ``defaultFrom`` applied (a copy), which rule set which path, and the values a rule
-    computed out of the field's bounds (not set: each a ``min``/``max`` issue naming the rule).
+    computed out of the field's bounds (not set: each a ``min``/``max`` issue naming the rule): the bounds of
+    ``kind``'s spec model of ``replica``.
 
     A rule whose sibling is itself set by another ``defaultFrom`` rule sees that value, whatever the order of
     the rules: the rules are applied again until none sets anything (each sets a field at most once, since it
@@ -316,7 +323,7 @@ def apply_default_from(
     for _round in range(len(pending)):
         before = len(applied)
         for rule in pending:
-            out = _apply_one(out, rule, plan, applied, _Refusals(replica, rule, refused))
+            out = _apply_one(out, rule, plan, applied, _Refusals(replica, rule, refused, kind))
         if len(applied) == before:
             break
     return out, applied, tuple(refused.values())
@@ -329,6 +336,7 @@ class _Refusals:
     replica: Replica
     rule: FieldRules
     found: dict[Path, Compliance]
+    kind: WorkloadKind
 
     def held(self, path: Path, value: Any, computed: Decimal | None) -> bool:
         """Whether ``value`` (``computed`` before its conversion; ``None`` for a quantity) is within the
@@ -343,7 +351,7 @@ class _Refusals:
             expected, rule = f"a quantity of at most {MAX_QUANTITY_LENGTH} characters", "max"
             shown = repr(value) if len(str(value)) <= 40 else repr(f"{str(value)[:37]}...")
         else:
-            bounds = value_bounds(self.replica, self.rule.path, self.rule.attribute, kind)
+            bounds = value_bounds(self.replica, self.rule.path, self.rule.attribute, kind, workload=self.kind)
             if bounds is None or (number is not None and number.is_finite() and bounds.holds(number)):
                 return True
             expected, rule = bounds.expected, "min" if computed < bounds.low else "max"

@@ -1,6 +1,11 @@
 """A ``policy.yaml`` read into typed rules: one :class:`FieldRules` per rule object, and the imposed assets.
 
 Every problem names the file, line and path, with a did-you-mean hint for a misspelt field or rule key.
+
+The policy of every workload kind is read here (issue 32), in Run:ai's shape of the kind: a distributed
+training's ``defaults``, ``rules`` and ``imposedAssets`` split by ``worker``/``master``, a distributed
+inference's by ``leader``/``worker``, and the one-role kinds' (training, workspace, inference) flat, read
+under the role ``worker``.  The vocabulary, the spec models and the messages of a role are the kind's.
 """
 
 from __future__ import annotations
@@ -12,18 +17,23 @@ from decimal import Decimal
 from typing import Any, TypeAlias
 
 from template_engine.errors import Location, Problem
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
-from template_engine.policy.attribute_defaults import AttributeDefault, read_attribute_defaults
+from template_engine.policy.attribute_defaults import (
+    AttributeDefault,
+    read_attribute_defaults,
+    read_role_defaults,
+)
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
+from template_engine.policy.value_defaults import kind_note, kinds_with_field, value_default_problems
 from template_engine.policy.vocabulary import (
-    REPLICAS,
     ItemsFamily,
     Node,
     Replica,
     RuleFamily,
     Section,
-    vocabulary,
+    kind_vocabulary,
 )
 from template_engine.quantity import parse_quantity
 
@@ -122,17 +132,52 @@ class PolicyDocument:
     imposed: tuple[ImposedAsset, ...] = ()
     data: Mapping[str, Any] = field(default_factory=dict)
     attribute_defaults: tuple[AttributeDefault, ...] = ()
+    #: The name of the workload kind the policy is of (:attr:`kind`; a name, so that a copy of the document,
+    #: deep or pickled, is equal to it).
+    kind_name: str = DISTRIBUTED.name
+    #: The value defaults of each role, as a spec of the role (checked against its spec model), for the kinds
+    #: whose policy holds them (every kind but a distributed training: its value defaults are the scope's
+    #: ``defaults.yaml``).  A keyed list's ``instances`` are its items here.
+    value_defaults: Mapping[Replica, Mapping[str, Any]] = field(default_factory=dict)
+    #: Where each role's value defaults sit in the file: ``("defaults",)`` for a one-role kind,
+    #: ``("defaults", "leader")``... for a distributed inference (a merge layer's ``root``).
+    value_default_roots: Mapping[Replica, Path] = field(default_factory=dict)
+    #: The file's line map, kept when it has value defaults (a merge layer's ``lines``).
+    lines: Mapping[Path, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> WorkloadKind:
+        """The workload kind the policy is of: its roles, vocabulary and shape."""
+        return KIND_BY_NAME[self.kind_name]
+
+    def value_default_root(self, role: Replica) -> Path:
+        """Where ``role``'s value defaults sit in the file."""
+        return self.value_default_roots.get(
+            role, ("defaults", role) if self.kind.roled_policy else ("defaults",)
+        )
+
+
+def policy_root(kind: WorkloadKind, section: str, role: Replica) -> Path:
+    """Where ``role``'s part of a policy ``section`` (``defaults``, ``rules``, ``imposedAssets``) sits:
+    ``("rules", "worker")`` in a policy split by role, ``("rules",)`` in a flat one."""
+    return (section, role) if kind.roled_policy else (section,)
 
 
 class _Reader:
-    def __init__(self, file: str, lines: Mapping[Path, tuple[int, int]], scope: Scope) -> None:
+    def __init__(
+        self, file: str, lines: Mapping[Path, tuple[int, int]], scope: Scope, kind: WorkloadKind = DISTRIBUTED
+    ) -> None:
         self.file = file
         self.lines = lines
         self.scope = scope
+        self.kind = kind
+        self.vocabulary = kind_vocabulary(kind)
         self.problems: list[Problem] = []
         self.rules: list[FieldRules] = []
         self.imposed: list[ImposedAsset] = []
         self.attribute_defaults: list[AttributeDefault] = []
+        self.value_defaults: dict[Replica, dict[str, Any]] = {}
+        self.value_default_roots: dict[Replica, Path] = {}
 
     def at(self, path: Path) -> Location:
         probe = path
@@ -153,9 +198,29 @@ class _Reader:
         return value
 
     def unknown(self, name: str, allowed: list[str], path: Path, what: str) -> None:
-        close = difflib.get_close_matches(name, allowed, n=1)
+        note = self.note(name, path, what)
+        close = difflib.get_close_matches(name, allowed, n=1) if "without roles" not in note else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        self.fail(f"unknown {what} {name!r}{hint}", path, "one of: " + ", ".join(sorted(allowed)))
+        self.fail(
+            f"unknown {what} {name!r}{hint}{note}",
+            path,
+            "one of: " + ", ".join(sorted(allowed)),
+        )
+
+    def note(self, name: str, path: Path, what: str) -> str:
+        """For another kind than a distributed training's, an unknown field said with the kind (``: a
+        training has no such field (a distributed training has it)``), or that its policy has no roles."""
+        if self.kind.name == DISTRIBUTED.name or not what.startswith("field for "):
+            return ""
+        depth = len(policy_root(self.kind, str(path[0]), self.kind.primary))
+        field_path = tuple(str(p) for p in path[depth:])
+        if len(field_path) == 1 and not self.kind.roled_policy and name in _ROLE_NAMES:
+            return (
+                f": {_article(self.kind.noun)} {self.kind.noun}'s policy is flat, without roles "
+                f"(Run:ai's {self.kind.policy_type} policy)"
+            )
+        having = kinds_with_field if what == "field for defaults" else _kinds_with_rules
+        return ": " + kind_note(self.kind, field_path, having)
 
     # -- the document
 
@@ -166,38 +231,63 @@ class _Reader:
         for key in top:
             if key not in SECTIONS:
                 self.unknown(str(key), list(SECTIONS), (key,), "policy section")
-        defaults = self.mapping(top.get("defaults"), ("defaults",), "defaults")
-        if defaults is not None:
-            for replica in defaults:
-                if replica not in REPLICAS:
-                    self.unknown(str(replica), list(REPLICAS), ("defaults", replica), "replica")
-                    continue
-                section = self.mapping(defaults[replica], ("defaults", replica), f"defaults.{replica}")
-                if section is not None:
-                    found = read_attribute_defaults(self, replica, section, ("defaults", replica))
-                    self.attribute_defaults.extend(found)
-        rules = self.mapping(top.get("rules"), ("rules",), "rules")
-        if rules is not None:
-            for replica in rules:
-                if replica not in REPLICAS:
-                    self.unknown(str(replica), list(REPLICAS), ("rules", replica), "replica")
-                    continue
-                section = self.mapping(rules[replica], ("rules", replica), f"rules.{replica}")
-                if section is not None:
-                    self.section(replica, vocabulary()[replica], section, (), ("rules", replica))
-        imposed = self.mapping(top.get("imposedAssets"), ("imposedAssets",), "imposedAssets")
-        if imposed is not None:
-            for replica in imposed:
-                if replica not in REPLICAS:
-                    self.unknown(str(replica), list(REPLICAS), ("imposedAssets", replica), "replica")
-                    continue
-                self.imposed_list(replica, imposed[replica], ("imposedAssets", replica))
+        for replica, section, path in self.by_role(top, "defaults"):
+            self.defaults(replica, section, path)
+        for replica, section, path in self.by_role(top, "rules"):
+            self.section(replica, self.vocabulary[replica], section, (), path)
+        if self.kind.roled_policy:
+            imposed = self.mapping(top.get("imposedAssets"), ("imposedAssets",), "imposedAssets") or {}
+            for name, value in imposed.items():
+                role = self.role(name, "imposedAssets")
+                if role is not None:
+                    self.imposed_list(role, value, ("imposedAssets", role))
+        else:
+            self.imposed_list(self.kind.primary, top.get("imposedAssets"), ("imposedAssets",))
+
+    def by_role(self, top: Mapping[str, Any], name: str) -> list[tuple[Replica, Mapping[str, Any], Path]]:
+        """Each role's part of the section ``name`` of the policy, with its path: a mapping per role
+        (``rules.worker``), or the whole section for the one role of a flat policy."""
+        found = self.mapping(top.get(name), (name,), name)
+        if found is None:
+            return []
+        if not self.kind.roled_policy:
+            return [(self.kind.primary, found, (name,))]
+        out: list[tuple[Replica, Mapping[str, Any], Path]] = []
+        for key, value in found.items():
+            role = self.role(key, name)
+            section = self.mapping(value, (name, key), f"{name}.{key}") if role is not None else None
+            if role is not None and section is not None:
+                out.append((role, section, (name, role)))
+        return out
+
+    def role(self, name: Any, section: str) -> Replica | None:
+        """The role of the kind ``name`` is in ``section`` of a policy split by role, or ``None`` (told)."""
+        for role in self.kind.roles:
+            if role == name:
+                return role
+        self.unknown(str(name), list(self.kind.roles), (section, name), "replica")
+        return None
+
+    def defaults(self, replica: Replica, data: Mapping[str, Any], path: Path) -> None:
+        """A role's defaults: a distributed training's attribute defaults only (its value defaults are the
+        scope's ``defaults.yaml``); any other kind's value defaults too, checked against the role's spec."""
+        if self.kind.name == DISTRIBUTED.name:
+            self.attribute_defaults.extend(read_attribute_defaults(self, replica, data, path, kind=self.kind))
+            return
+        found, values = read_role_defaults(self, replica, data, path, kind=self.kind)
+        self.attribute_defaults.extend(found)
+        if values:
+            problems = value_default_problems(self.kind, replica, values, path, self.file, self.lines)
+            self.problems.extend(problems)
+            self.value_defaults[replica] = values
+            self.value_default_roots[replica] = path
 
     def imposed_list(self, replica: Replica, value: Any, path: Path) -> None:
         if value is None:
             return
         if not isinstance(value, list):
-            self.fail(f"imposedAssets.{replica} must be a list of data source names", path, "[name, ...]")
+            what = ".".join(str(p) for p in path)
+            self.fail(f"{what} must be a list of data source names", path, "[name, ...]")
             return
         seen: set[str] = set()
         for index, name in enumerate(value):
@@ -244,7 +334,7 @@ class _Reader:
         elif isinstance(node, ItemsFamily):
             self.items(replica, node, data, field_path, path)
         else:
-            bounds = field_bounds(replica, field_path, (), node.value_kind)
+            bounds = field_bounds(replica, field_path, (), node.value_kind, workload=self.kind)
             rules = self.rule_object(node, data, path, parent, bounds, field_path)
             if rules is not None:
                 self.rules.append(
@@ -294,7 +384,9 @@ class _Reader:
                     replica, child.fields, rules, field_path, (*attribute, str(name)), here, parent
                 )
             elif isinstance(child, RuleFamily):
-                bounds = field_bounds(replica, field_path, (*attribute, str(name)), child.value_kind)
+                bounds = field_bounds(
+                    replica, field_path, (*attribute, str(name)), child.value_kind, workload=self.kind
+                )
                 parsed = self.rule_object(
                     child, rules, here, parent, bounds, (*field_path, *attribute, str(name))
                 )
@@ -413,7 +505,8 @@ class _Reader:
                     high = RULE_INTEGER[1] if bounds.integer else FLOAT_MAX
                     bounds = Bounds(Decimal(1) if bounds.integer else Decimal(0), high, bounds.integer)
                 if not bounds.holds(number):
-                    field_text = ".".join(str(p) for p in path[2:-1])
+                    depth = len(policy_root(self.kind, "rules", self.kind.primary))
+                    field_text = ".".join(str(p) for p in path[depth:-1])
                     what = "Run:ai's bounds of a step" if key == "step" else f"what {field_text} can hold"
                     self.fail(f"{key} {_short(value)} is outside {what}", path, bounds.expected)
                     return _BAD
@@ -515,8 +608,25 @@ class _Reader:
 
 
 _BAD = object()
-#: The sections of a ``policy.yaml`` (Run:ai's ``DistributedPolicyDefaultsAndRulesV2``).
+#: The sections of a ``policy.yaml`` (Run:ai's ``DistributedPolicyDefaultsAndRulesV2``, and every other
+#: kind's ``...PolicyDefaultsAndRulesV2``).
 SECTIONS = ("defaults", "rules", "imposedAssets")
+#: The roles of every kind: what a flat policy's ``rules.worker`` was meant to be.
+_ROLE_NAMES = frozenset(role for kind in KINDS for role in kind.roles)
+
+
+def _has_rules(section: Section, field_path: tuple[str, ...]) -> bool:
+    node: Node = section
+    for name in field_path:
+        if not isinstance(node, Section) or name not in node.fields:
+            return False
+        node = node.fields[name]
+    return True
+
+
+def _kinds_with_rules(field_path: tuple[str, ...]) -> tuple[WorkloadKind, ...]:
+    """The kinds a role of which may have rules on the field at ``field_path``."""
+    return tuple(k for k in KINDS if any(_has_rules(s, field_path) for s in kind_vocabulary(k).values()))
 
 
 _ATTRIBUTE = {
@@ -563,10 +673,15 @@ def _shape(value: Any) -> str:
 
 
 def read_policy(
-    data: Any, file: str, lines: Mapping[Path, tuple[int, int]], scope: Scope
+    data: Any,
+    file: str,
+    lines: Mapping[Path, tuple[int, int]],
+    scope: Scope,
+    *,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> tuple[PolicyDocument | None, list[Problem]]:
-    """The typed policy of one file, or ``None`` with every problem of the file."""
-    reader = _Reader(file, lines, scope)
+    """The typed policy of ``kind`` of one file, or ``None`` with every problem of the file."""
+    reader = _Reader(file, lines, scope, kind)
     reader.document(data)
     if reader.problems:
         return None, reader.problems
@@ -575,7 +690,16 @@ def read_policy(
         owners.setdefault(rules.owner_key, rules)
     mapping = data if isinstance(data, Mapping) else {}
     document = PolicyDocument(
-        scope, file, tuple(reader.rules), tuple(reader.imposed), mapping, tuple(reader.attribute_defaults)
+        scope,
+        file,
+        tuple(reader.rules),
+        tuple(reader.imposed),
+        mapping,
+        tuple(reader.attribute_defaults),
+        kind.name,
+        reader.value_defaults,
+        reader.value_default_roots,
+        lines if reader.value_defaults else {},
     )
     return document, []
 
@@ -591,5 +715,6 @@ __all__ = [
     "format_path",
     "origin_kind",
     "origin_text",
+    "policy_root",
     "read_policy",
 ]

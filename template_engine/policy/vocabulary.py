@@ -1,6 +1,8 @@
 """Which fields may carry policy rules, and which rules each may have: Run:ai's vocabulary as typed nodes.
 
-Read once from ``vocabulary.json`` (extracted from Run:ai's OpenAPI document by ``vocabulary_source``).
+Read once from ``vocabulary.json`` (extracted from Run:ai's OpenAPI document by ``vocabulary_source``): the
+distributed kind's at the top level of the file (``worker``, ``master``), every other kind's under ``kinds``
+(issue 32), each kind's read on first use.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from template_engine.errors import Replica as Replica
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 
 REPLICAS: tuple[Replica, ...] = ("worker", "master")
 
@@ -77,7 +80,36 @@ def _node(raw: Mapping[str, Any]) -> Node:
 
 
 @cache
+def _raw() -> Mapping[str, Any]:
+    loaded: Mapping[str, Any] = json.loads(
+        Path(__file__).with_name("vocabulary.json").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+def _root(replica: Replica, raw: Mapping[str, Any]) -> Section:
+    return Section(replica, {k: _node(v) for k, v in raw.items()})
+
+
+@cache
 def vocabulary() -> Mapping[Replica, Section]:
-    """The root section of rules for each replica."""
-    raw = json.loads(Path(__file__).with_name("vocabulary.json").read_text(encoding="utf-8"))
-    return {replica: Section(replica, {k: _node(v) for k, v in raw[replica].items()}) for replica in REPLICAS}
+    """The root section of rules for each replica of a distributed training."""
+    raw = _raw()
+    return {replica: _root(replica, raw[replica]) for replica in REPLICAS}
+
+
+@cache
+def _kind_vocabulary(name: str, roles: tuple[Replica, ...]) -> Mapping[Replica, Section]:
+    found = _raw().get("kinds", {}).get(name)
+    if found is None:
+        raise KeyError(f"vocabulary.json has no rules of the {name} kind: run policy/vocabulary_source.py")
+    return {role: _root(role, found[role]) for role in roles}
+
+
+def kind_vocabulary(kind: WorkloadKind) -> Mapping[Replica, Section]:
+    """The root section of rules for each role of ``kind``: a distributed training's :func:`vocabulary`; a
+    one-role kind's flat ``rules`` (Run:ai's ``TrainingPolicyRulesV2``...) under ``worker``; a distributed
+    inference's ``leader`` and ``worker``."""
+    if kind.name == DISTRIBUTED.name:  # the file's top level, as before the other kinds
+        return vocabulary()
+    return _kind_vocabulary(kind.name, kind.roles)

@@ -1,17 +1,18 @@
 """Extracts Run:ai's policy rule vocabulary from its OpenAPI document into ``vocabulary.json``.
 
-``python -m template_engine.policy.vocabulary_source ../shared/reference/runai-openapi-subset.json`` rewrites
-the vendored file; ``.ci/run`` (``--check``) and ``tests/test_policy_vocabulary_supplement.py`` check it still
-matches the document.  The
-extract keeps only what the rules need: for every field that may carry rules, its family (a rule object, a
-keyed list's ``instances``/``attributes``, or a section of fields), the rule keys the family has with their
-value kinds, and the allowed option values of enum families.
+``python -m template_engine.policy.vocabulary_source ../shared/reference/runai-openapi-1.224.0.json`` rewrites
+the vendored file; ``.ci/run`` (``--check``, against the subset document: the distributed sections) and
+``tests/test_policy_vocabulary_supplement.py`` (both documents) check it still matches the document.  Every
+kind's vocabulary is extracted from its own policy schemas (:data:`KIND_SCHEMAS`).  The extract keeps only
+what the rules need: for every field that may carry rules, its family (a rule object, a keyed list's
+``instances``/``attributes``, or a section of fields), the rule keys the family has with their value kinds,
+and the allowed option values of enum families.
 
-Run:ai documents rules on a few fields that its OpenAPI document does not list (``compute.migProfile``:
-the policy reference's compute table, and its "Create a robust set of guidelines" example rules it with
-``canEdit: false``).  :data:`SUPPLEMENT` names each of them with the family the document gives such a
-field and the page that documents it; the extract adds them, and says so under ``supplements``, so the
-generated file is never edited by hand.  A supplement the document comes to list is an error: remove it.
+Run:ai documents rules on a few fields that its OpenAPI document does not list (``compute.migProfile``: the
+policy reference's compute table, and its "Create a robust set of guidelines" example rules it with ``canEdit:
+false``).  :data:`SUPPLEMENT` names each of them with the family the document gives such a field and the page
+that documents it; the extract adds them, and says so under ``supplements``, so the generated file is never
+edited by hand.  A supplement the document comes to list is an error: remove it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class Supplement:
     source: str
 
 
-#: The documented fields beyond the pinned OpenAPI document, for both replicas (``ReplicaRulesV2``).
+#: The documented fields beyond the pinned OpenAPI document, for every role of every kind (Run:ai's policy
+#: reference documents its fields once, for every workload type).
 SUPPLEMENT: tuple[Supplement, ...] = (
     Supplement(
         ("compute", "migProfile"),
@@ -150,11 +152,43 @@ def _supplemented(fields: dict[str, Any], extractor: _Extractor) -> dict[str, An
     return out
 
 
+#: The policy rules of each other workload kind: its name (``kinds.py``), the schema of its ``rules`` in
+#: Run:ai's document, and its roles: ``None`` for a flat ``rules`` (read under the role ``worker``, as
+#: Run:ai's ``ReplicaType`` names a one-role workload's replica), else the properties of the schema that hold
+#: each role's rules.  The distributed kind's are the file's top-level ``worker`` and ``master``.
+KIND_SCHEMAS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
+    ("training", "TrainingPolicyRulesV2", None),
+    ("workspace", "WorkspacePolicyRulesV2", None),
+    ("inference", "InferencePolicyRulesV2", None),
+    ("distributed-inference", "DistributedInferenceRulesV2", ("leader", "worker")),
+)
+
+
+def _kind_sections(schemas: Mapping[str, Any], extractor: _Extractor) -> dict[str, Any]:
+    """The rule vocabulary of each kind of :data:`KIND_SCHEMAS` the document has, by kind name."""
+    out: dict[str, Any] = {}
+    for name, schema, roles in KIND_SCHEMAS:
+        if schema not in schemas:
+            continue
+        if roles is None:
+            sections = {"worker": extractor.fields(schemas[schema])}
+        else:
+            found = extractor.properties(schemas[schema])
+            sections = {role: extractor.fields(found[role]) for role in roles}
+        out[name] = {
+            "source": f"{schema} of Run:ai's OpenAPI document",
+            **{role: _supplemented(fields, extractor) for role, fields in sections.items()},
+        }
+    return out
+
+
 def extract(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The vocabulary the document gives: the distributed kind's at the top level (``worker``, ``master``),
+    and under ``kinds`` each other kind's whose schema the document has (see :data:`KIND_SCHEMAS`)."""
     schemas = document["components"]["schemas"]
     extractor = _Extractor(schemas)
     rules = extractor.properties(schemas["DistributedPolicyRulesV2"])
-    return {
+    out: dict[str, Any] = {
         "source": "DistributedPolicyRulesV2 of Run:ai's OpenAPI document",
         "supplements": [
             {"path": ".".join(e.path), "family": e.family, "source": e.source} for e in SUPPLEMENT
@@ -162,13 +196,42 @@ def extract(document: Mapping[str, Any]) -> dict[str, Any]:
         "worker": _supplemented(extractor.fields(rules["worker"]), extractor),
         "master": _supplemented(extractor.fields(rules["master"]), extractor),
     }
+    kinds = _kind_sections(schemas, extractor)
+    if kinds:
+        out["kinds"] = kinds
+    return out
+
+
+def updated(current: Mapping[str, Any], extracted: Mapping[str, Any]) -> dict[str, Any]:
+    """``current`` (the vocabulary file) with what ``extracted`` gives replaced: the kinds a document lacks
+    (Run:ai's subset document has only the distributed policy's schemas) are kept as they are."""
+    kinds = {**current.get("kinds", {}), **extracted.get("kinds", {})}
+    out = {**current, **extracted}
+    if kinds:
+        out["kinds"] = dict(sorted(kinds.items()))
+    return out
+
+
+def _text(vocabulary: Mapping[str, Any]) -> str:
+    return json.dumps(vocabulary, indent=1, sort_keys=True) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    """``[--check] OPENAPI.json``: rewrite ``vocabulary.json``, or with ``--check`` exit 1 if it differs."""
+    """``[--check] OPENAPI.json``: rewrite ``vocabulary.json``, or with ``--check`` exit 1 if it differs.
+
+    Only what the document gives is rewritten or checked: a kind whose schema it lacks stays as the file has
+    it (and is said to be so)."""
     check = argv[:1] == ["--check"]
     document = json.loads(Path(argv[-1]).read_text(encoding="utf-8"))
-    text = json.dumps(extract(document), indent=1, sort_keys=True) + "\n"
+    extracted = extract(document)
+    current = json.loads(VOCABULARY_FILE.read_text(encoding="utf-8")) if VOCABULARY_FILE.exists() else {}
+    kept = sorted(set(current.get("kinds", {})) - set(extracted.get("kinds", {})))
+    text = _text(updated(current, extracted))
+    if kept:
+        print(
+            f"{argv[-1]} has no policy schemas of: {', '.join(kept)} "
+            f"(kept as {VOCABULARY_FILE.name} has them)"
+        )
     if check:
         if VOCABULARY_FILE.read_text(encoding="utf-8") != text:
             print(f"{VOCABULARY_FILE} differs from what {argv[-1]} gives: rerun without --check")
