@@ -237,14 +237,7 @@ def _apply_policy(
         same or not kind.is_distributed,
         frozenset(WORKER_ONLY_FIELDS),
         protected,
-        **_kind_argument(kind),
     )
-
-
-def _kind_argument(kind: WorkloadKind) -> dict[str, Any]:
-    """TEMPORARY (issue 32 in progress): ``kind=`` for the steps that take it once the policy and cluster
-    branches are merged; nothing for distributed, which every step composes today."""
-    return {} if kind is DISTRIBUTED else {"kind": kind}
 
 
 def _policy_side(merged: MergeResult, context: Mapping[str, Any], plan: PlanNode) -> dict[str, Any]:

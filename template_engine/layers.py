@@ -197,7 +197,7 @@ def _kind_defaults(org: Org, scope: Scope, kind: WorkloadKind, role: Replica) ->
     if not found:
         return []
     label = f"{scope_label(scope).removesuffix(' defaults')} {kind.name} policy defaults"
-    return [Layer(label, policy.file, found.spec, found.lines, found.root)]
+    return [Layer(label, policy.file, found, policy.lines, policy.value_default_roots[role])]
 
 
 def scope_defaults(
@@ -221,7 +221,7 @@ def effective_policy(org: Org, view: View, kind: WorkloadKind = DISTRIBUTED) -> 
         found = org.policy_of(scope, kind)
         if found is not None:
             chain.append(found)
-    return effective(chain)
+    return effective(chain, kind=kind)
 
 
 def _imposed(

@@ -350,7 +350,7 @@ def _kind_policy_from(
     if source is None:
         return None, problems
     scope, kind = at
-    return read_policy(source.data, rel, source.lines, scope, kind=KIND_BY_NAME[kind])  # type: ignore[call-arg]
+    return read_policy(source.data, rel, source.lines, scope, kind=KIND_BY_NAME[kind])
 
 
 def load_asset(
