@@ -231,3 +231,34 @@ def test_a_broken_kind_policy_fails_only_that_kinds_compositions() -> None:
     with pytest.raises(InputError):
         _one(org, "train")
     assert _one(org, "dist").runnable.is_runnable
+
+
+def test_the_worked_example_of_concepts_md_holds() -> None:
+    """docs/concepts.md, "Workload kinds: one default, every kind": the table under its example."""
+    org = _org(
+        {
+            "system/defaults.yaml": "spec:\n  image: registry.acme/base:1\n  backoffLimit: 4\n  stdin: true\n",
+            "system/training-policy.yaml": "defaults:\n  backoffLimit: 6\n",
+            "projects/vision/defaults.yaml": "spec:\n  backoffLimit: 2\n",
+            "projects/vision/templates/train.yaml": _template("training", "train", "completions: 2\n"),
+            "projects/vision/templates/serve.yaml": _template(
+                "inference", "serve", "servingPort: {container: 8000}\n"
+            ),
+            "projects/vision/templates/dist.yaml": _template(None, "dist", "distributedFramework: TF\n"),
+        }
+    )
+    train, serve, dist = (_one(org, name) for name in ("train", "serve", "dist"))
+    for got in (train, serve, dist):
+        assert got.combined_spec["image"] == "registry.acme/base:1"
+    assert (train.combined_spec["backoffLimit"], dist.combined_spec["backoffLimit"]) == (2, 2)
+    assert "backoffLimit" not in serve.combined_spec and "stdin" not in serve.combined_spec
+    assert (train.combined_spec["stdin"], dist.combined_spec["stdin"]) == (True, True)
+    assert train.combined_spec["completions"] == 2
+    assert [(n.field, n.location.file) for n in serve.not_applied] == [
+        ("backoffLimit", "system/defaults.yaml"),
+        ("stdin", "system/defaults.yaml"),
+        ("backoffLimit", "projects/vision/defaults.yaml"),
+    ]
+    # the system training default is beaten by vision's shared default: the scope decides first
+    where = train.worker.locate(("backoffLimit",))
+    assert where is not None and where.file == "projects/vision/defaults.yaml"
