@@ -26,7 +26,12 @@ from template_engine.policy.attribute_defaults import (
     read_role_defaults,
 )
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
-from template_engine.policy.value_defaults import kind_note, kinds_with_field, value_default_problems
+from template_engine.policy.value_defaults import (
+    flat_note,
+    kind_note,
+    kinds_with_field,
+    value_default_problems,
+)
 from template_engine.policy.vocabulary import (
     ItemsFamily,
     Node,
@@ -215,10 +220,7 @@ class _Reader:
         depth = len(policy_root(self.kind, str(path[0]), self.kind.primary))
         field_path = tuple(str(p) for p in path[depth:])
         if len(field_path) == 1 and not self.kind.roled_policy and name in _ROLE_NAMES:
-            return (
-                f": {_article(self.kind.noun)} {self.kind.noun}'s policy is flat, without roles "
-                f"(Run:ai's {self.kind.policy_type} policy)"
-            )
+            return ": " + flat_note(self.kind)
         having = kinds_with_field if what == "field for defaults" else _kinds_with_rules
         return ": " + kind_note(self.kind, field_path, having)
 
