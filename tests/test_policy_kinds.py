@@ -421,3 +421,22 @@ def test_the_check_fails_when_a_kinds_vocabulary_differs(
     whole = Path(__file__).resolve().parent / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
     assert vocabulary_source.main(["--check", str(whole)]) == 1
     assert "differs from what" in capsys.readouterr().out
+
+
+def test_a_distributed_inference_policy_applies_to_its_leader_and_worker() -> None:
+    doc, _ = read(
+        "rules:\n  leader:\n    compute: {gpuDevicesRequest: {max: 2}}\n"
+        "  worker:\n    image: {required: true}\n",
+        DISTRIBUTED_INFERENCE,
+    )
+    assert doc is not None
+    policy = effective([doc], kind=DISTRIBUTED_INFERENCE)
+    leader = {"compute": {"gpuDevicesRequest": 4}, "image": "vllm"}
+    outcome = apply_policy(
+        policy, DISTRIBUTED_INFERENCE.plan(), leader, {}, {"image": ""}, {}, True, frozenset(), {}
+    )
+    assert outcome.master_spec == {"image": ""}  # the worker's own spec: a same-as-worker flag is not its
+    assert {(i.replica, i.field, i.rule) for i in outcome.issues} == {
+        ("leader", "compute.gpuDevicesRequest", "max"),
+        ("worker", "image", "required"),
+    }
