@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -29,9 +30,13 @@ from template_engine.models.spec import MasterSpec, WorkerSpec
 
 __all__ = [
     "DISTRIBUTED",
+    "DISTRIBUTED_INFERENCE",
+    "INFERENCE",
     "KINDS",
     "KIND_BY_NAME",
     "TEMPLATE_KINDS",
+    "TRAINING",
+    "WORKSPACE",
     "WorkloadKind",
     "kind_named",
 ]
@@ -107,6 +112,10 @@ class WorkloadKind:
 
     def __str__(self) -> str:
         return self.name
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """A copy (deep, pickled) of a kind is the table's own kind: kinds compare by identity."""
+        return kind_named, (self.name,)
 
 
 DISTRIBUTED = WorkloadKind(

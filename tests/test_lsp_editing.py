@@ -176,3 +176,18 @@ def test_the_packaged_descriptions_are_the_extract_of_run_ai_s_whole_document() 
 
     whole = Path(__file__).parent / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
     assert json.loads(DESCRIPTIONS_FILE.read_text()) == extract(json.loads(whole.read_text()))
+
+
+def test_a_kinds_template_and_policy_complete_with_their_own_fields(analysis: Analysis) -> None:
+    """Issue 32: a template's ``kind:`` and a kind's policy file choose their schema."""
+    file = "projects/vision/templates/serve.yaml"
+    inference = _labels(analysis, file, "meta:\n  name: serve\nkind: inference\nspec:\n  ")
+    assert {"servingPort", "autoscaling", "image"} <= set(inference)
+    assert "backoffLimit" not in inference and "numWorkers" not in inference
+    training = _labels(analysis, file, "kind: training\nspec:\n  ")
+    assert {"completions", "parallelism", "backoffLimit"} <= set(training)
+    assert "numWorkers" not in training
+    distributed = _labels(analysis, file, "spec:\n  ")
+    assert "numWorkers" in distributed and "completions" not in distributed
+    rules = _labels(analysis, "system/training-policy.yaml", "rules:\n  ")
+    assert "completions" in rules and "worker" not in rules

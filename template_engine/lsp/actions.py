@@ -16,7 +16,14 @@ from dataclasses import dataclass
 import yaml
 
 from template_engine.lsp.analysis import Analysis
-from template_engine.lsp.complete import inherited_items, kind_of_file, schema_at, schema_of, yaml_context
+from template_engine.lsp.complete import (
+    inherited_items,
+    kind_of_file,
+    schema_at,
+    schema_kind,
+    schema_of,
+    yaml_context,
+)
 from template_engine.lsp.diagnostics import Diagnostic
 from template_engine.paths import Path, format_path
 
@@ -117,7 +124,7 @@ def did_you_mean(file: str, lines: Sequence[str], diagnostic: Diagnostic) -> Act
     if kind is None or not diagnostic.path or not isinstance(diagnostic.path[-1], str):
         return None
     name = diagnostic.path[-1]
-    schema = schema_of(kind)
+    schema = schema_of(schema_kind(file, lines) or kind)
     allowed = {
         key for node in schema_at(schema, diagnostic.path[:-1]) for key in node.get("properties") or {}
     }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from template_engine.kinds import DISTRIBUTED, KINDS, TEMPLATE_KINDS
 from template_engine.lsp.analysis import Analysis
 from template_engine.lsp.descriptions import description, spec_part
 from template_engine.lsp.locate import replicas, value_at
@@ -49,11 +50,38 @@ def kind_of_file(file: str) -> str | None:
         return "defaults"
     if name == "policy.yaml":
         return "policy"
+    if name in _KIND_POLICIES:
+        return _KIND_POLICIES[name]
     if len(parts) >= 2 and parts[-2] == "templates":
         return "template"
     if len(parts) >= 3 and parts[-3] == "assets":
         return _ASSET_FOLDERS.get(parts[-2])
     return None
+
+
+#: The schema of each kind's policy file but distributed's (``training-policy.yaml``: ``training-policy``).
+_KIND_POLICIES = {
+    kind.policy_file: kind.policy_file.removesuffix(".yaml") for kind in KINDS if kind is not DISTRIBUTED
+}
+#: A template's top-level ``kind:`` as written (its schema is ``KIND-template``).
+_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z-]+)['\"]?\s*(#.*)?$")
+
+
+def schema_kind(file: str, lines: Sequence[str]) -> str | None:
+    """The schema of a file (:func:`kind_of_file`), a template's by its ``kind:`` (``training-template``)."""
+    kind = kind_of_file(file)
+    if kind != "template":
+        return kind
+    for text in lines:
+        found = _KIND_LINE.match(text)
+        if found is not None:
+            named = f"{found.group(1)}-template"
+            return named if named in _TEMPLATE_SCHEMAS else kind
+    return kind
+
+
+#: The schemas of templates of the kinds but distributed.
+_TEMPLATE_SCHEMAS = frozenset(f"{kind.name}-template" for kind in TEMPLATE_KINDS)
 
 
 _KEY = re.compile(r"^(\s*)(- +)?([A-Za-z_][\w.-]*)\s*:(.*)$")
@@ -243,7 +271,7 @@ def completions(
     kind = kind_of_file(file)
     if kind is None:
         return []
-    schema = schema_of(kind)
+    schema = schema_of(schema_kind(file, lines) or kind)
     path, value_of, _ = yaml_context(lines, line, column)
     if kind == "org" and (value_of == "name" or (value_of is None and path[-2:] == ("projects", 0))):
         return _scope_names(analysis, folders or {}, path)

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from template_engine.cluster.settings import ClusterSettings
-from template_engine.kinds import DISTRIBUTED, TEMPLATE_KINDS
+from template_engine.kinds import DISTRIBUTED, KINDS, TEMPLATE_KINDS, WorkloadKind
 from template_engine.models.documents import (
     ComputeAsset,
     DatasourceAsset,
@@ -35,6 +35,7 @@ from template_engine.policy.vocabulary import (
     Replica,
     RuleFamily,
     Section,
+    kind_vocabulary,
     vocabulary,
 )
 
@@ -87,6 +88,17 @@ SCHEMA_KINDS: Mapping[str, SchemaKind] = {
         SchemaKind("compute", _assets("computes"), ComputeAsset),
         SchemaKind("datasource", _assets("datasources"), DatasourceAsset),
         SchemaKind("policy", "system/policy.yaml, departments/D/policy.yaml, projects/P/policy.yaml", None),
+        *(
+            SchemaKind(
+                kind.policy_file.removesuffix(".yaml"),
+                ", ".join(
+                    f"{where}{kind.policy_file}" for where in ("system/", "departments/D/", "projects/P/")
+                ),
+                None,
+            )
+            for kind in KINDS
+            if kind is not DISTRIBUTED
+        ),
         SchemaKind("cluster", "cluster.yaml", ClusterSettings),
     )
 }
@@ -96,7 +108,7 @@ def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one document kind of :data:`SCHEMA_KINDS`."""
     kind = SCHEMA_KINDS[name]
     if kind.model is None:
-        body = policy_schema()
+        body = policy_schema(_POLICY_KINDS.get(name, DISTRIBUTED))
     else:
         body = kind.model.model_json_schema()
         body["title"] = f"template-engine {name} document"
@@ -286,10 +298,19 @@ def _defaults_section(section: Section) -> dict[str, Any] | None:
     return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
 
 
-def policy_schema() -> dict[str, Any]:
+#: The workload kind of each policy schema but ``policy`` (distributed), by the schema's name.
+_POLICY_KINDS: Mapping[str, WorkloadKind] = {
+    kind.policy_file.removesuffix(".yaml"): kind for kind in KINDS if kind is not DISTRIBUTED
+}
+
+
+def policy_schema(kind: WorkloadKind = DISTRIBUTED) -> dict[str, Any]:
     """The schema of ``policy.yaml``: ``defaults.{worker,master}`` (attribute defaults of keyed lists),
-    ``rules.{worker,master}`` (Run:ai's vocabulary), ``imposedAssets``."""
+    ``rules.{worker,master}`` (Run:ai's vocabulary), ``imposedAssets``; of another kind's policy file, in its
+    shape (:func:`_kind_policy_schema`)."""
     names = {"type": _nullable("array"), "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
+    if kind is not DISTRIBUTED:
+        return _kind_policy_schema(kind, names)
     return {
         "title": "template-engine policy document",
         "description": "Rules for the fields of combinedSpec (worker) and combinedMasterSpec (master), in "
@@ -313,5 +334,38 @@ def policy_schema() -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": {replica: dict(names) for replica in REPLICAS},
             },
+        },
+    }
+
+
+def _kind_policy_schema(kind: WorkloadKind, names: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of a policy file of ``kind`` (``training-policy.yaml``...): its rules in the kind's own
+    vocabulary, flat for a kind of one role and by role for a distributed inference; its ``defaults`` are
+    value defaults of the kind's spec (with attribute defaults of keyed lists), checked by ``validate``."""
+    sections = kind_vocabulary(kind)
+    defaults = {
+        "type": _nullable("object"),
+        "description": f"Value defaults of {kind.a_noun}'s spec (and attribute defaults of keyed lists).",
+    }
+
+    def by_role(make: Any) -> dict[str, Any]:
+        if not kind.roled_policy:
+            return dict(make(kind.primary))
+        return {
+            "type": _nullable("object"),
+            "additionalProperties": False,
+            "properties": {role: make(role) for role in kind.roles},
+        }
+
+    return {
+        "title": f"template-engine {kind.name} policy document",
+        "description": f"Rules of {kind.a_noun}'s fields in Run:ai's vocabulary, its own defaults, and the "
+        "data source assets imposed on every composition of the kind in scope.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "defaults": by_role(lambda role: defaults),
+            "rules": by_role(lambda role: _section(sections[role], role)),
+            "imposedAssets": by_role(lambda role: dict(names)),
         },
     }
