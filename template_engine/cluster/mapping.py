@@ -31,6 +31,7 @@ from typing import Any
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import CompositionWarning, Replica, WarningKind
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Path, Segment
@@ -102,6 +103,11 @@ class Framework:
     lead: str | None
     #: Whether the operator needs the lead replica even when the template runs workers only.
     lead_required: bool
+    #: The label its controller puts on every pod of the workload (a pod affinity term selects by it).
+    pod_label: str = "training.kubeflow.org/job-name"
+    #: Why the container has its name (the origin ``manifests --annotate`` shows); ``None``: the operator's
+    #: default container.
+    container_reason: str | None = None
 
 
 FRAMEWORKS: Mapping[str, Framework] = {
@@ -241,12 +247,21 @@ def manifests_of(
     project: str | None,
     settings: ClusterSettings = DEFAULT_SETTINGS,
     name_source: Source | None = None,
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> Manifests:
-    """The objects of a composition whose combined specs are ``spec`` and ``master_spec``.
+    """The objects of a composition of ``kind`` whose combined specs are ``spec`` and ``master_spec``.
 
     ``name`` is the job's name (a submission's own, or the template's made into a valid name by
     :func:`job_name`); ``project`` gives the namespace and the queue (``None``: neither is written).
+    A kind of one role (training, workspace, inference) has no master: ``master_spec`` is ``None`` and
+    its objects are :func:`template_engine.cluster.workloads.workload_manifests`'.
     """
+    if kind is not DISTRIBUTED:
+        from template_engine.cluster.workloads import workload_manifests
+
+        return workload_manifests(
+            kind, spec, name=name, project=project, settings=settings, name_source=name_source
+        )
     framework = FRAMEWORKS.get(str(spec.get("distributedFramework")))
     if framework is None:  # not runnable already: distributedFramework is mandatory (runnable.py)
         return Manifests((), ())
@@ -494,7 +509,8 @@ class _Pod:
         self.out.warn(self.replica, path, NOT_REPRESENTABLE[key])
 
     def build(self) -> dict[str, Any]:
-        self.out.note(self.c_at("name"), Derived(f"the {self.fw.kind} operator's default container"))
+        reason = self.fw.container_reason or f"the {self.fw.kind} operator's default container"
+        self.out.note(self.c_at("name"), Derived(reason))
         self.out.note(self.c_at("image"), self.src("image"))  # also where an image that is missing belongs
         self._container()
         self._environment()
@@ -963,7 +979,7 @@ class _Pod:
             self.out.note(self.pod_at("affinity", "nodeAffinity"), self.src("nodeAffinityRequired"))
         pod_affinity = spec.get("podAffinity")
         if isinstance(pod_affinity, Mapping) and pod_affinity.get("type") is not None:
-            term: dict[str, Any] = {"labelSelector": {"matchLabels": {JOB_NAME_LABEL: self.name}}}
+            term: dict[str, Any] = {"labelSelector": {"matchLabels": {self.fw.pod_label: self.name}}}
             if pod_affinity.get("key") is not None:
                 term["topologyKey"] = pod_affinity["key"]
             if pod_affinity["type"] == "Required":
