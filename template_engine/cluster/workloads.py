@@ -230,8 +230,7 @@ def _workspace(
     out.note(("spec", "replicas"), Derived("a workspace runs one pod"))
     out.note(("spec", "serviceName"), Derived("the workspace's name (its ClusterIP Service, if it has one)"))
     out.note(("spec", "selector"), Derived("the workspace's pod, by its instance label"))
-    for service, origins in _services(spec, name, project, settings):
-        extra.append((service, origins))
+    extra[:0] = _services(spec, name, project, settings)  # the Services, then the claims
     return _manifests(obj, out, extra)
 
 
