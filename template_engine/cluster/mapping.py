@@ -286,9 +286,9 @@ def manifests_of(
             out.warn("master", (key,), "the job has one runPolicy, written from the workers' spec")
     if framework.kind == "PyTorchJob":
         _elastic(spec, job_spec, out)
-    for key, kind in FRAMEWORK_ONLY.items():
-        if spec.get(key) is not None and framework.kind != kind:
-            out.warn("worker", (key,), f"{key} means something only for a {kind}")
+    for key, job_kind in FRAMEWORK_ONLY.items():
+        if spec.get(key) is not None and framework.kind != job_kind:
+            out.warn("worker", (key,), f"{key} means something only for a {job_kind}")
     if framework.kind == "MPIJob":
         _mpi(spec, job_spec, replicas, out)
     obj["spec"] = job_spec
