@@ -2,7 +2,7 @@
 an inference's Knative ``Service`` (issue 32; docs/cluster.md, "The other kinds").
 
 Each pod template is built by the code that builds a Kubeflow replica's (:class:`~template_engine.cluster.
-mapping._Pod`): containers, environment, ports, probes, security, compute, storage, node pools, priority
+pods._Pod`): containers, environment, ports, probes, security, compute, storage, node pools, priority
 and KAI's scheduling are the same field for field; what differs is the object around it:
 
 - training: a ``batch/v1`` ``Job`` (``completions``, ``parallelism``, ``backoffLimit``,
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from template_engine.cluster.kube import dns1123_label
-from template_engine.cluster.mapping import (
+from template_engine.cluster.pods import (
     Derived,
     Framework,
     Manifests,
