@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from template_engine.cluster.kube import dns1035_label, dns1123_label, label_value
+from template_engine.cluster.pods import _get
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 
 #: Kubernetes' default ``--service-node-port-range`` (the API server refuses a node port outside it).
@@ -39,12 +40,6 @@ KNATIVE_WINDOW_MAX_SECONDS = 3600
 _AUTOSCALING = "autoscaling.knative.dev/"
 _DURATION = re.compile(r"^([0-9]+)s$")
 _TEMPLATE: ObjectPath = ("spec", "template")
-
-
-def _get(value: Any, *names: str) -> Any:
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value
 
 
 def _int(value: Any) -> int | None:

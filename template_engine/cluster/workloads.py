@@ -30,6 +30,7 @@ from template_engine.cluster.pods import (
     Source,
     SpecSource,
     _dedupe,
+    _get,
     _Job,
     _job_metadata,
     _keyed_items,
@@ -458,12 +459,6 @@ def _manifests(
 
 def _src(*path: str) -> SpecSource:
     return SpecSource("worker", tuple(path))
-
-
-def _get(value: Any, *names: str) -> Any:
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value
 
 
 _BUILDERS = {"training": _training, "workspace": _workspace, "inference": _inference}
