@@ -185,3 +185,23 @@ def test_a_distributed_composition_is_the_default_kind_and_unchanged() -> None:
         ]
         == "pytorch"
     )
+
+
+def test_a_refusal_in_a_second_object_of_a_kind_names_that_objects_field() -> None:
+    """Each problem knows its object: the second new claim's bad name is its own ``claimName``'s, not the
+    first claim's (a distributed training's objects are the same as before; only the issue's field moved)."""
+    claims = [
+        {"name": "a", "path": "/a", "claimInfo": {"size": "1Gi"}},
+        {"name": "b", "path": "/b", "claimName": "Bad_Name", "claimInfo": {"size": "1Gi"}},
+    ]
+    spec = {"distributedFramework": "PyTorch", "numWorkers": 1, "image": "i", "storage": {"pvc": claims}}
+    _, issues = cluster_outcome(
+        spec, None, False, template_name="t", workload_name=None, project="p", settings=DEFAULT_SETTINGS
+    )
+    assert [(i.field, i.object_path, i.check) for i in issues] == [
+        (
+            ("storage", "pvc", Match("name", "b"), "claimName"),
+            "PersistentVolumeClaim.metadata.name",
+            "kubernetes.dns1123Subdomain",
+        )
+    ]
