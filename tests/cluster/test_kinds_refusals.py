@@ -3,6 +3,7 @@ that names the object path, the rule and the spec field that set the value (issu
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -205,3 +206,31 @@ def test_a_refusal_in_a_second_object_of_a_kind_names_that_objects_field() -> No
             "kubernetes.dns1123Subdomain",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "index", "change", "place", "rule"),
+    [
+        ("training", 0, lambda o: o["spec"].update(bogus=1), "Job.spec.bogus", "schema.unknownField"),
+        (
+            "workspace",
+            0,
+            lambda o: o["spec"].update(replicas="one"),
+            "StatefulSet.spec.replicas",
+            "schema.type",
+        ),
+        (
+            "workspace",
+            1,
+            lambda o: o["spec"]["ports"][0].update(port="eighty"),
+            "Service.spec.ports[0].port",
+            "schema.type",
+        ),
+    ],
+)
+def test_the_built_in_kinds_are_checked_by_kubernetes_own_schemas(
+    kind: str, index: int, change: Any, place: str, rule: str
+) -> None:
+    obj = copy.deepcopy(render(kind, TYPICAL[kind]).objects[index])
+    change(obj)
+    assert (place, rule) in [(p.place(), p.rule) for p in manifests_problems([obj])]
