@@ -19,6 +19,7 @@ from template_engine.cluster.problems import ObjectProblem
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.cluster.validity import manifests_problems
 from template_engine.errors import Replica
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.paths import Path, is_prefix
 from template_engine.runnable import RunnableIssue
 
@@ -36,8 +37,10 @@ def cluster_outcome(
     project: str | None,
     settings: ClusterSettings,
     known: Iterable[RunnableIssue] = (),
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> tuple[Manifests, tuple[RunnableIssue, ...]]:
-    """The objects of a composition and the issues of what the cluster refuses in them."""
+    """The objects of a composition of ``kind`` and the issues of what the cluster refuses in them (a kind
+    of one role has no master: ``master_spec`` is ``None``)."""
     if workload_name is not None:
         name, source = workload_name, Derived("the workload's name")
     else:
@@ -45,7 +48,14 @@ def cluster_outcome(
         name = job_name(raw)
         source = Derived(f"the template's name {raw!r} as a job name (a submission names its own)")
     manifests = manifests_of(
-        spec, master_spec, same_as_worker, name=name, project=project, settings=settings, name_source=source
+        spec,
+        master_spec,
+        same_as_worker,
+        name=name,
+        project=project,
+        settings=settings,
+        name_source=source,
+        kind=kind,
     )
     problems = [*manifests.problems, *manifests_problems(manifests.objects)]
     said = [(i.replica, i.field) for i in known]
@@ -63,7 +73,9 @@ def cluster_outcome(
 
 
 def _issue(manifests: Manifests, problem: ObjectProblem) -> RunnableIssue:
-    index = next((i for i, obj in enumerate(manifests.objects) if obj.get("kind") == problem.kind), None)
+    index = problem.index
+    if index is None:
+        index = next((i for i, obj in enumerate(manifests.objects) if obj.get("kind") == problem.kind), None)
     source = manifests.source_of(index, problem.path) if index is not None else None
     field: Path = ()
     replica: Replica = _replica_of(problem)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: A place inside an object: mapping keys and list indexes, from the object's root.
 ObjectPath = tuple[str | int, ...]
@@ -32,6 +32,9 @@ class ObjectProblem:
     path: ObjectPath
     rule: str
     message: str
+    #: The index of the object among a composition's objects, when known (two objects of one kind, a
+    #: workspace's Services, are told apart by it); not part of the problem's identity.
+    index: int | None = field(default=None, compare=False)
 
     def place(self) -> str:
         return format_object_path(self.kind, self.path)

@@ -505,6 +505,51 @@ def _ordered(problems: list[ObjectProblem]) -> list[ObjectProblem]:
     return sorted(problems, key=key)
 
 
+# -- Knative Serving's Service ------------------------------------------------------------------------------
+
+#: An inference's object and the vendored CRD that holds its schema (Knative Serving knative-v1.23.0, commit
+#: 7ed4aa2a, ``config/core/300-resources/service.yaml``; the file's header says so).
+KNATIVE_SERVICE: tuple[str, str] = ("serving.knative.dev/v1", "knative/serving.knative.dev_services.yaml")
+
+
+@cache
+def knative_schema() -> Mapping[str, Any]:
+    """The ``openAPIV3Schema`` of the vendored Knative ``services.serving.knative.dev`` CRD's ``v1``."""
+    import yaml
+
+    text = resources.files(__package__).joinpath("crds", KNATIVE_SERVICE[1]).read_text(encoding="utf-8")
+    crd = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for served in crd["spec"]["versions"]:
+        if served["name"] == "v1" and served["served"]:
+            schema: Mapping[str, Any] = served["schema"]["openAPIV3Schema"]
+            return schema
+    raise LookupError(f"{KNATIVE_SERVICE[1]} serves no version v1")
+
+
+@cache
+def _knative_validator() -> Validator:
+    return _structural_validator(knative_schema())
+
+
+def knative_schema_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """Every reason the API server refuses a Knative ``Service`` by its CRD's schema, as
+    :func:`full_schema_problems` checks a job: the apiVersion, the ``metadata`` as strict ObjectMeta, then the
+    CRD's ``openAPIV3Schema`` with Kubernetes' structural keywords (what it leaves to
+    ``x-kubernetes-preserve-unknown-fields`` is not checked here: docs/cluster.md, "Inference")."""
+    kind = "Service"
+    problems = []
+    if obj.get("apiVersion") != KNATIVE_SERVICE[0]:
+        message = f"apiVersion must be {KNATIVE_SERVICE[0]!r}, not {obj.get('apiVersion')!r}"
+        problems.append(ObjectProblem(kind, ("apiVersion",), "schema.apiVersion", message))
+    metadata = obj.get("metadata")
+    if metadata is None:
+        problems.append(ObjectProblem(kind, ("metadata",), "schema.required", "metadata is required"))
+    elif isinstance(metadata, Mapping):
+        problems.extend(_strict_problems(kind, _object_meta_validator().iter_errors(metadata), ("metadata",)))
+    problems.extend(_problem(kind, error) for error in _knative_validator().iter_errors(obj))
+    return _ordered(problems)
+
+
 # -- Kubernetes' core objects --------------------------------------------------------------------------------
 
 
@@ -704,6 +749,7 @@ def _fast_object_meta() -> Any:
 __all__ = [
     "DATE_TIME_PATTERN",
     "KINDS",
+    "KNATIVE_SERVICE",
     "KUBERNETES_VERSION",
     "core_problems",
     "crd_schema",
@@ -714,6 +760,8 @@ __all__ = [
     "full_core_problems",
     "full_schema_problems",
     "go_regex",
+    "knative_schema",
+    "knative_schema_problems",
     "list_duplicates",
     "schema_problems",
     "write_fast_schemas",

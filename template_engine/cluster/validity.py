@@ -13,12 +13,19 @@ Three sources of refusal, in this order for each object (docs/cluster.md, "Valid
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from template_engine.cluster.kube import dns1035_label, metadata_problems, pod_template_problems
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
-from template_engine.cluster.schemas import core_problems, schema_problems
+from template_engine.cluster.schemas import core_problems, knative_schema_problems, schema_problems
+from template_engine.cluster.workload_rules import (
+    job_problems,
+    knative_problems,
+    service_problems,
+    statefulset_problems,
+)
 
 #: The replica types each operator accepts, and the one it requires (the webhooks' ``validateReplicaSpecs``).
 REPLICA_TYPES: Mapping[str, tuple[frozenset[str], str | None]] = {
@@ -40,15 +47,41 @@ REPLICAS_KEY: Mapping[str, tuple[str, str | None]] = {
 SINGLE = frozenset({"Master", "Chief", "Launcher"})
 
 
+#: The built-in kinds with a pod template at ``spec.template`` (the one-role kinds' objects), and their own
+#: rules (:mod:`~template_engine.cluster.workload_rules`).
+TEMPLATED: Mapping[tuple[str, str], Callable[[Mapping[str, Any]], list[ObjectProblem]]] = {
+    ("batch/v1", "Job"): job_problems,
+    ("apps/v1", "StatefulSet"): statefulset_problems,
+}
+
+
 def object_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
-    """Every reason the cluster refuses ``obj``: its schema, then its operator, then the API server."""
+    """Every reason the cluster refuses ``obj``: its schema, then its operator (or controller), then the API
+    server."""
     kind = str(obj.get("kind"))
-    if kind in REPLICA_TYPES:
+    api_version = str(obj.get("apiVersion"))
+    if kind in REPLICA_TYPES and api_version.startswith("kubeflow.org/"):
         found = schema_problems(obj)
         found += operator_problems(obj)
         found += _pod_problems(obj)
         return found
+    if api_version.startswith("serving.knative.dev/"):  # an inference's Knative Service
+        found = knative_schema_problems(obj)
+        found += knative_problems(obj)
+        found += _template_problems(obj)
+        return found
     found = core_problems(obj)
+    rules = TEMPLATED.get((api_version, kind))
+    if rules is not None:
+        found += rules(obj)
+        found += _template_problems(obj)
+        return found
+    if (api_version, kind) == ("v1", "Service"):
+        found += service_problems(obj)
+        metadata = obj.get("metadata")
+        if isinstance(metadata, Mapping):  # ValidateService: a Service's name is a DNS-1035 label
+            found += metadata_problems(kind, ("metadata",), metadata, dns1035_label)
+        return found
     metadata = obj.get("metadata")
     if isinstance(metadata, Mapping):
         found += metadata_problems(kind, ("metadata",), metadata)
@@ -56,21 +89,40 @@ def object_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
 
 
 def manifests_problems(objects: Sequence[Mapping[str, Any]]) -> list[ObjectProblem]:
-    """The problems of every object, and of objects that clash (two with one kind and name)."""
+    """The problems of every object (each knowing the object's index), and of objects that clash (two with
+    one kind and name)."""
     found: list[ObjectProblem] = []
-    seen: set[tuple[str, str]] = set()
-    for obj in objects:
-        found += object_problems(obj)
+    seen: set[tuple[str, str, str]] = set()
+    for index, obj in enumerate(objects):
+        found += [replace(problem, index=index) for problem in object_problems(obj)]
         metadata = obj.get("metadata")
         name = metadata.get("name") if isinstance(metadata, Mapping) else None
-        key = (str(obj.get("kind")), str(name))
+        key = (str(obj.get("apiVersion")), str(obj.get("kind")), str(name))
         if key in seen:
             found.append(
                 ObjectProblem(
-                    key[0], ("metadata", "name"), "kubernetes.uniqueName", f"{key[1]!r} is given twice"
+                    key[1],
+                    ("metadata", "name"),
+                    "kubernetes.uniqueName",
+                    f"{key[2]!r} is given twice",
+                    index=index,
                 )
             )
         seen.add(key)
+    return found
+
+
+def _template_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
+    """The metadata of an object whose pod template is at ``spec.template``, and the template as the API
+    server checks the pods made from it."""
+    kind = str(obj.get("kind"))
+    found: list[ObjectProblem] = []
+    metadata = obj.get("metadata")
+    if isinstance(metadata, Mapping):
+        found += metadata_problems(kind, ("metadata",), metadata)
+    template = _get(obj, "spec", "template")
+    if isinstance(template, Mapping):
+        found += pod_template_problems(kind, ("spec", "template"), template)
     return found
 
 
