@@ -171,19 +171,17 @@ def compose(
     compliance += tuple(asset_support_issues(org, template, kind, spec))
     if compliance:
         runnable = Runnable(runnable.issues + compliance, runnable.warnings)
-    manifests: Manifests | None = None
-    refused: tuple[RunnableIssue, ...] = ()
-    if kind is DISTRIBUTED:  # TEMPORARY (issue 32 in progress): the other kinds once cluster/ has them
-        manifests, refused = cluster_outcome(
-            spec,
-            master_spec,
-            same.value,
-            template_name=template.name if template is not None else None,
-            workload_name=submission.name if submission is not None else None,
-            project=view.project,
-            settings=org.cluster,
-            known=runnable.issues,
-        )
+    manifests, refused = cluster_outcome(
+        spec,
+        master_spec,
+        same.value,
+        template_name=template.name if template is not None else None,
+        workload_name=submission.name if submission is not None else None,
+        project=view.project,
+        settings=org.cluster,
+        known=runnable.issues,
+        kind=kind,
+    )
     if refused:
         runnable = Runnable(runnable.issues + refused, runnable.warnings)
     return Composition(

@@ -31,6 +31,10 @@ KINDS = [
     "compute",
     "datasource",
     "policy",
+    "training-policy",
+    "workspace-policy",
+    "inference-policy",
+    "distributed-inference-policy",
     "cluster",
 ]
 ASSET_KINDS = {"environments": "environment", "computes": "compute", "datasources": "datasource"}
@@ -49,6 +53,8 @@ def kind_of(rel: Path, root: Path = EXAMPLE) -> str:
     if "templates" in rel.parts:
         kind = yaml.safe_load((root / rel).read_text(encoding="utf-8")).get("kind")
         return "template" if kind in (None, "distributed") else f"{kind}-template"
+    if rel.name.endswith("-policy.yaml"):
+        return rel.stem
     return {"defaults.yaml": "defaults", "policy.yaml": "policy"}[rel.name]
 
 

@@ -130,8 +130,11 @@ def test_each_kind_has_its_own_mandatory_fields(kind: str, spec: str, missing: l
 def test_an_inference_autoscaling_is_checked_as_runai_states_it() -> None:
     spec = "image: a/b:1\nservingPort:\n  container: 80\nautoscaling:\n  minReplicas: 3\n  maxReplicas: 2\n"
     org = _org({"projects/vision/templates/t.yaml": _template("inference", "t", spec)})
-    assert [i.message for i in _one(org, "t").runnable.issues] == [
-        "autoscaling.minReplicas 3 is above autoscaling.maxReplicas 2"
+    first, *then = _one(org, "t").runnable.issues
+    assert first.message == "autoscaling.minReplicas 3 is above autoscaling.maxReplicas 2"
+    # and Knative, which runs it, refuses the same (its own check, at the object's place)
+    assert [i.object_path for i in then] == [
+        "Service.spec.template.metadata.annotations.autoscaling.knative.dev/max-scale"
     ]
     spec = "image: a/b:1\nservingPort:\n  container: 80\nautoscaling:\n  minReplicas: 1\n  maxReplicas: 4\n"
     org = _org({"projects/vision/templates/t.yaml": _template("inference", "t", spec)})
@@ -237,7 +240,8 @@ def test_the_worked_example_of_concepts_md_holds() -> None:
     """docs/concepts.md, "Workload kinds: one default, every kind": the table under its example."""
     org = _org(
         {
-            "system/defaults.yaml": "spec:\n  image: registry.acme/base:1\n  backoffLimit: 4\n  stdin: true\n",
+            "system/defaults.yaml": "spec:\n  image: registry.acme/base:1\n  backoffLimit: 4\n"
+            "  stdin: true\n",
             "system/training-policy.yaml": "defaults:\n  backoffLimit: 6\n",
             "projects/vision/defaults.yaml": "spec:\n  backoffLimit: 2\n",
             "projects/vision/templates/train.yaml": _template("training", "train", "completions: 2\n"),

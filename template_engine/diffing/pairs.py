@@ -138,15 +138,15 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     objects are built with the org's cluster settings (their defaults without the file).
     """
     deps = [entry.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None]
-    for scope in pair.view.chain():  # the view's policies, and the data sources they impose
-        policy = org.policies.get(scope)
+    template = pair.template
+    for scope in pair.view.chain():  # the view's policies of the template's kind, and what they impose
+        policy = org.policy_of(scope, template.kind)
         if policy is None:
             continue
         deps.append(policy.file)
         for imposed in policy.imposed:
             asset = org.assets.get("datasource", {}).get(imposed.name)
             deps.append(asset.file if asset is not None else f"?datasource/{imposed.name}")
-    template = pair.template
     deps.append(template.file)
     for kind, name in template.asset_refs():
         asset = org.assets.get(kind, {}).get(name)
@@ -174,7 +174,7 @@ def documents(org: Org) -> dict[str, Document]:
     for by_kind in org.assets.values():
         for asset in by_kind.values():
             found[asset.file] = asset
-    for policy in org.policies.values():
+    for policy in (*org.policies.values(), *org.kind_policies.values()):
         found[policy.file] = policy
     return found
 

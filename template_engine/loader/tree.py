@@ -514,13 +514,17 @@ def load_org(
 _Task = tuple[FromText, str, Any]
 
 
+#: The documents read whole every time (a policy's checks need the whole org: no stand-in).
+_NO_FACTS = (_policy_from, _kind_policy_from)
+
+
 def _read_run(
     files: sources.Source, previous: Memo, facts: FactCache | None, run: Sequence[_Task]
 ) -> tuple[list[Made], Memo]:
     """What each file of ``run`` makes, in order, and the memo entries of those reads (:class:`_Reuse`)."""
     current: Memo = {}
     made = [
-        _with_text(files, rel, arg, build, (previous, current), None if build is _policy_from else facts)
+        _with_text(files, rel, arg, build, (previous, current), None if build in _NO_FACTS else facts)
         for build, rel, arg in run
     ]
     return made, current

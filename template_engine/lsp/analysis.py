@@ -88,7 +88,10 @@ def _structure(org: Org) -> tuple[object, ...]:
         tuple(
             sorted(
                 (str(scope), policy.file, tuple(imposed.name for imposed in policy.imposed))
-                for scope, policy in org.policies.items()
+                for scope, policy in (
+                    *org.policies.items(),
+                    *((scope, policy) for (scope, _kind), policy in org.kind_policies.items()),
+                )
             )
         ),
         tuple(

@@ -94,7 +94,7 @@ def _field_layers(analysis: Analysis, file: str, raw: Path, below_only: bool) ->
 
 
 def _rule_at(analysis: Analysis, file: str, line: int) -> FieldRules | None:
-    for policy in analysis.org.policies.values():
+    for policy in (*analysis.org.policies.values(), *analysis.org.kind_policies.values()):
         if policy.file != file:
             continue
         before = [r for r in policy.rules if r.location.line is not None and r.location.line <= line]

@@ -94,7 +94,7 @@ def _values_read(pricer: Pricer, orgs: Iterable[Org]) -> int:
         datas += [found.source.data for found in org.defaults.values()]
         datas += [t.source.data for by_name in org.templates.values() for t in by_name.values()]
         datas += [a.source.data for by_kind in org.assets.values() for a in by_kind.values()]
-        datas += [p.data for p in org.policies.values()]
+        datas += [p.data for p in (*org.policies.values(), *org.kind_policies.values())]
     return sum(pricer.data(data, expression=1) for data in datas)
 
 

@@ -214,25 +214,31 @@ def _attributes(
     replica: Replica,
     path: tuple[str, ...],
     attribute: tuple[str, ...] = (),
+    workload: WorkloadKind = DISTRIBUTED,
 ) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name, node in sorted(known.items()):
         here = (*attribute, name)
         if isinstance(node, RuleFamily):
-            bounds = field_bounds(replica, path, here, node.value_kind)
+            bounds = field_bounds(replica, path, here, node.value_kind, workload=workload)
             properties[name] = _rules(node, top, name, bounds, ".".join(path) if not attribute else "")
         elif isinstance(node, Section):
-            properties[name] = _attributes(node.fields, top, replica, path, here)
+            properties[name] = _attributes(node.fields, top, replica, path, here, workload)
         else:
             properties[name] = {"type": _nullable("object")}
     return {"type": _nullable("object"), "additionalProperties": False, "properties": properties}
 
 
 def _node(
-    node: Node, name: str, siblings: Mapping[str, Node], replica: Replica, path: tuple[str, ...]
+    node: Node,
+    name: str,
+    siblings: Mapping[str, Node],
+    replica: Replica,
+    path: tuple[str, ...],
+    workload: WorkloadKind = DISTRIBUTED,
 ) -> dict[str, Any]:
     if isinstance(node, RuleFamily):
-        bounds = field_bounds(replica, path, (), node.value_kind)
+        bounds = field_bounds(replica, path, (), node.value_kind, workload=workload)
         return _rules(node, siblings, name, bounds, ".".join(path[:-1]))
     if isinstance(node, ItemsFamily):
         properties: dict[str, Any] = {
@@ -246,22 +252,26 @@ def _node(
             }
         }
         if node.attributes:
-            properties["attributes"] = _attributes(node.attributes, node.attributes, replica, path)
+            properties["attributes"] = _attributes(
+                node.attributes, node.attributes, replica, path, (), workload
+            )
         return {
             "type": _nullable("object"),
             "description": f"{node.family}: a keyed list (instances, attributes)",
             "additionalProperties": False,
             "properties": properties,
         }
-    return _section(node, replica, path)
+    return _section(node, replica, path, workload)
 
 
-def _section(section: Section, replica: Replica, path: tuple[str, ...] = ()) -> dict[str, Any]:
+def _section(
+    section: Section, replica: Replica, path: tuple[str, ...] = (), workload: WorkloadKind = DISTRIBUTED
+) -> dict[str, Any]:
     return {
         "type": _nullable("object"),
         "additionalProperties": False,
         "properties": {
-            name: _node(child, name, section.fields, replica, (*path, name))
+            name: _node(child, name, section.fields, replica, (*path, name), workload)
             for name, child in sorted(section.fields.items())
         },
     }
@@ -365,7 +375,7 @@ def _kind_policy_schema(kind: WorkloadKind, names: Mapping[str, Any]) -> dict[st
         "additionalProperties": False,
         "properties": {
             "defaults": by_role(lambda role: defaults),
-            "rules": by_role(lambda role: _section(sections[role], role)),
+            "rules": by_role(lambda role: _section(sections[role], role, (), kind)),
             "imposedAssets": by_role(lambda role: dict(names)),
         },
     }

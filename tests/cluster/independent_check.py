@@ -135,6 +135,14 @@ def independent_errors(objects: Sequence[Mapping[str, Any]]) -> list[str]:
                 ]
         elif kind == "PersistentVolumeClaim":
             errors += [f"{kind}: {e}" for e in kubernetes_errors(obj)]
+        elif kind in _OTHER_KINDS:  # the objects of a training, a workspace, an inference (issue 32)
+            from kind_specs import independent_errors as other_kinds_errors
+
+            errors += other_kinds_errors([obj])
         else:
             errors.append(f"an object of an unexpected kind {kind!r}")
     return errors
+
+
+#: The objects the other kinds run as: checked by ``kind_specs.independent_errors``.
+_OTHER_KINDS = frozenset({"Job", "StatefulSet", "Service"})

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-import kubernetes_validate
 import yaml
+from independent_check import kubernetes_errors
 
 from template_engine.cluster.mapping import Manifests, manifests_of
 from template_engine.cluster.outcome import cluster_outcome
@@ -106,16 +106,6 @@ def outcome(kind: str, spec: Mapping[str, Any]) -> tuple[Manifests, tuple[Runnab
         settings=DEFAULT_SETTINGS,
         kind=KIND_BY_NAME[kind],
     )
-
-
-def kubernetes_errors(obj: Mapping[str, Any]) -> list[str]:
-    """kubernetes-validate's error for a built-in object (strict, Kubernetes 1.31), or none: a validator that
-    shares no code with ``template_engine.cluster``."""
-    try:
-        kubernetes_validate.validate(copy.deepcopy(dict(obj)), "1.31", strict=True)
-    except kubernetes_validate.ValidationError as error:
-        return [f"{list(error.path)}: {error.message}"]
-    return []
 
 
 def _strict(schema: Any) -> Any:
