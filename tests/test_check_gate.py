@@ -141,7 +141,7 @@ def test_a_value_written_as_an_expression_is_held_to_runais_rules_as_rendered(or
 
 
 def test_the_summary_counts_pairs_that_fail_to_compose_as_errors_not_as_not_runnable(org: Path) -> None:
-    """20 pairs: 15 runnable, 3 composed with issues (the example's), 2 that fail to compose."""
+    """25 pairs: 20 runnable, 3 composed with issues (the example's), 2 that fail to compose."""
     (org / "projects/vision/templates/broken.yaml").write_text(
         'meta: {name: broken}\nspec:\n  image: "{{ 1 + }}"\n', encoding="utf-8"
     )
@@ -150,17 +150,17 @@ def test_the_summary_counts_pairs_that_fail_to_compose_as_errors_not_as_not_runn
     )
     code, text = _run("check", "--root", str(org))
     assert code == 1
-    assert "\n15 runnable, 3 not runnable, 2 errors, 20 in all\n" in text
+    assert "\n20 runnable, 3 not runnable, 2 errors, 25 in all\n" in text
     code, out = _run("check", "--root", str(org), "-o", "json")
     answer = json.loads(out)
     counts = {key: answer[key] for key in ("runnable", "notRunnable", "errors", "total")}
-    assert counts == {"runnable": 15, "notRunnable": 3, "errors": 2, "total": 20}
+    assert counts == {"runnable": 20, "notRunnable": 3, "errors": 2, "total": 25}
     assert counts["errors"] == sum(row["status"] == "error" for row in answer["results"])
 
 
 def test_the_summary_says_no_errors_when_every_pair_composes(org: Path) -> None:
     _, text = _run("check", "--root", str(org))
-    assert "\n15 runnable, 3 not runnable, 18 in all\n" in text and "error" not in text
+    assert "\n20 runnable, 3 not runnable, 23 in all\n" in text and "error" not in text
     assert json.loads(_run("check", "--root", str(org), "-o", "json")[1])["errors"] == 0
 
 

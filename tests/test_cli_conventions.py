@@ -153,10 +153,10 @@ def test_verbose_check_says_what_was_read_and_each_phase_on_stderr_only() -> Non
     lines = verbose.stderr.splitlines()
     assert re.fullmatch(
         rf"info: loaded {re.escape(str(EXAMPLE))} in \d+ ms "
-        r"\(2 departments, 4 projects, 7 templates, 10 assets, 0 broken files\)",
+        r"\(2 departments, 4 projects, 10 templates, 12 assets, 0 broken files\)",
         lines[0],
     ), lines
-    assert re.fullmatch(r"info: composed in \d+ ms \(18 pairs\)", lines[1]), lines
+    assert re.fullmatch(r"info: composed in \d+ ms \(23 pairs\)", lines[1]), lines
     assert run("check", "--root", str(EXAMPLE)).stderr == ""  # nothing of it without -v
 
 

@@ -144,9 +144,9 @@ def test_report_counts_the_pairs_that_are_not_runnable(tmp_path: Path) -> None:
     out = tmp_path / "site"
     code, said = _run("report", "--root", str(EXAMPLE), "--out", str(out))
     assert code == 0
-    assert said == f"wrote 19 page(s) to {out}: 18 pair(s), 15 runnable, 3 not runnable\n"
+    assert said == f"wrote 24 page(s) to {out}: 23 pair(s), 20 runnable, 3 not runnable\n"
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "18 pair(s): 15 runnable, 3 not runnable;" in index
+    assert "23 pair(s): 20 runnable, 3 not runnable;" in index
 
 
 def test_report_counts_a_pair_that_fails_to_compose_apart(org: Path, tmp_path: Path) -> None:
@@ -154,9 +154,9 @@ def test_report_counts_a_pair_that_fails_to_compose_apart(org: Path, tmp_path: P
     out = tmp_path / "site"
     code, said = _run("report", "--root", str(org), "--out", str(out))
     assert code == 0
-    assert said.endswith(": 18 pair(s), 14 runnable, 3 not runnable, 1 fails to compose\n"), said
+    assert said.endswith(": 23 pair(s), 19 runnable, 3 not runnable, 1 fails to compose\n"), said
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert "18 pair(s): 14 runnable, 3 not runnable, 1 fails to compose;" in index
+    assert "23 pair(s): 19 runnable, 3 not runnable, 1 fails to compose;" in index
 
 
 # -- 2. explain says what a value overrode -------------------------------------------------------------------
@@ -240,19 +240,19 @@ def test_manifests_all_says_each_warning_once_per_source_line_with_its_pairs(tmp
     code, _, err = _manifests_all(EXAMPLE, tmp_path / "out")
     assert code == 1
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
-    # the example org's 118 warnings (18 pairs) come from 18 source lines and wordings
-    assert len(warnings) == 18
+    # the example org's warnings (23 pairs) come from 21 source lines and wordings
+    assert len(warnings) == 21
     assert len(warnings) == len(set(warnings))
     tool = [w for w in warnings if "[system/defaults.yaml:45]" in w]
     assert tool == [
         "warning: worker ports[container=6006].toolType: not in the objects: a Run:ai UI tool link "
-        "[system/defaults.yaml:45] in 18 pairs: nlp / mpi-horovod, nlp / pytorch-elastic, "
+        "[system/defaults.yaml:45] in 22 pairs: nlp / jupyter-lab, nlp / mpi-horovod, nlp / pytorch-elastic, "
         "nlp / tf-parameter-server, recsys / mpi-horovod, recsys / pytorch-elastic, recsys / xgboost-ctr, "
         "speech / asr-sweep-draft, speech / mpi-horovod, speech / pytorch-elastic, speech / xgboost-ctr, "
-        "vision / mpi-horovod, vision / pytorch-elastic, vision / tf-parameter-server, "
-        "vision / vit-finetune, "
+        "vision / hpo-sweep, vision / jupyter-lab, vision / mpi-horovod, vision / pytorch-elastic, "
+        "vision / tf-parameter-server, vision / vit-finetune, "
         "(system) / mpi-horovod, (system) / pytorch-elastic, (applied) / xgboost-ctr, "
-        "(research) / tf-parameter-server"
+        "(research) / jupyter-lab, (research) / tf-parameter-server"
     ]
     # one line for a source line both replicas read
     (both,) = [w for w in warnings if "[assets/environments/tensorflow.yaml:17]" in w]
@@ -324,7 +324,7 @@ def test_the_check_docs_count_errors_as_check_does(org: Path) -> None:
     _edit(org, "projects/vision/templates/vit-finetune.yaml", "compute: a100-x8", "compute: a100-x9")
     code, out = _run("check", "--root", str(org), "-p", "vision")
     assert code == 1
-    assert "2 runnable, 1 not runnable, 1 error, 4 in all" in out  # vit-finetune is the error
+    assert "4 runnable, 1 not runnable, 1 error, 6 in all" in out  # vit-finetune is the error
     page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
     section = page.split("\n## check\n", 1)[1].split("\n## explain\n", 1)[0]
     assert "count includes the\n`error` rows" not in section and "includes the `error` rows" not in section

@@ -98,9 +98,10 @@ def test_the_diagnostics_of_a_saved_edit_are_check_s_findings(org: Path) -> None
     found = by_file(analysis)
     (toleration,) = [d for d in found["departments/research/defaults.yaml"] if "NoExecute" in d.message]
     assert toleration.line == len(research.read_text("utf-8").splitlines())  # the edited line: `effect:`
-    # The pairs of tf-parameter-server no longer compose (their compute asset is broken): 5 of 8 remain.
+    # The pairs of tf-parameter-server no longer compose (their compute asset is broken): 5 of 13 remain
+    # (the policies of the other kinds there allow the effect: their pairs are runnable).
     assert toleration.message.endswith(
-        "(not runnable in 5 of 8 pairs: nlp/mpi-horovod, nlp/pytorch-elastic, vision/mpi-horovod, "
+        "(not runnable in 5 of 13 pairs: nlp/mpi-horovod, nlp/pytorch-elastic, vision/mpi-horovod, "
         "vision/pytorch-elastic, vision/vit-finetune)"
     )
     (typo,) = found["assets/computes/cpu-4.yaml"]
@@ -123,13 +124,20 @@ def test_an_unsaved_buffer_counts_and_closing_it_restores_the_file_on_disk(org: 
 def test_an_edit_of_a_project_default_recomposes_only_that_project_s_pairs(org: Path) -> None:
     buffers = Buffers(org)
     first = _analysis(buffers)
-    assert len(first.composed) == len(first.pairs) == 18
+    assert len(first.composed) == len(first.pairs) == 23
     rel = "projects/vision/defaults.yaml"
     buffers.set_buffer(rel, (org / rel).read_text("utf-8").replace("a100-80gb", "a100-40gb"))
     second = _analysis(buffers, first)
     assert sorted(second.composed) == [
         f"projects/vision/{t}"
-        for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server", "vit-finetune")
+        for t in (
+            "hpo-sweep",
+            "jupyter-lab",
+            "mpi-horovod",
+            "pytorch-elastic",
+            "tf-parameter-server",
+            "vit-finetune",
+        )
     ]
     assert all(
         second.pairs[p].outcome is first.pairs[p].outcome for p in second.pairs if p not in second.composed
@@ -173,7 +181,7 @@ def test_hover_on_a_department_value_names_what_it_overrode_and_every_pair() -> 
     text = hover_text(analysis, "departments/research/defaults.yaml", 6, 5)
     assert text is not None
     assert text.startswith("**`labels[name=cost-center].value`** (department research defaults)")
-    assert '(8 of 8): `"cc-2100"`, set by department research defaults' in text
+    assert '(13 of 13): `"cc-2100"`, set by department research defaults' in text
     assert 'overrode `"cc-1000"` of system defaults (`system/defaults.yaml:12`)' in text
 
 
@@ -290,7 +298,7 @@ def test_the_layout_is_walked_again_only_when_the_listing_may_have_changed(
     assert len(walks) == 2
     buffers.set_buffer(rel, (org / rel).read_text("utf-8").replace("a100-80gb", "a100-40gb"))
     third = _analysis(buffers, second)  # an edit of an open buffer: the same layout
-    assert len(walks) == 2 and len(third.composed) == 4
+    assert len(walks) == 2 and len(third.composed) == 6
     buffers.changed_on_disk("projects/vision/templates/new.yaml")  # the editor says a file appeared
     (org / "projects/vision/templates/new.yaml").write_text(
         (org / "projects/vision/templates/vit-finetune.yaml")

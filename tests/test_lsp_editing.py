@@ -70,6 +70,7 @@ def test_asset_names_and_inherited_keys(analysis: Analysis) -> None:
         "code",
         "datasets",
         "imagenet",
+        "passwd",
     ]
     # vision's defaults inherit labels org and cost-center (system, research); tier is excluded there, and
     # the templates' own labels are above them.
@@ -84,8 +85,8 @@ def test_exclude_or_override_an_inherited_item_here(analysis: Analysis) -> None:
     lines = (EXAMPLE / rel).read_text("utf-8").split("\n")
     at = lines.index("  labels:")
     found = {a.title: a for a in actions(analysis, rel, lines, at, [])}
-    exclude = found["Exclude labels[name=org] here (from system defaults, in vision/mpi-horovod)"]
-    override = found["Override labels[name=org] here (from system defaults, in vision/mpi-horovod)"]
+    exclude = found["Exclude labels[name=org] here (from system defaults, in vision/hpo-sweep)"]
+    override = found["Override labels[name=org] here (from system defaults, in vision/hpo-sweep)"]
     for action, item in (
         (exclude, {"name": "org", "exclude": True}),
         (override, {"name": "org", "value": "acme-ai"}),

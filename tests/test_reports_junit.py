@@ -35,7 +35,7 @@ def test_valid_with_a_case_per_pair(at_repo: Path) -> None:
     expected = [
         (r["project"] or f"({r['department'] or 'system'})", r["template"]) for r in answer["results"]
     ]
-    assert sorted(cases) == sorted(expected) and len(cases) == 18
+    assert sorted(cases) == sorted(expected) and len(cases) == 23
     failed = {
         (c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None
     }
@@ -71,10 +71,10 @@ def test_an_invalid_default_file_is_an_error_of_every_pair(
     assert code == 1
     _valid(data)
     errors = [c.find("error") for c in root.iter("testcase")]
-    assert len(errors) == 18 and all(e is not None for e in errors)
+    assert len(errors) == 23 and all(e is not None for e in errors)
     for error in errors:
         assert error is not None and error.text is not None
         assert error.text.startswith("templates/system/defaults.yaml:3: spec.numWorker: unknown field")
         assert error.get("type") == "files/invalid"
-    assert sum(int(s.get("errors", "0")) for s in root.iter("testsuite")) == 18
+    assert sum(int(s.get("errors", "0")) for s in root.iter("testsuite")) == 23
     assert [s.get("name") for s in root.iter("testsuite")][-1] != "org"

@@ -41,7 +41,7 @@ def test_summary_table_and_field_changes(changed: Path) -> None:
     text = _comment(changed)
     lines = text.splitlines()
     assert lines[0] == f"### template-engine diff against <code>{EXAMPLE}</code>"
-    assert lines[2] == "5 of 18 pairs differ: 5 changed"
+    assert lines[2] == "5 of 23 pairs differ: 5 changed"
     table = [
         line for line in lines if line.startswith("| <code>projects/") or line.startswith("| <code>system/")
     ]
@@ -90,7 +90,7 @@ def test_cells_cannot_break_the_table(changed: Path) -> None:
 def test_nothing_differs() -> None:
     result = run("diff", "--root", str(EXAMPLE), "--against", str(EXAMPLE), "--no-cache", "-o", "markdown")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[2] == "no pair differs (18 pairs)"
+    assert result.stdout.splitlines()[2] == "no pair differs (23 pairs)"
     assert "| pair |" not in result.stdout
 
 
