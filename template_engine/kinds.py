@@ -9,7 +9,7 @@ and paths.  No other module names a kind but through this table (``docs/architec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from template_engine.errors import Replica
-from template_engine.merge.plan import PlanNode, build_plan
+from template_engine.merge.plan import PlanNode, build_plan, models_in
 from template_engine.models.documents import (
     InferenceTemplateDocument,
     KindName,
@@ -39,6 +39,8 @@ __all__ = [
     "WORKSPACE",
     "WorkloadKind",
     "kind_named",
+    "kind_note",
+    "kinds_with_field",
 ]
 
 
@@ -214,3 +216,34 @@ KIND_BY_NAME: Mapping[str, WorkloadKind] = {kind.name: kind for kind in KINDS}
 def kind_named(name: str | None) -> WorkloadKind:
     """The kind of a name (``None``: distributed, a template file that says no ``kind``)."""
     return DISTRIBUTED if name is None else KIND_BY_NAME[name]
+
+
+def _model_has(model: type[BaseModel], field_path: tuple[str, ...]) -> bool:
+    current: type[BaseModel] | None = model
+    for name in field_path:
+        if current is None or name not in current.model_fields:
+            return False
+        inner = models_in(current.model_fields[name].annotation)
+        current = inner[0] if inner else None
+    return True
+
+
+def kinds_with_field(field_path: tuple[str, ...]) -> tuple[WorkloadKind, ...]:
+    """The kinds a spec of one of whose roles has the field at ``field_path``."""
+    return tuple(k for k in KINDS if any(_model_has(m, field_path) for m in k.spec_models.values()))
+
+
+def kind_note(
+    kind: WorkloadKind,
+    field_path: tuple[str, ...],
+    having: Callable[[tuple[str, ...]], tuple[WorkloadKind, ...]] = kinds_with_field,
+) -> str:
+    """``a training has no such field (a distributed training has it)``: what a field unknown in ``kind`` is,
+    and which other kinds have it (``having``: the kinds with a field path, by spec models or by a policy's
+    rule vocabulary)."""
+    others = [k.a_noun for k in having(field_path) if k.name != kind.name]
+    note = f"{kind.a_noun} has no such field"
+    if not others:
+        return note
+    listed = others[0] if len(others) == 1 else ", ".join(others[:-1]) + " and " + others[-1]
+    return f"{note} ({listed} {'has' if len(others) == 1 else 'have'} it)"

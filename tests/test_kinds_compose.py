@@ -151,6 +151,15 @@ def test_a_template_of_a_kind_is_held_to_its_kinds_fields_with_file_and_line() -
     assert [(p.path, p.location.line if p.location else None) for p in problems] == [
         (("spec", "backoffLimit"), 6)
     ]
+    assert problems[0].message == (
+        "unknown field 'backoffLimit': an inference has no such field (a distributed training, a training and "
+        "a workspace have it)"
+    )
+    org = _org({"projects/vision/templates/t.yaml": _template(None, "t", "completions: 2\nnumWorkrs: 2\n")})
+    assert [p.message for p in org.broken["projects/vision/templates/t.yaml"]] == [
+        "unknown field 'completions': a distributed training has no such field (a training has it)",
+        "unknown field 'numWorkrs' (did you mean 'numWorkers'?)",
+    ]
 
 
 def test_an_unknown_kind_is_told_with_the_kinds_there_are() -> None:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from template_engine.errors import InvalidAt, Location, Problem
+from template_engine.kinds import TEMPLATE_KINDS, WorkloadKind, kind_note, kinds_with_field
 from template_engine.merge.engine import check_keys
 from template_engine.merge.plan import PlanNode, models_in
 from template_engine.models import spec as spec_models
@@ -30,6 +31,10 @@ def _all_field_names() -> tuple[str, ...]:
         if isinstance(value, type) and issubclass(value, BaseModel):
             names.update(value.model_fields)
     return tuple(sorted(names))
+
+
+#: The workload kind of each template kind's spec model (a field another kind has is said so).
+_KIND_OF_SPEC: dict[type[BaseModel], WorkloadKind] = {kind.spec_model: kind for kind in TEMPLATE_KINDS}
 
 
 def _has(value: Any, part: int | str) -> bool:
@@ -177,6 +182,14 @@ def _problem(
             )
         holder = model_at(model, loc)
         allowed = sorted(holder.model_fields) if holder is not None else list(_all_field_names())
+        kind = _KIND_OF_SPEC.get(holder) if holder is not None else None
+        if kind is not None and len(kinds_with_field((name,))) > 0:  # a field of another kind's spec
+            return Problem(
+                f"unknown field {name!r}: {kind_note(kind, (name,))}",
+                path,
+                locate(file, lines, path),
+                f"a field of {kind.a_noun}'s spec",
+            )
         if name in _all_field_names() and name not in allowed:
             return Problem(
                 f"field {name!r} is not allowed here",

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, TypeAlias
 
 from template_engine.errors import Location, Problem
-from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind, kind_note, kinds_with_field
 from template_engine.org import Scope
 from template_engine.paths import Path, format_path
 from template_engine.policy.attribute_defaults import (
@@ -26,12 +26,7 @@ from template_engine.policy.attribute_defaults import (
     read_role_defaults,
 )
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
-from template_engine.policy.value_defaults import (
-    flat_note,
-    kind_note,
-    kinds_with_field,
-    value_default_problems,
-)
+from template_engine.policy.value_defaults import flat_note, value_default_problems
 from template_engine.policy.vocabulary import (
     ItemsFamily,
     Node,

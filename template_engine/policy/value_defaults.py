@@ -11,14 +11,14 @@ its policy's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
 
 from template_engine.errors import Problem, Replica
-from template_engine.kinds import KINDS, WorkloadKind
+from template_engine.kinds import KINDS, WorkloadKind, kind_note
 from template_engine.loader.validate import key_problems, locate, validate
 from template_engine.merge.plan import models_in
 from template_engine.paths import Path
@@ -66,7 +66,7 @@ def _known(
             field_path = tuple(str(p) for p in here if isinstance(p, str))
             hint = did_you_mean(closest(str(name), model.model_fields))
             full = (*root, *here)
-            note = kind_note(kind, field_path, kinds_with_field)
+            note = kind_note(kind, field_path)
             if not at and not kind.roled_policy and name in {r for k in KINDS for r in k.roles}:
                 note = flat_note(kind)
                 hint = ""
@@ -112,46 +112,14 @@ class _Shifted(Mapping[Path, tuple[int, int]]):
         return sum(1 for _ in self)
 
 
-def _model_has(model: type[BaseModel], field_path: tuple[str, ...]) -> bool:
-    current: type[BaseModel] | None = model
-    for name in field_path:
-        if current is None or name not in current.model_fields:
-            return False
-        inner = models_in(current.model_fields[name].annotation)
-        current = inner[0] if inner else None
-    return True
-
-
-def kinds_with_field(field_path: tuple[str, ...]) -> tuple[WorkloadKind, ...]:
-    """The kinds a spec of one of whose roles has the field at ``field_path``."""
-    return tuple(k for k in KINDS if any(_model_has(m, field_path) for m in k.spec_models.values()))
-
-
 def flat_note(kind: WorkloadKind) -> str:
     """What a role named in a one-role kind's policy is told: the policy is flat."""
     noun = kind.noun
     return f"{_article(noun)} {noun}'s policy is flat, without roles (Run:ai's {kind.policy_type} policy)"
 
 
-def kind_note(
-    kind: WorkloadKind,
-    field_path: tuple[str, ...],
-    having: Callable[[tuple[str, ...]], tuple[WorkloadKind, ...]],
-) -> str:
-    """``a training has no such field (a distributed training has it)``: what a field unknown in ``kind``'s
-    policy is, and which other kinds have it (``having``: the kinds with a field path, by spec models or by
-    rule vocabulary)."""
-    others = [k.noun for k in having(field_path) if k.name != kind.name]
-    note = f"{_article(kind.noun)} {kind.noun} has no such field"
-    if not others:
-        return note
-    named = [f"{_article(n)} {n}" for n in others]
-    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
-    return f"{note} ({listed} {'has' if len(named) == 1 else 'have'} it)"
-
-
 def _article(word: str) -> str:
     return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
-__all__ = ["flat_note", "kind_note", "kinds_with_field", "value_default_problems"]
+__all__ = ["flat_note", "value_default_problems"]
