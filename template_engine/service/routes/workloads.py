@@ -1,5 +1,15 @@
-"""Workloads: ``/api/v1/workloads/distributed`` (seeds 000 and 003; runai-facts 7.3) and the any-type
-``/api/v1/workloads`` list, count and read (the only way Run:ai's SDK lists distributed workloads).
+"""Workloads: ``/api/v1/workloads/<segment>`` of every kind with one (``distributed``, seeds 000 and 003;
+runai-facts 7.3; ``trainings``, ``workspaces``, ``inferences``: :data:`..workload_shapes.WORKLOAD_KINDS`), and
+the any-type ``/api/v1/workloads`` list, count and read (the only way Run:ai's SDK lists workloads).
+
+Each kind's routes are made once, by :func:`_kind_routes`, from the kind table: submit, read and delete
+(Run:ai has them for every kind); suspend and resume, and the cluster objects, for distributed workloads, as
+before.  A submission of a kind composes that kind (:func:`~template_engine.compose.compose` with ``kind=``):
+the template it names must be of the kind (else a 400 naming both kinds), and a bare submission's ``spec``
+is held to the kind's spec model.  A workload is read and deleted at its own kind's path only (another
+kind's path answers 404, as for an unknown id).  A spec's ``imagePullSecrets`` of a kind whose template spec
+has none (Run:ai's ``<Kind>SpecSpec`` has them, its ``<Kind>TemplateSpec`` not) are set aside while
+composing and added to the composed spec, as a distributed master's own are.
 
 A submission composes the project's defaults (system, department, project), the template named by
 ``templateId`` (which must be visible from the project) and the submitted ``spec``/``masterSpec`` (the highest
@@ -19,19 +29,20 @@ import dataclasses
 import secrets
 import string
 import uuid
+from enum import Enum
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import BaseModel, ConfigDict, StrictBool, create_model
 
 from template_engine.compose import Composition
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.kinds import DISTRIBUTED, WorkloadKind, kind_named
 from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
 from template_engine.loader.values import document_value_problems
-from template_engine.merge.plan import SPEC_PLAN, item_key
-from template_engine.models.spec import WorkerSpec
+from template_engine.merge.plan import PlanNode, item_key
 from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented, pruned, schema_problems, valid
@@ -41,7 +52,7 @@ from template_engine.service.cluster_api import (
     workload_manifests,
     workload_resolver,
 )
-from template_engine.service.composer import compose_submission, timestamp
+from template_engine.service.composer import compose_submission, template_of, timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, details, not_found
@@ -62,17 +73,17 @@ from template_engine.service.schemas import (
     CountOut,
     OrgUnitId,
     SubmissionErrorOut,
-    WorkloadCreate,
     WorkloadDetailedOut,
     WorkloadListOut,
     WorkloadMasterSpec,
-    WorkloadOut,
     WorkloadSortBy,
 )
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.storage.tables import now
+from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of, workload_body
 
-router = APIRouter(prefix="/api/v1/workloads", tags=["Distributed workloads"], route_class=JsonRoute)
+router = APIRouter(prefix="/api/v1/workloads", route_class=JsonRoute)
+_DISTRIBUTED_TAGS: list[str | Enum] = [f"{DISTRIBUTED.workload_type} workloads"]
 
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _SUFFIX = string.ascii_lowercase + string.digits
@@ -83,38 +94,31 @@ NOT_VALID = "The workload request is not valid."
 BODY = "request body"
 
 
-def workload_body(row: WorkloadRow) -> dict[str, Any]:
-    return {
-        "name": row.name,
-        "requestedName": row.requested_name,
-        "workloadId": row.id,
-        "projectId": str(row.project_id),
-        "departmentId": str(row.department_id) if row.department_id is not None else None,
-        "clusterId": row.cluster_id,
-        "createdBy": row.audit.created_by,
-        "createdAt": timestamp(row.audit.created_at),
-        "desiredPhase": row.desired_phase,
-        "actualPhase": row.actual_phase,
-        "deletedAt": timestamp(row.deleted_at) if row.deleted_at is not None else None,
-        "spec": row.spec,
-        "masterSpecSameAsWorker": row.master_same_as_worker,
-        "masterSpec": row.master_spec,
-    }
-
-
 # -- submission ---------------------------------------------------------------------------------------------
 
 
 class _Composable(BaseModel):
-    """The parts of a submission a composition needs, read from what the schema did not refuse."""
+    """The parts of a submission a composition needs, read from what the schema did not refuse (``spec``:
+    the kind's, :func:`_composable`)."""
 
     model_config = ConfigDict(extra="ignore")
 
     projectId: OrgUnitId
     templateId: uuid.UUID | None = None
-    spec: WorkerSpec | None = None
     masterSpecSameAsWorker: StrictBool | None = None
     masterSpec: WorkloadMasterSpec | None = None
+
+
+def _composable(shapes: WorkloadShapes) -> type[_Composable]:
+    model: type[_Composable] = create_model(  # type: ignore[call-overload]
+        f"_{shapes.kind.workload_type}Composable",
+        __base__=_Composable,
+        spec=(shapes.spec | None, None),
+    )
+    return model
+
+
+_COMPOSABLE = {shapes.kind.name: _composable(shapes) for shapes in WORKLOAD_KINDS}
 
 
 def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
@@ -135,10 +139,10 @@ def _words(problem: Problem) -> str:
     return f"{problem.message} (expected {problem.expected})" if problem.expected else problem.message
 
 
-def _as_keyed(spec: Any, path: Path) -> Path:
+def _as_keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
     """``path`` in ``spec`` with the items of keyed lists named by their key, as runnable issues name them."""
     out: list[Any] = []
-    node = SPEC_PLAN
+    node = plan
     for part in path:
         if isinstance(part, int) and isinstance(spec, list) and 0 <= part < len(spec):
             item = spec[part]
@@ -153,7 +157,7 @@ def _as_keyed(spec: Any, path: Path) -> Path:
 
 
 def _runnable_issues(
-    composition: Composition, raw: dict[str, Any], set_aside: list[Path]
+    composition: Composition, raw: dict[str, Any], set_aside: list[Path], plan: PlanNode
 ) -> list[dict[str, Any]]:
     """The composition's runnable issues (master fields under ``masterSpec.``), without those about a field
     the request gave but the schema refused (``set_aside``): its own problem says what is wrong there."""
@@ -162,7 +166,7 @@ def _runnable_issues(
         for p in set_aside
         if len(p) > 1 and p[0] in _SPECS
         for prefix in ("" if p[0] == "spec" else "masterSpec.",)
-        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:]))
+        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:], plan))
     ]
     out = []
     for issue in composition.runnable.issues:
@@ -179,7 +183,7 @@ def _runnable_issues(
 
 
 def _template(
-    ctx: Ctx, template_id: uuid.UUID | None, view: Placement
+    ctx: Ctx, template_id: uuid.UUID | None, view: Placement, kind: WorkloadKind
 ) -> tuple[TemplateRow | None, Placement | None, list[Problem]]:
     if template_id is None:
         return None, None, []
@@ -191,6 +195,16 @@ def _template(
     if not own.contains(view):
         problem = Problem(
             f"template {row.name!r} ({row.id}) is not visible from this project", ("templateId",)
+        )
+        return None, None, [problem]
+    template, _ = template_of(row, own)  # a template that cannot be read: the composition says why
+    if template is not None and template.kind is not kind:
+        problem = Problem(
+            f"template {row.name!r} ({row.id}) is a {template.kind.name} template: a {kind.name} workload "
+            f"is submitted with a {kind.name} template",
+            ("templateId",),
+            None,
+            f"the id of a {kind.name} template, or none",
         )
         return None, None, [problem]
     return row, own, []
@@ -208,16 +222,22 @@ def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]
         return None, list(exc.problems)
 
 
-def _layers(raw: dict[str, Any], problems: list[Problem]) -> tuple[_Composable | None, Submission, list[Any]]:
+def _layers(
+    raw: dict[str, Any], problems: list[Problem], shapes: WorkloadShapes
+) -> tuple[_Composable | None, Submission, list[Any]]:
     """What a composition takes from the body, once the parts with problems are set aside; the problems of
-    the keyed lists are added to ``problems``; the master's own pull secrets are returned apart."""
-    problems += _rules(raw)  # on the body as sent: a key the schema refuses is still a key
+    the keyed lists are added to ``problems``; the pull secrets the kind's composition has no field for (a
+    master's own, a one-role kind's) are returned apart."""
+    problems += _rules(raw, shapes.plan)  # on the body as sent: a key the schema refuses is still a key
     rest = pruned(raw, problems)
-    part = valid(_Composable, rest)
+    part = valid(_COMPOSABLE[shapes.kind.name], rest)
     layers = {name: strip_nulls(rest.get(name) or {}) if part is not None else {} for name in _SPECS}
     # Items that lost their key with a refused value cannot be merged: set them aside too, unreported.
-    layers = pruned(layers, _keyed(layers))
+    layers = pruned(layers, _keyed(layers, shapes.plan))
     spec, master = layers["spec"], layers["masterSpec"]
+    if not shapes.kind.is_distributed:
+        pulls = spec.pop("imagePullSecrets", None) or []
+        return part, Submission(spec or None), pulls
     same = part.masterSpecSameAsWorker if part is not None else None
     if same is True and raw.get("masterSpec") is not None:
         problems.append(
@@ -236,19 +256,31 @@ def _layers(raw: dict[str, Any], problems: list[Problem]) -> tuple[_Composable |
 _SPECS = ("spec", "masterSpec")
 
 
-def _keyed(body: dict[str, Any]) -> list[Problem]:
+def _keyed(body: dict[str, Any], plan: PlanNode) -> list[Problem]:
     """Keyed-list items without their key, and keys given twice, in the body's specs."""
     found: list[Problem] = []
     for name in _SPECS:
         spec = body.get(name)
         if isinstance(spec, dict):
-            found += key_problems(SPEC_PLAN, strip_nulls(spec), (name,), BODY, {})
+            found += key_problems(plan, strip_nulls(spec), (name,), BODY, {})
     return found
 
 
-def _rules(raw: dict[str, Any]) -> list[Problem]:
+def _rules(raw: dict[str, Any], plan: PlanNode) -> list[Problem]:
     """The keyed-list problems and the values Run:ai's schema refuses (:mod:`..values`), of the specs."""
-    return _keyed(raw) + document_value_problems(raw, (("spec",), ("masterSpec",)))
+    return _keyed(raw, plan) + document_value_problems(raw, (("spec",), ("masterSpec",)))
+
+
+def _specs(
+    composition: Composition, pulls: list[Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[Problem]]:
+    """The stored ``spec`` and ``masterSpec``: the composed ones, with the pull secrets set aside (a master's
+    own, or those of a kind whose composition has no field for them)."""
+    if composition.kind.is_distributed:
+        master, problems = _master_pulls(composition, pulls)
+        return composition.combined_spec, master, problems
+    spec = composition.combined_spec
+    return ({**spec, "imagePullSecrets": pulls} if pulls else spec), None, []
 
 
 def _master_pulls(composition: Composition, pulls: list[Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -268,18 +300,12 @@ def _master_pulls(composition: Composition, pulls: list[Any]) -> tuple[dict[str,
     return {**master, "imagePullSecrets": pulls}, []
 
 
-@router.post(
-    "/distributed",
-    status_code=202,
-    response_model=WorkloadOut,
-    responses={**errors(403, 409), 400: {"model": SubmissionErrorOut, "description": "Bad or not runnable."}},
-    openapi_extra=documented(WorkloadCreate),
-)
-def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
-    """Submit a distributed training: compose, refuse what is not runnable (with every problem of the request
+def submit(kind: WorkloadKind, principal: Principal, raw: dict[str, Any], store: Store) -> JSONResponse:
+    """Submit a workload of ``kind``: compose, refuse what is not runnable (with every problem of the request
     in the same 400), store the effective spec."""
-    problems = schema_problems(WorkloadCreate, raw)
-    part, submission, pulls = _layers(raw, problems)
+    shapes = shapes_of(kind)
+    problems = schema_problems(shapes.create, raw)
+    part, submission, pulls = _layers(raw, problems, shapes)
     submission = dataclasses.replace(submission, name=_job_name(raw, problems))
     issues: list[dict[str, Any]] = []
     with store.write(principal) as ctx:
@@ -287,24 +313,25 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         problems += more
         if view is not None:
             ctx.access.require_write(view.ref)
-        row, own, more = _template(ctx, part.templateId, view) if part and view else (None, None, [])
+        row, own, more = _template(ctx, part.templateId, view, kind) if part and view else (None, None, [])
         problems += more
         composition = None
         if view is not None and not more:
             try:
-                composition = compose_submission(ctx, view, row, own, submission)
+                composition = compose_submission(ctx, view, row, own, submission, kind)
             except TemplateEngineError as exc:
                 problems += exc.problems
+        spec: dict[str, Any] = {}
         master_spec = None
         if composition is not None:
-            issues = _runnable_issues(composition, raw, [p.path for p in problems])
-            master_spec, more = _master_pulls(composition, pulls)
+            issues = _runnable_issues(composition, raw, [p.path for p in problems], shapes.plan)
+            spec, master_spec, more = _specs(composition, pulls)
             problems += more
         if problems or issues:
             raise _refused(problems, issues)
         assert composition is not None and view is not None and part is not None
         assert view.project is not None and view.department is not None
-        body = WorkloadCreate.model_validate(raw)
+        body: Any = shapes.create.model_validate(raw)
         name = submission.name or body.name
         if ctx.repo.live_workload_named(view.project.id, name) is not None:
             # Run:ai declares 400 (SubmissionErrorV2) for this operation, no 409.
@@ -312,6 +339,7 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
         workload_id = str(uuid.uuid4())
         values = {
             "id": workload_id,
+            "kind": kind.name,
             "name": name,
             "requested_name": body.name,
             "project_id": view.project.id,
@@ -321,13 +349,13 @@ def submit_workload(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONRe
             "desired_phase": "Running",
             "actual_phase": "Creating",
             "master_same_as_worker": composition.master_same_as_worker,
-            "spec": composition.combined_spec,
+            "spec": spec,
             "master_spec": master_spec,
         }
         ctx.repo.add_workload(values, ctx.subject)
         stored = ctx.repo.workload(workload_id)
     assert stored is not None
-    return json_response(workload_body(stored), 202)
+    return json_response(workload_body(stored, kind), 202)
 
 
 def _job_name(raw: dict[str, Any], problems: list[Problem]) -> str | None:
@@ -353,10 +381,13 @@ def _may_read_orphans(ctx: Ctx) -> bool:
     return ctx.access.is_admin or ctx.access.principal.role == "viewer"
 
 
-def _load(ctx: Ctx, workload_id: uuid.UUID, write: bool) -> WorkloadRow:
+def _load(ctx: Ctx, workload_id: uuid.UUID, write: bool, kind: WorkloadKind | None = None) -> WorkloadRow:
+    """The workload of ``workload_id`` the caller may read (``write``: change); with ``kind``, only one of
+    that kind: another kind's workload is not found at this kind's path, as Run:ai's are not."""
     row = ctx.repo.workload(str(workload_id), lock=write)
-    if row is None:
-        raise not_found(f"workload {workload_id}")
+    if row is None or (kind is not None and row.kind != kind.name):
+        noun = f"{kind.noun} workload" if kind is not None else "workload"
+        raise not_found(f"{noun} {workload_id}")
     place = _readable(ctx, row)
     if place is None:  # the project is gone: only system admins (and viewers, to read) reach the record
         if write:
@@ -371,16 +402,9 @@ def _load(ctx: Ctx, workload_id: uuid.UUID, write: bool) -> WorkloadRow:
     return row
 
 
-@router.get("/distributed/{workloadId}", response_model=WorkloadOut, responses=errors(403, 404))
-def get_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-    """A workload as submitted, with its effective spec."""
-    with store.read(principal) as ctx:
-        row = _load(ctx, workloadId, write=False)
-    return json_response(workload_body(row))
-
-
 @router.get(
     "/distributed/{workloadId}/manifests",
+    tags=_DISTRIBUTED_TAGS,
     response_model=ManifestsOut,
     responses=errors(404),
     description="An extension of Run:ai's API: the objects the cluster would run (docs/cluster.md).",
@@ -395,7 +419,7 @@ def workload_manifests_of(
     """The objects of a workload: its stored effective spec, named after the workload, in its project's
     namespace and queue, rendered with the org's cluster settings as they are now."""
     with store.read(principal) as ctx:
-        row = _load(ctx, workloadId, write=False)
+        row = _load(ctx, workloadId, write=False, kind=DISTRIBUTED)
         place = _readable(ctx, row)
         project = place.project.name if place is not None and place.project is not None else None
         cluster = ctx.repo.cluster_settings()
@@ -405,10 +429,14 @@ def workload_manifests_of(
 
 
 def _set_phase(
-    workload_id: uuid.UUID, principal: Principal, store: Store, changes: dict[str, Any]
+    workload_id: uuid.UUID,
+    principal: Principal,
+    store: Store,
+    changes: dict[str, Any],
+    kind: WorkloadKind = DISTRIBUTED,
 ) -> JSONResponse:
     with store.write(principal) as ctx:
-        row = _load(ctx, workload_id, write=True)
+        row = _load(ctx, workload_id, write=True, kind=kind)
         if row.deleted_at is None:
             if "deleted_at" not in changes and row.desired_phase == changes["desired_phase"]:
                 return json_response(_ACCEPTED, 202)
@@ -418,17 +446,62 @@ def _set_phase(
     return json_response(_ACCEPTED, 202)
 
 
-@router.delete(
-    "/distributed/{workloadId}", status_code=202, response_model=AcceptedOut, responses=errors(403, 404)
-)
-def delete_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-    """Mark a workload deleted (``deletedAt``, ``desiredPhase: Deleted``); deleting again changes nothing."""
-    changes = {"deleted_at": now(), "desired_phase": "Deleted", "actual_phase": "Deleting"}
-    return _set_phase(workloadId, principal, store, changes)
+def _kind_routes(shapes: WorkloadShapes) -> None:
+    """Submit, read and delete of one kind: ``/api/v1/workloads/<segment>``, ``/<segment>/{workloadId}``."""
+    kind = shapes.kind
+    path = f"/{kind.workload_segment}"
+    tags: list[str | Enum] = [f"{kind.workload_type} workloads"]
+
+    @router.post(
+        path,
+        status_code=202,
+        response_model=shapes.out,
+        responses={
+            **errors(403, 409),
+            400: {"model": SubmissionErrorOut, "description": "Bad or not runnable."},
+        },
+        openapi_extra=documented(shapes.create),
+        name=f"submit_{kind.name}_workload",
+        summary=f"Submit a {kind.noun} (Run:ai's {kind.workload_type} workload)",
+        tags=tags,
+    )
+    def create(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
+        return submit(kind, principal, raw, store)
+
+    @router.get(
+        path + "/{workloadId}",
+        response_model=shapes.out,
+        responses=errors(403, 404),
+        name=f"get_{kind.name}_workload",
+        summary=f"A {kind.noun} as submitted, with its effective spec",
+        tags=tags,
+    )
+    def get(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+        with store.read(principal) as ctx:
+            row = _load(ctx, workloadId, write=False, kind=kind)
+        return json_response(workload_body(row, kind))
+
+    @router.delete(
+        path + "/{workloadId}",
+        status_code=202,
+        response_model=AcceptedOut,
+        responses=errors(403, 404),
+        name=f"delete_{kind.name}_workload",
+        summary=f"Mark a {kind.noun} deleted (deletedAt, desiredPhase: Deleted); again changes nothing",
+        tags=tags,
+    )
+    def delete(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+        changes = {"deleted_at": now(), "desired_phase": "Deleted", "actual_phase": "Deleting"}
+        return _set_phase(workloadId, principal, store, changes, kind)
+
+
+for _shapes in WORKLOAD_KINDS:
+    _kind_routes(_shapes)
 
 
 @router.post(
     "/distributed/{workloadId}/suspend",
+    tags=_DISTRIBUTED_TAGS,
     status_code=202,
     response_model=AcceptedOut,
     responses=errors(403, 404, 409),
@@ -440,6 +513,7 @@ def suspend_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) ->
 
 @router.post(
     "/distributed/{workloadId}/resume",
+    tags=_DISTRIBUTED_TAGS,
     status_code=202,
     response_model=AcceptedOut,
     responses=errors(403, 404, 409),
@@ -465,7 +539,7 @@ def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
         "tenantId": TENANT_ID,
         "id": row.id,
         "name": row.name,
-        "type": "Distributed",
+        "type": kind_named(row.kind).workload_type,
         "category": row.spec.get("category") or "Train",
         "source": "Control-plane",
         "clusterId": row.cluster_id,
