@@ -535,7 +535,7 @@ def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
     phase = row.actual_phase or "Unknown"
     changed = timestamp(row.audit.updated_at)
     images = {s.get("image") for s in (row.spec, row.master_spec or {})} - {None}
-    return {
+    summary = {
         "tenantId": TENANT_ID,
         "id": row.id,
         "name": row.name,
@@ -561,8 +561,11 @@ def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
         "priorityClassName": row.spec.get("priorityClass") or "train",
         "conditions": [],
         "images": sorted(images),
-        "distributedFramework": row.spec.get("distributedFramework"),
     }
+    framework = row.spec.get("distributedFramework")
+    if framework is not None:  # a string in Run:ai's Workload, not nullable: absent for the other kinds
+        summary["distributedFramework"] = framework
+    return summary
 
 
 Deleted = Annotated[
