@@ -19,6 +19,7 @@ from conftest import ADMIN, CLUSTER, VISION, bearer, open_client
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from kind_templates import ONE_ROLE, kinds_org, template_name
+from sdk_helpers import Lazy, bearer_client, parsed, serve, whole_document
 from sqlalchemy import MetaData, Table, insert, select
 
 from template_engine.cli import main
@@ -254,6 +255,81 @@ def test_a_project_editor_submits_in_its_project_only(service: FastAPI) -> None:
         assert editor.post(_url(kind), json=body).status_code == 202
         elsewhere = editor.post(_url(kind), json={**body, "projectId": projects["nlp"]})
         assert elsewhere.status_code == 403
+
+
+# -- through runapy 1.224.0 ----------------------------------------------------------------------------------
+
+m = Lazy("runai.models")
+runai_client = Lazy("runai.runai_client")
+
+#: runapy's names for each one-role kind: its API (``RunaiClient.workloads.<api>``), create, get and delete
+#: operations, spec and answer models.
+SDK: dict[str, tuple[str, str, str, str, str, str]] = {
+    "training": ("trainings", "create_training1", "get_training", "delete_training", "Training", "Training1"),
+    "workspace": (
+        "workspaces",
+        "create_workspace1",
+        "get_workspace",
+        "delete_workspace",
+        "Workspace",
+        "Workspace1",
+    ),
+    "inference": (
+        "inferences",
+        "create_inference1",
+        "get_inference",
+        "delete_inference",
+        "Inference",
+        "Inference1",
+    ),
+}
+
+
+def test_a_workload_of_each_kind_through_the_sdk(tmp_path: Path, auth_file: Path) -> None:
+    """A training, a workspace and an inference submitted with runapy 1.224.0 from templates of their kinds
+    (read by ``db import``), read back, listed, deleted; every answer checked against Run:ai's whole document
+    and parsed into the SDK's models."""
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}", auth_file=auth_file, seed=kinds_org(tmp_path)
+    )
+    with whole_document(), serve(create_app(settings)) as live:
+        sdk = runai_client.RunaiClient(bearer_client(live.url, ADMIN))
+        with TestClient(
+            create_app(Settings(database_url=settings.database_url, auth_file=auth_file))
+        ) as http:
+            http.headers.update(bearer(ADMIN))
+            projects, templates = _ids(http)
+        submitted = {}
+        for kind in ONE_ROLE:
+            api_name, create, get, delete, spec_model, answer_model = SDK[kind.name]
+            api = getattr(sdk.workloads, api_name)
+            request = getattr(m, f"{kind.workload_type}CreationRequest")(
+                name=f"sdk-{kind.name}",
+                projectId=projects["vision"],
+                clusterId=CLUSTER,
+                templateId=templates[template_name(kind)],
+                spec=getattr(m, f"{spec_model}SpecSpec")(
+                    environmentVariables=[m.EnvironmentVariable(name="VIA", value="runapy")]
+                ),
+            )
+            answer = getattr(api, create)(request)
+            assert answer.status_code == 202
+            workload = parsed(answer_model, answer.data)
+            assert workload.requested_name == f"sdk-{kind.name}" and workload.project_id == projects["vision"]
+            assert "VIA" in {e.name for e in workload.spec.environment_variables}
+            assert "HTTP_PROXY" in {e.name for e in workload.spec.environment_variables}  # vision's defaults
+            got = parsed(answer_model, getattr(api, get)(workload.workload_id).data)
+            assert got.workload_id == workload.workload_id and got.spec.image == workload.spec.image
+            submitted[kind.name] = (api, delete, workload)
+        training = submitted["training"][2]
+        assert (training.spec.completions, training.spec.parallelism) == (2, 1)
+        assert submitted["inference"][2].spec.serving_port.container == 8000
+        listed = parsed("GetWorkloads200Response", sdk.workloads.workloads.get_workloads(search="sdk-").data)
+        assert sorted(w.type for w in listed.workloads) == sorted(k.workload_type for k in ONE_ROLE)
+        for api, delete, workload in submitted.values():
+            assert parsed("HttpResponse", getattr(api, delete)(workload.workload_id).data).code == 202
+        gone = parsed("GetWorkloads200Response", sdk.workloads.workloads.get_workloads(deleted=True).data)
+        assert {w.name for w in gone.workloads} == {f"sdk-{k.name}" for k in ONE_ROLE}
 
 
 # -- db upgrade from revision 0005 --------------------------------------------------------------------------
