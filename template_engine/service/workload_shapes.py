@@ -61,7 +61,7 @@ def _workload_spec(kind: WorkloadKind) -> type[BaseModel]:
     if "imagePullSecrets" in kind.spec_model.model_fields:
         return kind.spec_model
     pulls: Any = (Annotated[list[ImagePullSecret] | None, MergeKey("name")], None)
-    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(
         f"{kind.workload_type}WorkloadSpec",
         __base__=kind.spec_model,
         __doc__=f"A {kind.noun} workload's spec: the {kind.noun} spec and its image pull secrets.",
@@ -76,18 +76,19 @@ def _fields(model: type[BaseModel], names: tuple[str, ...]) -> dict[str, Any]:
 
 def _shapes(kind: WorkloadKind) -> WorkloadShapes:
     if kind.is_distributed:
-        return WorkloadShapes(kind, WorkloadOut.model_fields["spec"].annotation, WorkloadCreate, WorkloadOut)  # type: ignore[arg-type]
+        return WorkloadShapes(kind, kind.spec_model, WorkloadCreate, WorkloadOut)  # WorkerSpec, as before
     spec = _workload_spec(kind)
+    optional: Any = (spec | None, None)
     name = kind.workload_type
-    create: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    create: type[BaseModel] = create_model(
         f"{name}WorkloadCreate",
         __base__=None,
         __config__=WorkloadCreate.model_config,
         __doc__=f"Run:ai's {name}CreationRequest: a {kind.noun} to submit.",
         **_fields(WorkloadCreate, _CREATION_META),
-        spec=(spec | None, None),
+        spec=optional,
     )
-    out: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    out: type[BaseModel] = create_model(
         f"{name}WorkloadOut",
         __doc__=f"Run:ai's {name}1: a {kind.noun} as submitted, with its effective spec.",
         **_fields(WorkloadOut, _ANSWER_META),

@@ -110,10 +110,9 @@ class _Composable(BaseModel):
 
 
 def _composable(shapes: WorkloadShapes) -> type[_Composable]:
-    model: type[_Composable] = create_model(  # type: ignore[call-overload]
-        f"_{shapes.kind.workload_type}Composable",
-        __base__=_Composable,
-        spec=(shapes.spec | None, None),
+    spec: Any = (shapes.spec | None, None)
+    model: type[_Composable] = create_model(
+        f"_{shapes.kind.workload_type}Composable", __base__=_Composable, spec=spec
     )
     return model
 
@@ -535,7 +534,7 @@ def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
     phase = row.actual_phase or "Unknown"
     changed = timestamp(row.audit.updated_at)
     images = {s.get("image") for s in (row.spec, row.master_spec or {})} - {None}
-    summary = {
+    summary: dict[str, Any] = {
         "tenantId": TENANT_ID,
         "id": row.id,
         "name": row.name,
