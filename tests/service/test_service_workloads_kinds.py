@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
 from click.testing import CliRunner
@@ -25,10 +26,13 @@ from sqlalchemy import MetaData, Table, insert, select
 from template_engine.cli import main
 from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind
 from template_engine.service.app import create_app
+from template_engine.service.bookkeeping import META_FILE
+from template_engine.service.exporter import export_folder
+from template_engine.service.importer import import_folder
 from template_engine.service.settings import Settings
 from template_engine.service.storage import database
 from template_engine.service.storage import tables as t
-from template_engine.service.storage.database import create_db_engine, head_revision
+from template_engine.service.storage.database import create_db_engine, ensure_schema, head_revision
 from template_engine.service.storage.tables import now
 
 W = "/api/v1/workloads"
@@ -255,6 +259,35 @@ def test_a_project_editor_submits_in_its_project_only(service: FastAPI) -> None:
         assert editor.post(_url(kind), json=body).status_code == 202
         elsewhere = editor.post(_url(kind), json={**body, "projectId": projects["nlp"]})
         assert elsewhere.status_code == 403
+
+
+def test_db_export_and_import_keep_each_workloads_kind(
+    service: FastAPI, client: TestClient, tmp_path: Path
+) -> None:
+    """An export says the kind of each workload that is not distributed (``kind:``; a distributed one's
+    record is as before the kinds), and an import into an empty database restores it."""
+    projects, templates = _ids(client)
+    for kind in WORKLOAD_KINDS:
+        name = template_name(kind) if kind in ONE_ROLE else "pytorch-elastic"
+        body = _body(projects["vision"], f"exported-{kind.name}", templateId=templates[name])
+        assert client.post(_url(kind), json=body).status_code == 202
+    export_folder(service.state.store.engine, tmp_path / "export")
+    records = yaml.safe_load((tmp_path / "export" / META_FILE).read_text())["workloads"]
+    said = {r["name"]: r.get("kind") for r in records if r["name"].startswith("exported-")}
+    assert said == {f"exported-{k.name}": (None if k.is_distributed else k.name) for k in WORKLOAD_KINDS}
+    copy = create_db_engine(f"sqlite:///{tmp_path / 'copy.sqlite'}")
+    try:
+        ensure_schema(copy)
+        import_folder(copy, tmp_path / "export")
+        kinds: dict[str, dict[str, str]] = {}
+        for label, engine in (("original", service.state.store.engine), ("copy", copy)):
+            with engine.connect() as connection:
+                query = select(t.workloads.c.id, t.workloads.c.kind)
+                kinds[label] = {str(i): str(k) for i, k in connection.execute(query).all()}
+    finally:
+        copy.dispose()
+    assert kinds["copy"] == kinds["original"]
+    assert set(kinds["copy"].values()) == {k.name for k in WORKLOAD_KINDS}
 
 
 # -- through runapy 1.224.0 ----------------------------------------------------------------------------------
