@@ -194,6 +194,13 @@ def test_a_bare_submission_is_held_to_its_kinds_spec_model(client: TestClient, s
     assert taken.json()["spec"]["completions"] == 3
     assert {"name": "project", "value": "vision"} in taken.json()["spec"]["labels"]  # the defaults, composed
     assert _stored_kind(service, taken.json()["workloadId"]) == "training"
+    # A kind of one role has no master: the distributed request's master fields are unknown fields.
+    master = {"spec": {"image": "a:1"}, "masterSpecSameAsWorker": False, "masterSpec": {"image": "b:1"}}
+    refused_master = client.post(
+        _url(by_name["workspace"]), json=_body(projects["vision"], "master", **master)
+    )
+    assert refused_master.status_code == 400
+    assert [p["field"] for p in refused_master.json()["problems"]] == ["masterSpecSameAsWorker", "masterSpec"]
 
 
 def test_a_bare_submission_not_runnable_names_its_kinds_mandatory_fields(client: TestClient) -> None:
