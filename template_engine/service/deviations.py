@@ -56,6 +56,7 @@ def _row(*statuses: str, **overrides: str) -> dict[str, str]:
     return {status: overrides.get(f"s{status}", REASONS.get(status, "")) for status in statuses}
 
 
+_SUSPENDED = _row("400", "409", "413", s409=_DELETED)
 #: ``(method, path)`` (the service's path) -> every status it declares beyond Run:ai's, with its reason.
 DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{T}/distributed"): _row("400", "413"),
@@ -77,8 +78,14 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
             ("DELETE", f"{W}/{segment}/{{workloadId}}"): _row("400", "413"),
         }.items()
     },
-    ("POST", f"{W}/distributed/{{workloadId}}/suspend"): _row("400", "409", "413", s409=_DELETED),
-    ("POST", f"{W}/distributed/{{workloadId}}/resume"): _row("400", "409", "413", s409=_DELETED),
+    **{
+        ("POST", f"{W}/{kind.workload_segment}/{{workloadId}}/{action}"): _row(
+            "400", "409", "413", s409=_DELETED
+        )
+        for kind in KINDS
+        if kind.workload_suspends
+        for action in ("suspend", "resume")
+    },
     ("GET", W): _row("400", "413"),
     ("GET", f"{W}/count"): _row("400", "413"),
     ("GET", f"{W}/{{workloadId}}"): _row("400", "413"),

@@ -54,9 +54,9 @@ def test_every_path_parameter_of_the_api_is_typed() -> None:
     """Every parameter has a convertor, and a route whose parameter could take any segment cannot be built."""
     # 14, the manifests of a template and of a workload (issue 18), the resources of a department and of a
     # project, and each data source kind at its own path (issue 19: nfs, pvc, git, s3, host-path, config-map
-    # and secrets instead of one datasource path), and the read and delete path of the workloads of each
-    # other kind (issue 32: trainings, workspaces, inferences)
-    assert len(WITH_PARAMETERS) == 27
+    # and secrets instead of one datasource path), and the workload paths of each other kind (issue 32: read
+    # and delete of trainings, workspaces, inferences; suspend and resume of trainings and workspaces)
+    assert len(WITH_PARAMETERS) == 31
     for template in WITH_PARAMETERS:
         assert re.sub(r"{\w+:\w+}", "", template).count("{") == 0, template
 

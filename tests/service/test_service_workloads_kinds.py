@@ -20,7 +20,7 @@ from conftest import ADMIN, CLUSTER, VISION, bearer, open_client
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from kind_templates import ONE_ROLE, kinds_org, template_name
-from sdk_helpers import Lazy, bearer_client, parsed, serve, whole_document
+from sdk_helpers import Lazy, bearer_client, parsed, serve, whole_document, whole_schemas
 from sqlalchemy import MetaData, Table, insert, select
 
 from template_engine.cli import main
@@ -258,6 +258,38 @@ def test_a_workload_is_deleted_at_its_own_path_only(kind: WorkloadKind, client: 
     assert client.post(_url(kind), json=body).status_code == 202
 
 
+@pytest.mark.parametrize("kind", ONE_ROLE, ids=lambda k: k.name)
+def test_a_workload_is_suspended_and_resumed_where_run_ai_does(
+    kind: WorkloadKind, client: TestClient
+) -> None:
+    """Trainings and workspaces are suspended and resumed as distributed workloads are; inferences are not
+    (Run:ai has no such path for them)."""
+    projects, templates = _ids(client)
+    body = _body(projects["vision"], f"paused-{kind.name}", templateId=templates[template_name(kind)])
+    workload_id = client.post(_url(kind), json=body).json()["workloadId"]
+    if not kind.workload_suspends:
+        assert client.post(f"{_url(kind, workload_id)}/suspend").status_code == 404
+        return
+    for action, desired, actual in (("suspend", "Stopped", "Stopping"), ("resume", "Running", "Resuming")):
+        answer = client.post(f"{_url(kind, workload_id)}/{action}")
+        assert answer.status_code == 202, answer.json()
+        got = client.get(_url(kind, workload_id)).json()
+        assert (got["desiredPhase"], got["actualPhase"]) == (desired, actual)
+    assert client.post(f"{_url(DISTRIBUTED, workload_id)}/suspend").status_code == 404
+    assert client.delete(_url(kind, workload_id)).status_code == 202
+    assert client.post(f"{_url(kind, workload_id)}/resume").status_code == 409  # deleted
+
+
+def test_the_kinds_that_suspend_are_those_run_ai_suspends() -> None:
+    """``workload_suspends`` of the kind table, against Run:ai's whole document: a kind suspends where
+    Run:ai has ``/api/v1/workloads/<segment>/{workloadId}/suspend``."""
+    paths = whole_schemas().doc["paths"]
+    for kind in WORKLOAD_KINDS:
+        suspend = f"{W}/{kind.workload_segment}/{{workloadId}}/suspend"
+        assert kind.workload_suspends == (suspend in paths), kind.name
+        assert kind.workload_suspends == (suspend.replace("suspend", "resume") in paths), kind.name
+
+
 def test_a_project_editor_submits_in_its_project_only(service: FastAPI) -> None:
     with open_client(service, VISION) as editor, open_client(service, ADMIN) as admin:
         projects, templates = _ids(admin)
@@ -363,6 +395,16 @@ def test_a_workload_of_each_kind_through_the_sdk(tmp_path: Path, auth_file: Path
             submitted[kind.name] = (api, delete, workload)
         training = submitted["training"][2]
         assert (training.spec.completions, training.spec.parallelism) == (2, 1)
+        trainings = sdk.workloads.trainings
+        for action, desired in (
+            (trainings.suspend_training, "Stopped"),
+            (trainings.resume_training, "Running"),
+        ):
+            assert parsed("HttpResponse", action(training.workload_id).data).code == 202
+            assert (
+                parsed("Training1", trainings.get_training(training.workload_id).data).desired_phase
+                == desired
+            )
         assert submitted["inference"][2].spec.serving_port.container == 8000
         listed = parsed("GetWorkloads200Response", sdk.workloads.workloads.get_workloads(search="sdk-").data)
         assert sorted(w.type for w in listed.workloads) == sorted(k.workload_type for k in ONE_ROLE)

@@ -29,6 +29,7 @@ import dataclasses
 import secrets
 import string
 import uuid
+from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, Literal
 
@@ -493,33 +494,42 @@ def _kind_routes(shapes: WorkloadShapes) -> None:
         changes = {"deleted_at": now(), "desired_phase": "Deleted", "actual_phase": "Deleting"}
         return _set_phase(workloadId, principal, store, changes, kind)
 
+    if kind.workload_suspends:
+        _phase_routes(kind, path, tags)
+
+
+#: Suspend and resume: the desired phase each asks for, and the phase the service sets meanwhile.
+_PHASES = {"suspend": ("Stopped", "Stopping"), "resume": ("Running", "Resuming")}
+
+
+def _phase_change(kind: WorkloadKind, changes: dict[str, Any]) -> Callable[..., JSONResponse]:
+    def change(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+        return _set_phase(workloadId, principal, store, dict(changes), kind)
+
+    return change
+
+
+def _phase_routes(kind: WorkloadKind, path: str, tags: list[str | Enum]) -> None:
+    """``/<segment>/{workloadId}/suspend`` and ``/resume`` of a kind Run:ai suspends: ask for the workload to
+    stop (``desiredPhase: Stopped``) or run again (``Running``); a deleted workload is a 409."""
+    for action, (desired, actual) in _PHASES.items():
+        change = _phase_change(kind, {"desired_phase": desired, "actual_phase": actual})
+        router.add_api_route(
+            f"{path}/{{workloadId}}/{action}",
+            change,
+            methods=["POST"],
+            status_code=202,
+            response_model=AcceptedOut,
+            responses=errors(403, 404, 409),
+            name=f"{action}_{kind.name}_workload",
+            summary=f"Ask for a {kind.noun} to {'stop' if action == 'suspend' else 'run again'} "
+            f"(desiredPhase: {desired})",
+            tags=tags,
+        )
+
 
 for _shapes in WORKLOAD_KINDS:
     _kind_routes(_shapes)
-
-
-@router.post(
-    "/distributed/{workloadId}/suspend",
-    tags=_DISTRIBUTED_TAGS,
-    status_code=202,
-    response_model=AcceptedOut,
-    responses=errors(403, 404, 409),
-)
-def suspend_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-    """Ask for the workload to stop (``desiredPhase: Stopped``)."""
-    return _set_phase(workloadId, principal, store, {"desired_phase": "Stopped", "actual_phase": "Stopping"})
-
-
-@router.post(
-    "/distributed/{workloadId}/resume",
-    tags=_DISTRIBUTED_TAGS,
-    status_code=202,
-    response_model=AcceptedOut,
-    responses=errors(403, 404, 409),
-)
-def resume_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-    """Ask for the workload to run again (``desiredPhase: Running``)."""
-    return _set_phase(workloadId, principal, store, {"desired_phase": "Running", "actual_phase": "Resuming"})
 
 
 # -- any type: GET /api/v1/workloads, /count, /{workloadId} -------------------------------------------------
