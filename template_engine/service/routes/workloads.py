@@ -3,13 +3,15 @@ runai-facts 7.3; ``trainings``, ``workspaces``, ``inferences``: :data:`..workloa
 the any-type ``/api/v1/workloads`` list, count and read (the only way Run:ai's SDK lists workloads).
 
 Each kind's routes are made once, by :func:`_kind_routes`, from the kind table: submit, read and delete
-(Run:ai has them for every kind); suspend and resume, and the cluster objects, for distributed workloads, as
-before.  A submission of a kind composes that kind (:func:`~template_engine.compose.compose` with ``kind=``):
-the template it names must be of the kind (else a 400 naming both kinds), and a bare submission's ``spec``
-is held to the kind's spec model.  A workload is read and deleted at its own kind's path only (another
-kind's path answers 404, as for an unknown id).  A spec's ``imagePullSecrets`` of a kind whose template spec
-has none (Run:ai's ``<Kind>SpecSpec`` has them, its ``<Kind>TemplateSpec`` not) are set aside while
-composing and added to the composed spec, as a distributed master's own are.
+(Run:ai has them for every kind), suspend and resume for the kinds Run:ai suspends
+(:attr:`~template_engine.kinds.WorkloadKind.workload_suspends`); the cluster objects for distributed
+workloads, as before.  A submission of a kind composes that kind (:func:`~template_engine.compose.compose`
+with ``kind=``): the template it names must be of the kind (else a 400 naming both kinds), and a bare
+submission's ``spec`` is held to the kind's spec model.  A workload is read, deleted, suspended and resumed
+at its own kind's path only (another kind's path answers 404, as for an unknown id).  A spec's
+``imagePullSecrets`` of a kind whose template spec has none (Run:ai's ``<Kind>SpecSpec`` has them, its
+``<Kind>TemplateSpec`` not) are set aside while composing and added to the composed spec, as a distributed
+master's own are.
 
 A submission composes the project's defaults (system, department, project), the template named by
 ``templateId`` (which must be visible from the project) and the submitted ``spec``/``masterSpec`` (the highest
@@ -433,7 +435,7 @@ def _set_phase(
     principal: Principal,
     store: Store,
     changes: dict[str, Any],
-    kind: WorkloadKind = DISTRIBUTED,
+    kind: WorkloadKind,
 ) -> JSONResponse:
     with store.write(principal) as ctx:
         row = _load(ctx, workload_id, write=True, kind=kind)
