@@ -76,6 +76,8 @@ class WorkloadKind:
     policy_type: str
     #: Run:ai's ``AssetWorkloadSupportedTypes`` field that says an asset may be used by it.
     asset_support: str
+    #: Whether Run:ai suspends and resumes its workloads (``/{segment}/{workloadId}/suspend``, ``/resume``).
+    workload_suspends: bool = False
     #: The fields each role must have to be submitted (``runnable``), in the order they are reported.
     mandatory: Mapping[Replica, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     _plans: dict[Replica, PlanNode] = field(default_factory=dict, repr=False)
@@ -132,6 +134,7 @@ DISTRIBUTED = WorkloadKind(
     policy_segment="distributed",
     policy_file="policy.yaml",
     workload_segment="distributed",
+    workload_suspends=True,
     roled_policy=True,
     policy_type="Distributed",
     asset_support="distributed",
@@ -149,6 +152,7 @@ TRAINING = WorkloadKind(
     policy_segment="trainings",
     policy_file="training-policy.yaml",
     workload_segment="trainings",
+    workload_suspends=True,
     roled_policy=False,
     policy_type="Training",
     asset_support="training",
@@ -166,6 +170,7 @@ WORKSPACE = WorkloadKind(
     policy_segment="workspaces",
     policy_file="workspace-policy.yaml",
     workload_segment="workspaces",
+    workload_suspends=True,
     roled_policy=False,
     policy_type="Workspace",
     asset_support="workspace",

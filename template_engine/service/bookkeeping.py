@@ -17,9 +17,10 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from template_engine.errors import Problem
+from template_engine.kinds import KINDS
 from template_engine.loader.tree import read_source
 from template_engine.loader.validate import locate, validate
 from template_engine.org import Source
@@ -80,6 +81,16 @@ class FileEntry(Audited):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+#: The kinds a workload may be of (those with workload routes).
+_WORKLOAD_KINDS = tuple(k.name for k in KINDS if k.workload_segment is not None)
+
+
+def _workload_kind(name: str) -> str:
+    if name not in _WORKLOAD_KINDS:
+        raise ValueError(f"unknown workload kind {name!r} (one of {', '.join(_WORKLOAD_KINDS)})")
+    return name
+
+
 class WorkloadEntry(Audited):
     id: _Uuid
     name: _Name
@@ -94,6 +105,8 @@ class WorkloadEntry(Audited):
     spec: dict[str, Any]
     masterSpec: dict[str, Any] | None = None
     deletedAt: _Stamp | None = None
+    #: The workload's kind (``template_engine.kinds``); absent: distributed, as every export before the kinds.
+    kind: Annotated[str, AfterValidator(_workload_kind)] = "distributed"
 
 
 class Sequences(_Strict):

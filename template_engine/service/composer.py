@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from template_engine.compose import Composition, compose
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.kinds import WorkloadKind
 from template_engine.layers import Submission
 from template_engine.loader.rules import asset_refs
 from template_engine.org import Asset, Org, Template, out_of_scope, policy_user, template_user
@@ -163,15 +164,22 @@ def _composed_size(found: Composed) -> int:
 
 
 def compose_submission(
-    ctx: Ctx, view: Placement, row: TemplateRow | None, own: Placement | None, submission: Submission
+    ctx: Ctx,
+    view: Placement,
+    row: TemplateRow | None,
+    own: Placement | None,
+    submission: Submission,
+    kind: WorkloadKind | None = None,
 ) -> Composition:
-    """A workload: project defaults, the template (if any) and the submission; raises the engine's errors."""
+    """A workload of ``kind`` (none: the template's, else distributed): project defaults, the template (if
+    any) and the submission; raises the engine's errors."""
     template = None
     if row is not None and own is not None:
         template, problems = template_of(row, own)
         if template is None:
             raise TemplateEngineError(problems)
-    return compose(org_for(ctx, view, template), template, view.view(), submission=submission)
+    org = org_for(ctx, view, template)
+    return compose(org, template, view.view(), submission=submission, kind=kind)
 
 
 # -- response bodies ----------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from template_engine.kinds import KINDS
+
 T = "/api/v1/workload-templates"
 W = "/api/v1/workloads"
 P = "/api/v2/policy/distributed"
@@ -45,12 +47,16 @@ _STANDARD_ASSET_PATHS = (
     *(f"datasource/{kind}" for kind in ("nfs", "pvc", "git", "s3", "config-map", "secrets")),
 )
 
+#: The workload paths of every kind that has them (Run:ai declares their submit, read and delete alike).
+_WORKLOAD_SEGMENTS = tuple(kind.workload_segment for kind in KINDS if kind.workload_segment is not None)
+
 
 def _row(*statuses: str, **overrides: str) -> dict[str, str]:
     """A row of :data:`DEVIATIONS`: each status with its reason (:data:`REASONS`, or ``s<status>=`` given)."""
     return {status: overrides.get(f"s{status}", REASONS.get(status, "")) for status in statuses}
 
 
+_SUSPENDED = _row("400", "409", "413", s409=_DELETED)
 #: ``(method, path)`` (the service's path) -> every status it declares beyond Run:ai's, with its reason.
 DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{T}/distributed"): _row("400", "413"),
@@ -63,11 +69,23 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{T}/{{templateId}}"): _row("400", "413"),
     ("GET", f"{T}/count"): _row("400", "413"),
     ("GET", f"{T}/name-availability"): _row("400", "413", "500"),
-    ("POST", f"{W}/distributed"): _row("409", "413", "500"),
-    ("GET", f"{W}/distributed/{{workloadId}}"): _row("400", "413"),
-    ("DELETE", f"{W}/distributed/{{workloadId}}"): _row("400", "413"),
-    ("POST", f"{W}/distributed/{{workloadId}}/suspend"): _row("400", "409", "413", s409=_DELETED),
-    ("POST", f"{W}/distributed/{{workloadId}}/resume"): _row("400", "409", "413", s409=_DELETED),
+    **{
+        key: row
+        for segment in _WORKLOAD_SEGMENTS
+        for key, row in {
+            ("POST", f"{W}/{segment}"): _row("409", "413", "500"),
+            ("GET", f"{W}/{segment}/{{workloadId}}"): _row("400", "413"),
+            ("DELETE", f"{W}/{segment}/{{workloadId}}"): _row("400", "413"),
+        }.items()
+    },
+    **{
+        ("POST", f"{W}/{kind.workload_segment}/{{workloadId}}/{action}"): _row(
+            "400", "409", "413", s409=_DELETED
+        )
+        for kind in KINDS
+        if kind.workload_suspends
+        for action in ("suspend", "resume")
+    },
     ("GET", W): _row("400", "413"),
     ("GET", f"{W}/count"): _row("400", "413"),
     ("GET", f"{W}/{{workloadId}}"): _row("400", "413"),

@@ -263,6 +263,8 @@ def _workload(row: Mapping[str, Any]) -> dict[str, Any]:
         "spec": row["spec"],
         "masterSpec": row["master_spec"],
         "deletedAt": deleted.isoformat() if deleted is not None else None,
+        # Said only when not distributed: an export of distributed workloads reads as before the kinds.
+        **({"kind": row["kind"]} if row["kind"] != "distributed" else {}),
         **_audit(row),
     }
 

@@ -484,6 +484,7 @@ class _Import:
                 "spec": w.spec,
                 "master_spec": w.masterSpec,
                 "deleted_at": w.deletedAt,
+                "kind": w.kind,
                 **self.stamp(w, edited=False),
             }
             for w in meta.workloads

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, WithJsonSchema
 
+from template_engine.kinds import KINDS
 from template_engine.models import documents as _documents
 from template_engine.models import orgunit as _orgunit
 from template_engine.models.documents import (
@@ -736,7 +737,10 @@ class WorkloadSummaryOut(BaseModel):
     tenantId: int
     id: UUID
     name: str
-    type: Literal["Distributed"]
+    #: Run:ai's ``workloadType`` of the workload's kind (``Distributed``, ``Training``...).
+    type: str = Field(
+        json_schema_extra={"enum": [k.workload_type for k in KINDS if k.workload_segment is not None]}
+    )
     category: str
     source: Literal["Control-plane"]
     clusterId: UUID

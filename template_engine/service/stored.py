@@ -18,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
-from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument, TemplateDocument
+from template_engine.loader.kind_of import template_kind
+from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument
 from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.policy.document import PolicyDocument
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
@@ -132,10 +133,15 @@ def stored_cluster(row: ClusterRow | None) -> tuple[ClusterSettings, Source | No
 def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:
     """The template of ``row`` in ``scope``, or the problems (located in its document) that stop it."""
     source = template_source(row)
-    doc = stored_model(TemplateDocument, "template", row.id, row.audit, row.document)
+    # The kind its document says, as a file's (``db import`` stores a file's ``kind:``).
+    kind, problems = template_kind(row.document, source.file, {})
+    model = kind.template_model if kind is not None else None
+    if model is None:
+        return None, problems
+    doc = stored_model(model, "template", row.id, row.audit, row.document)
     if isinstance(doc, list):
         return None, [Problem(p.message, p.path, Location(source.file)) for p in doc]
-    return Template(row.name, scope, source, doc), []
+    return Template(row.name, scope, source, doc), []  # type: ignore[arg-type]
 
 
 def org_of_rows(

@@ -12,21 +12,28 @@ is stored in ``tables.assets``, the fields that compose nothing here (``workload
 assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
 is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
 admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
-``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).
+``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter by the
+workload kinds an asset may be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``,
+``distributedFramework``: :class:`Supported`), read from its stored ``workloadSupportedTypes``.
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
 # parameter types themselves, not their names.
 
+import inspect
 import re
 import uuid
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import WithJsonSchema
 
 from template_engine.errors import Problem
+from template_engine.kinds import KINDS as WORKLOAD_KINDS
+from template_engine.models.spec_items import DistributedFramework
 from template_engine.org import Scope
 from template_engine.service.asset_shapes import (
     KINDS,
@@ -79,9 +86,19 @@ router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRout
 
 #: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
 RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
+#: The workload kind filters (Run:ai's ``IsDistributedQuery``, ``IsTrainingQuery``, ``IsWorkspaceQuery``,
+#: ``IsInferenceQuery``): each query parameter and the ``workloadSupportedTypes`` field it reads, one per
+#: field of the kinds (:attr:`~template_engine.kinds.WorkloadKind.asset_support`).
+SUPPORT_FILTERS: Mapping[str, str] = {
+    f"is{field[:1].upper()}{field[1:]}": field for field in (kind.asset_support for kind in WORKLOAD_KINDS)
+}
+#: Run:ai's ``DistributedFrameworkQuery``: assets a distributed workload of that framework may use.
+FRAMEWORK_FILTER = "distributedFramework"
 #: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``assetIdsFilter``, ``IsDistributedQuery``).
-SERVED_FILTERS = frozenset({"name", "scope", "projectId", "departmentId", "assetIds", "isDistributed"})
+#: ``AssetDepartmentFilter``, ``assetIdsFilter``, and the kind filters).
+SERVED_FILTERS = frozenset(
+    {"name", "scope", "projectId", "departmentId", "assetIds", *SUPPORT_FILTERS, FRAMEWORK_FILTER}
+)
 #: Run:ai's compliance parameters (``ComplyToProject``...): each entry then carries its ``compliance``.
 COMPLIANCE_PARAMETERS = frozenset({"complyToProject", "complyToWorkloadType", "complyToReplicaType"})
 #: Run:ai's other list parameters, and why each is not served (a 400 when given).
@@ -90,10 +107,6 @@ UNSERVED_FILTERS: dict[str, str] = {
     "includeDescendants": "not served; list each department's or project's assets with scope and its id",
     "usageInfo": "this service keeps no usage information of assets",
     "statusInfo": "this service keeps no cluster status of assets",
-    "distributedFramework": "workloadSupportedTypes compose nothing here and are not filtered on",
-    "isTraining": "workloadSupportedTypes compose nothing here and are not filtered on",
-    "isWorkspace": "workloadSupportedTypes compose nothing here and are not filtered on",
-    "isInference": "workloadSupportedTypes compose nothing here and are not filtered on",
 }
 _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 _IDS = re.compile(rf"{UUID_PATTERN[1:-1]}(,{UUID_PATTERN[1:-1]})*")
@@ -240,17 +253,83 @@ def _list_query(request: Request) -> dict[str, str]:
     return query
 
 
-def listed(ctx: Ctx, folder_kind: str, query: dict[str, str], distributed: bool | None) -> list[AssetRow]:
+@dataclass(frozen=True)
+class Supported:
+    """The kind filters of a list: the ``workloadSupportedTypes`` fields asked true (``isTraining=true``:
+    ``training``), and the distributed framework asked (``distributedFramework``).
+
+    An asset may be used by a kind unless its stored ``workloadSupportedTypes`` says that kind's field is
+    ``false`` (an asset that says nothing composes into a template of any kind); with a framework, it must
+    also be one a distributed workload may use, and its ``distFramework``, when it names one, that framework.
+    A filter asked ``false`` filters nothing (a filter that is off), as ``isDistributed=false`` did."""
+
+    fields: frozenset[str] = frozenset()
+    framework: str | None = None
+
+    def keeps(self, row: AssetRow) -> bool:
+        types = (row.runai or {}).get("workloadSupportedTypes")
+        types = types if isinstance(types, dict) else {}
+        if any(types.get(field) is False for field in self.fields):
+            return False
+        if self.framework is None:
+            return True
+        distributed = SUPPORT_FILTERS["isDistributed"]
+        return types.get(distributed) is not False and types.get("distFramework") in (None, self.framework)
+
+
+def _supported_dependency() -> Callable[..., Supported]:
+    """The dependency that reads the kind filters: one boolean query parameter per
+    :data:`SUPPORT_FILTERS` entry and ``distributedFramework``, declared from the table (its signature is
+    made here, so the OpenAPI document lists each)."""
+
+    def supported(**given: Any) -> Supported:
+        fields = frozenset(
+            SUPPORT_FILTERS[name] for name, value in given.items() if name in SUPPORT_FILTERS and value
+        )
+        return Supported(fields, given.get(FRAMEWORK_FILTER))
+
+    params = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=Annotated[
+                bool | None,
+                Query(
+                    description=f"true: only assets a workload of type {field} may use (all but those whose "
+                    f"workloadSupportedTypes says {field}: false); false: no filter."
+                ),
+            ],
+        )
+        for name, field in SUPPORT_FILTERS.items()
+    ]
+    frameworks = ", ".join(get_args(DistributedFramework))
+    params.append(
+        inspect.Parameter(
+            FRAMEWORK_FILTER,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=Annotated[
+                DistributedFramework | None,
+                Query(
+                    description="Only assets a distributed workload of this framework may use: not "
+                    "distributed: false, and a workloadSupportedTypes.distFramework of none or this one "
+                    f"({frameworks})."
+                ),
+            ],
+        )
+    )
+    supported.__signature__ = inspect.Signature(params, return_annotation=Supported)  # type: ignore[attr-defined]
+    return supported
+
+
+SupportedQ = Annotated[Supported, Depends(_supported_dependency())]
+
+
+def listed(ctx: Ctx, folder_kind: str, query: dict[str, str], supported: Supported) -> list[AssetRow]:
     ids = query["assetIds"].lower().split(",") if "assetIds" in query else None
     rows = ctx.repo.assets(folder_kind, name=query.get("name"), scopes=list_scopes(ctx, query), ids=ids)
-    return [r for r in rows if for_distributed(r)] if distributed else rows
-
-
-def for_distributed(row: AssetRow) -> bool:
-    """Whether a Distributed workload may use the asset (``isDistributed=true``): every asset composes into
-    a distributed template here, but one whose ``workloadSupportedTypes`` says ``distributed: false``."""
-    types = (row.runai or {}).get("workloadSupportedTypes")
-    return not (isinstance(types, dict) and types.get("distributed") is False)
+    return [r for r in rows if supported.keeps(r)]
 
 
 def with_compliance(
@@ -353,14 +432,6 @@ IdsQ = Annotated[
     Annotated[str, WithJsonSchema({"type": "string", "pattern": IDS_PATTERN})] | None,
     Query(alias="assetIds", description="Only these assets: UUIDs separated by commas."),
 ]
-DistributedQ = Annotated[
-    bool | None,
-    Query(
-        alias="isDistributed",
-        description="true: only assets a Distributed workload may use (all but those whose "
-        "workloadSupportedTypes says distributed: false); false: no filter.",
-    ),
-]
 
 
 def _routes(kind: RunaiKind) -> None:
@@ -400,12 +471,12 @@ def _routes(kind: RunaiKind) -> None:
         request: Request,
         principal: Auth,
         store: StoreDep,
+        supported: SupportedQ,
         name: Name = None,
         scope: ScopeQ = None,
         project_id: ProjectQ = None,
         department_id: DepartmentQ = None,
         asset_ids: IdsQ = None,
-        is_distributed: DistributedQ = None,
         complyToProject: ComplyToProject = None,
         complyToWorkloadType: ComplyToWorkloadType = None,
         complyToReplicaType: ComplyToReplicaType = None,
@@ -413,7 +484,7 @@ def _routes(kind: RunaiKind) -> None:
         query = _list_query(request)
         with store.read(principal) as ctx:
             comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
-            rows = listed(ctx, kind.folder, query, is_distributed)
+            rows = listed(ctx, kind.folder, query, supported)
             mine = [(r, asset_body(r, kind)) for r in rows if runai_kind_of(r.kind, r.document) is kind]
             admit_answer(f"the {len(mine)} {kind.kind} assets listed", [r.document for r, _ in mine])
             entries = with_compliance(ctx, comply, mine)
@@ -513,12 +584,12 @@ def list_datasources(
     request: Request,
     principal: Auth,
     store: StoreDep,
+    supported: SupportedQ,
     name: Name = None,
     scope: ScopeQ = None,
     project_id: ProjectQ = None,
     department_id: DepartmentQ = None,
     asset_ids: IdsQ = None,
-    is_distributed: DistributedQ = None,
     complyToProject: ComplyToProject = None,
     complyToWorkloadType: ComplyToWorkloadType = None,
     complyToReplicaType: ComplyToReplicaType = None,
@@ -528,7 +599,7 @@ def list_datasources(
     query = _list_query(request)
     with store.read(principal) as ctx:
         comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
-        rows = listed(ctx, "datasource", query, is_distributed)
+        rows = listed(ctx, "datasource", query, supported)
         pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
         mine = [(r, listed_datasource(r, k)) for r, k in pairs if k is not None]
         admit_answer(f"the {len(mine)} data sources listed", [r.document for r, _ in mine])

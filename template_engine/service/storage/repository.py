@@ -183,6 +183,9 @@ class WorkloadRow:
     master_spec: dict[str, Any] | None
     deleted_at: datetime | None
     audit: Audit
+    #: The workload kind's name (``template_engine.kinds``; ``tables.workloads.kind``, schema revision 0006:
+    #: every workload submitted before is distributed).
+    kind: str = "distributed"
 
 
 def _audit(row: Row[Any]) -> Audit:
@@ -757,6 +760,7 @@ class Repository:
             row.master_spec,
             row.deleted_at,
             _audit(row),
+            kind=row.kind,
         )
 
     def workload(self, workload_id: str, lock: bool = False) -> WorkloadRow | None:
