@@ -137,6 +137,7 @@ def test_the_scope_page_names_each_templates_kind_and_its_runnable_state() -> No
         )
     )
     assert '<th scope="col">Kind</th>' in html_page
+    assert '<td class="kind">Workspace</td>' in html_page
     for kind in TEMPLATE_KINDS:
         found = re.search(rf'<tr [^>]*data-template="{kind.name}-t"[^>]*>', html_page)
         assert found is not None
@@ -327,6 +328,10 @@ def test_a_field_the_kind_lacks_is_refused_as_the_api_refuses_it_on_the_line_tha
     files = {"org.yaml": ORG, "projects/vision/templates/lacks.yaml": _file(kind, "lacks", spec)}
     refused = load_org(MappingSource(files)).broken["projects/vision/templates/lacks.yaml"]
     assert [p.path for p in refused] == [("spec", field)]
+    words = f"spec.{field}: {refused[0].message} (expected {refused[0].expected})"
+    assert words in _problems(
+        page.text
+    )  # an inference's backoffLimit: "field 'backoffLimit' is not allowed here"
     assert (
         api.get(
             f"{TEMPLATES_API}/name-availability",

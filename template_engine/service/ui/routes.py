@@ -741,7 +741,7 @@ def _endpoint(method: str, kind: WorkloadKind, tail: str = "") -> Callable[..., 
         return None
     path = f"{TEMPLATES_API}/{kind.template_segment}{tail}"
     for route in templates_router.routes:
-        if isinstance(route, APIRoute) and route.path_format == path and method in route.methods:
+        if isinstance(route, APIRoute) and route.path_format == path and method in (route.methods or ()):
             return route.endpoint
     return None
 
