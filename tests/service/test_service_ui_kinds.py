@@ -281,7 +281,8 @@ def test_a_template_made_with_the_form_is_listed_with_its_kind_and_composed_on_i
     row = re.search(rf'<tr [^>]*data-template="{name}"[^>]*>', listed.text)
     assert row is not None, listed.text
     assert f'data-workload-type="{kind.workload_type}"' in row[0] and 'data-runnable="true"' in row[0]
-    assert f'href="/ui/scope/{vision}/edit/template:{ident}"' in listed.text  # its own scope's: editable
+    edit_link = f'<a href="/ui/scope/{vision}/edit/template:{ident}" data-link="edit-template"'
+    assert edit_link in listed.text  # one of its own scope's: editable there
 
     shown = client.get(f"/ui/template/{ident}?view={vision}")
     assert shown.status_code == 200, shown.text
@@ -389,6 +390,9 @@ def test_a_stored_template_is_edited_at_its_version_and_only_in_its_own_scope(
 def test_a_project_editor_may_not_open_the_template_form_of_the_system(app: FastAPI) -> None:
     with TestClient(app, base_url=BASE) as client:
         csrf = ui_sign_in(client, VISION)
+        system = client.get("/ui/scope/system")
+        assert system.status_code == 200 and 'data-template="' in system.text
+        assert 'id="new-template-link"' not in system.text and 'id="edit-templates"' not in system.text
         assert client.get("/ui/scope/system/edit/template").status_code == 403
         form = {"csrf": csrf, "version": "0", "kind": "distributed", "text": _text("x", SPECS["distributed"])}
         refused = client.post("/ui/scope/system/edit/template", data={**form, "action": "save"})

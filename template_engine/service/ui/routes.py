@@ -7,11 +7,15 @@ page                                       what it shows
 ``GET /ui/sign-in``, ``POST``              paste an API token; ``POST /ui/sign-out`` ends the session
 ``GET /ui/``                               the org tree: system, departments, projects (those readable),
                                            each with its runnable, not runnable, non-compliant counts
-``GET /ui/scope/{key}``                    the templates seen from a scope, runnable and compliance state
+``GET /ui/scope/{key}``                    the templates seen from a scope, of every kind (Run:ai's
+                                           ``workloadType``), runnable and compliance state
 ``GET /ui/template/{id}?view={key}``       the explain view of a template seen from a scope
 ``GET /ui/scope/{key}/policy``             the effective policy of a scope
 ``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` or ``policy`` document in a form;
 ``POST`` (``action=preview`` or ``save``)  preview lists every affected template, save stores it
+``GET /ui/scope/{key}/edit/template``      a new template of a kind chosen in the form, or
+``.../edit/template:{id}``, ``POST``       one of the scope's: preview composes it, save stores it
+                                           (the API's template routes of its kind, :func:`_endpoint`)
 =========================================  ==========================================================
 
 The document is edited in CodeMirror 5 (``static/vendor/codemirror``, MIT, with its ``LICENSE``; served from
