@@ -366,7 +366,10 @@ def test_a_stored_template_is_edited_at_its_version_and_only_in_its_own_scope(
     entries = api.get(f"{TEMPLATES_API}", params={"limit": 500}).json()["entries"]
     system = next(e for e in entries if e["meta"]["scopeType"] in ("tenant", "system"))
     ident = system["meta"]["id"]
-    # Not one of project vision's templates.
+    # Listed for editing on the system's page, not on project vision's (where it is seen, not owned).
+    edit_link = f'<a href="/ui/scope/system/edit/template:{ident}" data-link="edit-template"'
+    assert edit_link in client.get("/ui/scope/system").text
+    assert "/edit/template:" + ident not in client.get(f"/ui/scope/{vision}").text
     assert client.get(f"/ui/scope/{vision}/edit/template:{ident}").status_code == 404
     url = f"/ui/scope/system/edit/template:{ident}"
     page = client.get(url)
@@ -397,3 +400,27 @@ def test_a_project_editor_may_not_open_the_template_form_of_the_system(app: Fast
         form = {"csrf": csrf, "version": "0", "kind": "distributed", "text": _text("x", SPECS["distributed"])}
         refused = client.post("/ui/scope/system/edit/template", data={**form, "action": "save"})
         assert refused.status_code == 403
+
+
+def test_a_name_taken_in_the_scope_and_a_form_without_its_csrf_token_store_nothing(
+    api: TestClient, browser: tuple[TestClient, str]
+) -> None:
+    client, csrf = browser
+    entries = api.get(f"{TEMPLATES_API}", params={"limit": 500}).json()["entries"]
+    taken = next(e["meta"]["name"] for e in entries if e["meta"]["scopeType"] in ("tenant", "system"))
+    before = api.get(f"{TEMPLATES_API}/count").json()
+    url = "/ui/scope/system/edit/template"
+    form = {
+        "version": "0",
+        "kind": "distributed",
+        "text": _text(taken, SPECS["distributed"]),
+        "action": "save",
+    }
+    page = client.post(url, data={**form, "csrf": csrf}, follow_redirects=False)
+    assert page.status_code == 400, page.text
+    assert f"meta.name: a template named {taken!r} already exists in this scope" in _problems(page.text)
+    assert 'data-line="2"' in page.text  # meta.name is written on the text's second line
+    fresh = {**form, "text": _text("fresh-name", SPECS["distributed"])}
+    refused = client.post(url, data={**fresh, "csrf": "0" * 64}, follow_redirects=False)
+    assert refused.status_code == 403 and "CSRF" in refused.text
+    assert api.get(f"{TEMPLATES_API}/count").json() == before
