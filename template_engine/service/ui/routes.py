@@ -659,6 +659,22 @@ def _action(fields: Mapping[str, str]) -> tuple[bool, str, int]:
     return action == "preview", text, int(version_text)
 
 
+def _refused_write(exc: ApiError | Unstorable, lines: Lines, again: Callable[..., Response]) -> Response:
+    """The form ``again`` with why a preview or save was refused: each problem at its line (400, and a value
+    that cannot be stored), the numbers of a form over the bound of a body (413: what it holds and the most
+    a body may), or that the document changed since the form was read (412); any other refusal is raised."""
+    if isinstance(exc, Unstorable):
+        problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
+        return again(400, problems=_problem_lines([problem], lines))
+    if exc.status == 400:
+        return again(400, problems=_problem_lines(exc.problems, lines))
+    if exc.status == 413:
+        return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
+    if exc.status == 412:
+        return again(412, stale=exc.message)
+    raise exc
+
+
 @router.post("/ui/scope/{key}/edit/{document}")
 def change_submit(request: Request, key: str, document: str, fields: SignedInForm) -> Response:
     def build(me: Session) -> Response:
@@ -698,17 +714,8 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
                 )
                 found, labels = policy.affected, policy.labels
                 bodies = policy.body.get("affectedTemplates")
-        except ApiError as exc:
-            if exc.status == 400:
-                return again(400, problems=_problem_lines(exc.problems, lines))
-            if exc.status == 413:  # the numbers: what the form holds and the most a body may
-                return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
-            if exc.status == 412:
-                return again(412, stale=exc.message)
-            raise
-        except Unstorable as exc:
-            problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
-            return again(400, problems=_problem_lines([problem], lines))
+        except (ApiError, Unstorable) as exc:
+            return _refused_write(exc, lines, again)
         if not preview:
             # The version the save made (from ``version``): the page confirms it only while that is still the
             # current version, so a link with ?saved= cannot announce a save that did not happen.
@@ -888,17 +895,8 @@ def _template_submit(
         body = _template_body(data, place, preview or row is None)
         raw = read_json(json.dumps(body, ensure_ascii=False, default=str).encode())
         answer: Response = endpoint(principal=me.principal, raw=raw, store=store, **arguments)
-    except ApiError as exc:
-        if exc.status == 400:
-            return again(400, problems=_problem_lines(exc.problems, lines))
-        if exc.status == 413:
-            return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
-        if exc.status == 412:
-            return again(412, stale=exc.message)
-        raise
-    except Unstorable as exc:
-        problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
-        return again(400, problems=_problem_lines([problem], lines))
+    except (ApiError, Unstorable) as exc:
+        return _refused_write(exc, lines, again)
     answered = json.loads(bytes(answer.body))
     if preview:
         return again(200, preview=pages.template_preview(answered))
