@@ -19,6 +19,7 @@ from template_engine.compose import Composition, compose
 from template_engine.diffing.fields import FieldChange
 from template_engine.diffing.pairs import Pair
 from template_engine.errors import Location, Problem, TemplateEngineError
+from template_engine.kinds import WorkloadKind
 from template_engine.layers import default_layers
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN
@@ -37,7 +38,7 @@ from template_engine.service.impact import (
     shown_changes,
 )
 from template_engine.service.yamltext import dump_yaml
-from template_engine.views.model import DiffView, diff_view, seen_from
+from template_engine.views.model import DiffView, PageView, diff_view, seen_from
 
 __all__ = [
     "AffectedView",
@@ -48,12 +49,14 @@ __all__ = [
     "TemplateState",
     "affected_views",
     "compose_template",
+    "kind_page",
     "org_tree",
     "placement_of",
     "policy_view",
     "rule_text",
     "scope_label",
     "scope_templates",
+    "template_preview",
     "why",
 ]
 
@@ -193,11 +196,13 @@ def org_tree(ctx: Ctx, stored: StoredOrg | None = None, budget: int | None = Non
 
 @dataclass(frozen=True, slots=True)
 class TemplateState:
-    """One template as seen from a scope: whether it composes, is runnable, complies with the policies."""
+    """One template as seen from a scope: its workload kind (Run:ai's ``workloadType``: ``Distributed``,
+    ``Training``...), whether it composes, is runnable, complies with the policies."""
 
     id: str
     name: str
     scope: str
+    workload_type: str
     description: str | None
     status: str
     runnable: bool
@@ -212,6 +217,12 @@ def compose_template(stored: StoredOrg, template: Template, view: View) -> Compo
         return compose(stored.org, template, view)
     except TemplateEngineError as exc:
         return list(exc.problems)
+
+
+def kind_page(page: PageView, kind: WorkloadKind) -> PageView:
+    """The explain page of a template of ``kind`` with the sections of its roles only: a kind of one role
+    (training, workspace, inference) has no master section."""
+    return replace(page, replicas=tuple(r for r in page.replicas if r.replica in kind.roles))
 
 
 def bounded_scope_templates(
@@ -254,7 +265,16 @@ def scope_templates(
             first = outcome[0].one_line() if outcome else None
             out.append(
                 TemplateState(
-                    row.id, name, str(template.scope), description, "fails to compose", False, 0, 0, first
+                    row.id,
+                    name,
+                    str(template.scope),
+                    template.kind.workload_type,
+                    description,
+                    "fails to compose",
+                    False,
+                    0,
+                    0,
+                    first,
                 )
             )
             continue
@@ -268,6 +288,7 @@ def scope_templates(
                 row.id,
                 name,
                 str(template.scope),
+                template.kind.workload_type,
                 description,
                 "runnable" if outcome.runnable.is_runnable else "not runnable",
                 outcome.runnable.is_runnable,
@@ -526,3 +547,42 @@ def affected_views(
             )
         )
     return out
+
+
+# -- a template's pending change -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TemplatePreview:
+    """A template as the form's text would make it, composed as seen from its scope and stored nowhere
+    (the API's ``POST /api/v1/workload-templates/{segment}/preview``): whether it is runnable, why not, and
+    each combined spec of its kind (``combinedSpec``; a distributed training's ``combinedMasterSpec``) as
+    YAML."""
+
+    runnable: bool
+    issues: tuple[str, ...]
+    specs: tuple[tuple[str, str], ...]
+
+    @property
+    def status(self) -> str:
+        return "runnable" if self.runnable else "not runnable"
+
+
+def _issue_text(issue: Mapping[str, Any]) -> str:
+    field = issue.get("field") or ""
+    where = f"{issue.get('replica')} {field}".strip()
+    return f"{where}: {issue.get('message')}"
+
+
+def template_preview(body: Mapping[str, Any]) -> TemplatePreview:
+    """The preview of the API's answer ``body`` (Run:ai's template of its kind)."""
+    runnable = body.get("runnable") or {}
+    return TemplatePreview(
+        bool(runnable.get("isRunnable")),
+        tuple(_issue_text(issue) for issue in runnable.get("issues") or ()),
+        tuple(
+            (name, dump_yaml(value) if value else "{}\n")
+            for name, value in body.items()
+            if name.startswith("combined") and value is not None
+        ),
+    )

@@ -7,11 +7,15 @@ page                                       what it shows
 ``GET /ui/sign-in``, ``POST``              paste an API token; ``POST /ui/sign-out`` ends the session
 ``GET /ui/``                               the org tree: system, departments, projects (those readable),
                                            each with its runnable, not runnable, non-compliant counts
-``GET /ui/scope/{key}``                    the templates seen from a scope, runnable and compliance state
+``GET /ui/scope/{key}``                    the templates seen from a scope, of every kind (Run:ai's
+                                           ``workloadType``), runnable and compliance state
 ``GET /ui/template/{id}?view={key}``       the explain view of a template seen from a scope
 ``GET /ui/scope/{key}/policy``             the effective policy of a scope
 ``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` or ``policy`` document in a form;
 ``POST`` (``action=preview`` or ``save``)  preview lists every affected template, save stores it
+``GET /ui/scope/{key}/edit/template``      a new template of a kind chosen in the form, or
+``.../edit/template:{id}``, ``POST``       one of the scope's: preview composes it, save stores it
+                                           (the API's template routes of its kind, :func:`_endpoint`)
 =========================================  ==========================================================
 
 The document is edited in CodeMirror 5 (``static/vendor/codemirror``, MIT, with its ``LICENSE``; served from
@@ -40,9 +44,12 @@ from urllib.parse import quote, urlsplit
 import jinja2
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 
 from template_engine.diffing.pairs import pair_id
 from template_engine.errors import InputError, Problem, TemplateEngineError, TooLargeError
+from template_engine.kinds import TEMPLATE_KINDS, WorkloadKind, kind_named
+from template_engine.loader.kind_of import template_kind
 from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
@@ -57,7 +64,8 @@ from template_engine.service.policy_store import policy_file
 from template_engine.service.routes.common import template_scope
 from template_engine.service.routes.defaults import write_defaults
 from template_engine.service.routes.policies import write_policy
-from template_engine.service.storage.repository import DefaultsRow, PolicyRow, Unstorable
+from template_engine.service.routes.templates import router as templates_router
+from template_engine.service.storage.repository import DefaultsRow, PolicyRow, TemplateRow, Unstorable
 from template_engine.service.ui import pages, session
 from template_engine.service.yamltext import dump_yaml
 from template_engine.views.html import TEMPLATES as VIEW_TEMPLATES
@@ -378,6 +386,8 @@ def scope_page(request: Request, key: str) -> Response:
             rows=rows,
             left=left,
             writable=writable,
+            own_scope=str(place.scope()),
+            creates=bool(template_kinds()),
         )
 
     return _page(request, build)
@@ -421,7 +431,8 @@ def _template_page(ctx: Ctx, template_id: str, view_key: str | None) -> tuple[Pa
     outcome = pages.compose_template(stored, template, view.view())
     if isinstance(outcome, list):
         return failed_page(template, view.view(), outcome, pair_id=pid), view.key
-    return explain_page(outcome, pair_id=pid, name=place_name(stored.labels)), view.key
+    page = explain_page(outcome, pair_id=pid, name=place_name(stored.labels))
+    return pages.kind_page(page, template.kind), view.key
 
 
 @router.get("/ui/template/{template_id}")
@@ -510,7 +521,12 @@ def _change_page(
 
 
 @router.get("/ui/scope/{key}/edit/{document}")
-def change_form(request: Request, key: str, document: str, saved: int | None = None) -> Response:
+def change_form(
+    request: Request, key: str, document: str, saved: int | None = None, kind: str | None = None
+) -> Response:
+    if _is_template(document):
+        return _page(request, lambda me: _template_form(request, me, key, document, saved, kind))
+
     def build(me: Session) -> Response:
         with _store(request).read(me.principal) as ctx:
             place = _editable(ctx, key, document)
@@ -628,6 +644,37 @@ def _meta(place: Placement) -> dict[str, Any]:
     return {"scope": "tenant"}
 
 
+def _action(fields: Mapping[str, str]) -> tuple[bool, str, int]:
+    """A change form's action (``True``: preview, ``False``: save), its text (with Unix line ends) and the
+    version it was read at; a 400 for a form without them."""
+    action = fields.get("action")
+    text = fields.get("text", "").replace("\r\n", "\n")
+    version_text = fields.get("version", "")
+    if (
+        action not in ("preview", "save")
+        or not (version_text.isascii() and version_text.isdigit())
+        or len(version_text) > 18
+    ):
+        raise ApiError(400, "The form needs action (preview or save) and the version it was read at.")
+    return action == "preview", text, int(version_text)
+
+
+def _refused_write(exc: ApiError | Unstorable, lines: Lines, again: Callable[..., Response]) -> Response:
+    """The form ``again`` with why a preview or save was refused: each problem at its line (400, and a value
+    that cannot be stored), the numbers of a form over the bound of a body (413: what it holds and the most
+    a body may), or that the document changed since the form was read (412); any other refusal is raised."""
+    if isinstance(exc, Unstorable):
+        problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
+        return again(400, problems=_problem_lines([problem], lines))
+    if exc.status == 400:
+        return again(400, problems=_problem_lines(exc.problems, lines))
+    if exc.status == 413:
+        return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
+    if exc.status == 412:
+        return again(412, stale=exc.message)
+    raise exc
+
+
 @router.post("/ui/scope/{key}/edit/{document}")
 def change_submit(request: Request, key: str, document: str, fields: SignedInForm) -> Response:
     def build(me: Session) -> Response:
@@ -635,18 +682,11 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
         if refused is not None:
             return refused
         assert fields is not None
+        if _is_template(document):
+            return _template_submit(request, me, key, document, fields)
         with _store(request).read(me.principal) as ctx:
             place = _editable(ctx, key, document)
-        action = fields.get("action")
-        text = fields.get("text", "").replace("\r\n", "\n")
-        version_text = fields.get("version", "")
-        if (
-            action not in ("preview", "save")
-            or not (version_text.isascii() and version_text.isdigit())
-            or len(version_text) > 18
-        ):
-            raise ApiError(400, "The form needs action (preview or save) and the version it was read at.")
-        version = int(version_text)
+        preview, text, version = _action(fields)
 
         def again(status: int, **extra: Any) -> Response:
             return _change_page(request, me, place, document, text, version, status, **extra)
@@ -654,7 +694,6 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
         data, problems, lines, status = _parse(text, document)
         if data is None:
             return again(status, problems=problems)
-        preview = action == "preview"
         try:
             data = _admitted(data, document, place)  # before any preview or save
             if document == "defaults":
@@ -675,17 +714,8 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
                 )
                 found, labels = policy.affected, policy.labels
                 bodies = policy.body.get("affectedTemplates")
-        except ApiError as exc:
-            if exc.status == 400:
-                return again(400, problems=_problem_lines(exc.problems, lines))
-            if exc.status == 413:  # the numbers: what the form holds and the most a body may
-                return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
-            if exc.status == 412:
-                return again(412, stale=exc.message)
-            raise
-        except Unstorable as exc:
-            problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
-            return again(400, problems=_problem_lines([problem], lines))
+        except (ApiError, Unstorable) as exc:
+            return _refused_write(exc, lines, again)
         if not preview:
             # The version the save made (from ``version``): the page confirms it only while that is still the
             # current version, so a link with ?saved= cannot announce a save that did not happen.
@@ -697,3 +727,180 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
         return again(200, results=results)
 
     return _page(request, build)
+
+
+# -- a template of any kind: create, preview, replace --------------------------------------------------------
+
+#: The API's template routes, of which the template form's preview and save are the very functions:
+#: ``POST {TEMPLATES_API}/{segment}`` creates, ``POST .../{segment}/preview`` composes without storing,
+#: ``PUT .../{segment}/{templateId}`` replaces (``segment``: a kind's ``template_segment``).
+TEMPLATES_API = "/api/v1/workload-templates"
+#: The form of a new template (``/ui/scope/{key}/edit/template``); ``template:ID`` edits one of the scope's.
+NEW_TEMPLATE = "template"
+_OF_TEMPLATE = NEW_TEMPLATE + ":"
+
+
+def _is_template(document: str) -> bool:
+    return document == NEW_TEMPLATE or document.startswith(_OF_TEMPLATE)
+
+
+def _endpoint(method: str, kind: WorkloadKind, tail: str = "") -> Callable[..., Any] | None:
+    """The API's own function of ``method`` on ``kind``'s template route (``tail`` after its segment), or
+    ``None`` when the service serves no such route (a kind whose templates it does not store, an inference's
+    ``PUT``: Run:ai's inference templates do not change)."""
+    if kind.template_segment is None:
+        return None
+    path = f"{TEMPLATES_API}/{kind.template_segment}{tail}"
+    for route in templates_router.routes:
+        if isinstance(route, APIRoute) and route.path_format == path and method in (route.methods or ()):
+            return route.endpoint
+    return None
+
+
+def template_kinds() -> list[WorkloadKind]:
+    """The kinds a template may be created of here: those of :data:`~template_engine.kinds.TEMPLATE_KINDS`
+    whose create route the service serves."""
+    return [kind for kind in TEMPLATE_KINDS if _endpoint("POST", kind) is not None]
+
+
+def _row_kind(row: TemplateRow) -> WorkloadKind:
+    """The kind of a stored template: its row's (``templates.kind``).  A row read without one is a
+    distributed template's (every template before the kinds)."""
+    name: str | None = getattr(row, "kind", None)
+    return kind_named(name)
+
+
+def _own_template(ctx: Ctx, place: Placement, document: str) -> TemplateRow:
+    """The template ``template:ID`` names, one of the scope's own (404 for any other)."""
+    ident = document.removeprefix(_OF_TEMPLATE)
+    try:
+        ident = str(uuid.UUID(ident))
+    except ValueError:
+        raise ApiError(404, f"No such template: {ident!r}.") from None
+    row = ctx.repo.template(ident)
+    if row is None or row.scope_key != place.key:
+        raise ApiError(404, f"No template {ident!r} belongs to {pages.scope_label(place)}.")
+    return row
+
+
+def _kind_asked(name: str | None) -> WorkloadKind:
+    """The kind a new template's form names (the first the service creates when it names none)."""
+    kinds = template_kinds()
+    if not kinds:  # pragma: no cover - the service always serves distributed templates
+        raise ApiError(404, "The service creates no templates.")
+    if name is None:
+        return kinds[0]
+    found, problems = template_kind({"kind": name}, "the form", {})  # the loader's words for a file's kind
+    if found is not None and found not in kinds:
+        expected = "one of " + ", ".join(kind.name for kind in kinds)
+        problems = [Problem(f"the service stores no {found.noun} templates", ("kind",), None, expected)]
+    if found is None or problems:
+        raise bad_request(problems)
+    return found
+
+
+def _template_form_page(
+    request: Request,
+    me: Session,
+    place: Placement,
+    document: str,
+    kind: WorkloadKind,
+    text: str,
+    version: int,
+    row: TemplateRow | None,
+    status: int = 200,
+    **extra: Any,
+) -> Response:
+    context: dict[str, Any] = {
+        "key": place.key,
+        "scope": pages.scope_label(place),
+        "document": document,
+        "kind": kind,
+        "kinds": template_kinds() if row is None else [kind],
+        "template_id": row.id if row is not None else None,
+        "template_name": row.name if row is not None else None,
+        "changeable": row is None or _endpoint("PUT", kind, "/{templateId}") is not None,
+        "text": text,
+        "version": version,
+        "preview": None,
+        "problems": [],
+        "stale": None,
+        "saved": None,
+    }
+    context.update(extra)
+    return _render(request, "template_form.html.j2", me, status, **context)
+
+
+def _template_form(
+    request: Request, me: Session, key: str, document: str, saved: int | None, kind_name: str | None
+) -> Response:
+    with _store(request).read(me.principal) as ctx:
+        place = pages.placement_of(ctx, key)
+        ctx.access.require_write(place.ref)
+        row = _own_template(ctx, place, document) if document != NEW_TEMPLATE else None
+    if row is None:
+        return _template_form_page(request, me, place, document, _kind_asked(kind_name), "", 0, None)
+    version = row.audit.version
+    confirmed = saved if saved is not None and saved == version else None
+    text = dump_yaml(row.document)
+    kind = _row_kind(row)
+    return _template_form_page(request, me, place, document, kind, text, version, row, saved=confirmed)
+
+
+def _template_body(data: Mapping[str, Any], place: Placement, scoped: bool) -> dict[str, Any]:
+    """The API body of the form's document: the document itself, its ``meta`` with the page's scope when
+    ``scoped`` (a create or a preview: Run:ai's ``scopeType``, ``scopeId``); a ``meta`` that is not a mapping
+    is left as it is, for the API to refuse."""
+    body = dict(data)
+    meta = body.get("meta")
+    if scoped and isinstance(meta, Mapping):
+        scope: dict[str, Any] = {"scopeType": place.type}
+        if place.id is not None:
+            scope["scopeId"] = str(place.id)
+        body["meta"] = {**meta, **scope}
+    return body
+
+
+def _template_submit(
+    request: Request, me: Session, key: str, document: str, fields: Mapping[str, str]
+) -> Response:
+    """Preview (the API's ``.../preview``: composed as seen from the scope, nothing stored) or save (its
+    create, or its ``PUT`` with the version read as ``If-Match``) a template of the scope."""
+    store = _store(request)
+    with store.read(me.principal) as ctx:
+        place = pages.placement_of(ctx, key)
+        ctx.access.require_write(place.ref)
+        row = _own_template(ctx, place, document) if document != NEW_TEMPLATE else None
+    kind = _row_kind(row) if row is not None else _kind_asked(fields.get("kind"))
+    preview, text, version = _action(fields)
+
+    def again(status: int, **extra: Any) -> Response:
+        return _template_form_page(request, me, place, document, kind, text, version, row, status, **extra)
+
+    data, problems, lines, status = _parse(text, "template")
+    if data is None:
+        return again(status, problems=problems)
+    if preview:
+        endpoint = _endpoint("POST", kind, "/preview")
+        arguments: dict[str, Any] = {}
+    elif row is None:
+        endpoint = _endpoint("POST", kind)
+        arguments = {}
+    else:
+        endpoint = _endpoint("PUT", kind, "/{templateId}")
+        arguments = {"templateId": uuid.UUID(row.id), "if_match": f'"{version}"'}
+    if endpoint is None:
+        raise ApiError(405, f"Run:ai does not let {kind.a_noun} template change: create a new one.")
+    try:
+        body = _template_body(data, place, preview or row is None)
+        raw = read_json(json.dumps(body, ensure_ascii=False, default=str).encode())
+        answer: Response = endpoint(principal=me.principal, raw=raw, store=store, **arguments)
+    except (ApiError, Unstorable) as exc:
+        return _refused_write(exc, lines, again)
+    answered = json.loads(bytes(answer.body))
+    if preview:
+        return again(200, preview=pages.template_preview(answered))
+    made = answer.headers.get("etag", "").strip('"')
+    ident = answered["meta"]["id"]
+    where = f"/scope/{quote(place.key, safe=':')}/edit/{_OF_TEMPLATE}{ident}"
+    return _redirect(request, f"{where}?saved={made}" if made.isdigit() else where)
