@@ -152,8 +152,8 @@ def test_a_template_of_a_kind_is_held_to_its_kinds_fields_with_file_and_line() -
         (("spec", "backoffLimit"), 6)
     ]
     assert problems[0].message == (
-        "unknown field 'backoffLimit': an inference has no such field (a distributed training, a training and "
-        "a workspace have it)"
+        "unknown field 'backoffLimit': an inference has no such field (a distributed training, a training "
+        "and a workspace have it)"
     )
     org = _org({"projects/vision/templates/t.yaml": _template(None, "t", "completions: 2\nnumWorkrs: 2\n")})
     assert [p.message for p in org.broken["projects/vision/templates/t.yaml"]] == [
