@@ -2,7 +2,9 @@
 
 A pair has a stable id that doubles as its snapshot file name: ``projects/<project>/<template>`` for a
 template seen from a project, ``departments/<department>/<template>`` and ``system/<template>`` for a scope
-template seen from its own scope.  Pure: no files are read here.
+template seen from its own scope, whatever the template's workload kind (a template's name is unique in its
+scope across the kinds, so the id of a distributed training's pair is what it was before there were kinds).
+Pure: no files are read here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Asset, Defaults, Org, Template, View
 
@@ -47,8 +50,15 @@ class Pair:
             return f"department {self.view.department}"
         return "the system scope"
 
+    @property
+    def template_words(self) -> str:
+        """``project vision template``, with the kind when it is not a distributed training: ``project vision
+        training template`` (the id does not say it: a name is unique in its scope across the kinds)."""
+        kind = self.template.kind
+        return f"{self.template.scope} {'' if kind is DISTRIBUTED else f'{kind.name} '}template"
+
     def describe(self) -> str:
-        return f"template {self.template.name} ({self.template.scope} template) as seen from {self.where}"
+        return f"template {self.template.name} ({self.template_words}) as seen from {self.where}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +67,7 @@ class Pair:
             "department": self.view.department,
             "template": self.template.name,
             "scope": str(self.template.scope),
+            "workloadType": self.template.kind.workload_type,
         }
 
 
@@ -77,7 +88,15 @@ def pairs(org: Org) -> list[Pair]:
 
 
 def effective_output(composition: Composition) -> dict[str, Any]:
-    """The part of a composed template a snapshot records: what the workload would actually get."""
+    """The part of a composed template a snapshot records: what the workload would actually get.  A kind of
+    one role has no master (Run:ai's shape) and says its ``workloadType``; a distributed training's output
+    is as it was before the kinds, so no snapshot of one changes."""
+    if not composition.kind.is_distributed:
+        return {
+            "combinedSpec": composition.combined_spec,
+            "runnable": composition.runnable.to_dict(),
+            "workloadType": composition.kind.workload_type,
+        }
     return {
         "combinedMasterSpec": composition.combined_master_spec,
         "combinedSpec": composition.combined_spec,
@@ -138,8 +157,8 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     objects are built with the org's cluster settings (their defaults without the file).
     """
     deps = [entry.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None]
-    for scope in pair.view.chain():  # the view's policies, and the data sources they impose
-        policy = org.policies.get(scope)
+    for scope in pair.view.chain():  # the view's policies of the pair's kind, and the data sources they impose
+        policy = org.policy_of(scope, pair.template.kind)
         if policy is None:
             continue
         deps.append(policy.file)
@@ -174,7 +193,7 @@ def documents(org: Org) -> dict[str, Document]:
     for by_kind in org.assets.values():
         for asset in by_kind.values():
             found[asset.file] = asset
-    for policy in org.policies.values():
+    for policy in (*org.policies.values(), *org.kind_policies.values()):
         found[policy.file] = policy
     return found
 
