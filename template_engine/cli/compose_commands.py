@@ -32,7 +32,7 @@ from template_engine.cli.options import (
 )
 from template_engine.compose import Composition, MergeCache, compose, unused_variable
 from template_engine.errors import CompositionWarning, Location, Problem, TemplateEngineError, WarningKind
-from template_engine.explain import explain
+from template_engine.explain import explain, not_applied
 from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, WorkloadKind
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, Template, TemplateRef, View
@@ -569,7 +569,8 @@ def explain_command(
     with phase("composed"):
         composition = _compose_one(org, template, project, department, parse_vars(variables))
     entries = explain(composition, path)
-    if field and not entries:
+    left_out = not_applied(composition, path)  # what the layers give that the kind lacks: said, not dropped
+    if field and not entries and not left_out:
         near = _closest(composition, field)
         click.echo(f"{error_prefix()} {field} is neither set nor excluded by any layer{near}", err=True)
         sys.exit(EXIT_FINDINGS)
@@ -577,10 +578,15 @@ def explain_command(
     if output == "text":
         for entry in entries:
             say(entry.render())
+        for gone in left_out:
+            say(gone.render())
         for warning in warnings:
             say(f"warning: {warning.one_line()}")
     else:
-        emit({"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}, output)
+        answer = {"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}
+        if not composition.kind.is_distributed:  # a distributed training has every field a layer may give
+            answer["notApplied"] = [gone.to_dict() for gone in left_out]
+        emit(answer, output)
 
 
 @click.command()
