@@ -186,7 +186,7 @@ def _entries(
     return out
 
 
-def _rule_text(rules: FieldRules) -> list[str]:
+def rule_text(rules: FieldRules) -> list[str]:
     """Each rule of a rule object as ``name value (source)``."""
     where = f"{rules.scope} policy, {rules.location.place()}"
     if rules.instances:
@@ -210,12 +210,12 @@ def _governing(composition: Composition, replica: Replica, path: Path) -> tuple[
         if rules.instances:
             key = rest[0] if len(rest) == 1 else None
             if isinstance(key, Match) and (rules.can_add is not None or str(key.value) in rules.locked):
-                found += _rule_text(rules)
+                found += rule_text(rules)
         elif rules.attribute:
             if len(rest) >= 1 and isinstance(rest[0], Match) and tuple(rest[1:]) == rules.attribute:
-                found += _rule_text(rules)
+                found += rule_text(rules)
         elif not rest:
-            found += _rule_text(rules)
+            found += rule_text(rules)
     return tuple(found)
 
 

@@ -26,7 +26,8 @@ _SAFE = re.compile(r"[A-Za-z0-9._-]")
 _ALL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
-def _segment(name: str) -> str:
+def pair_segment(name: str) -> str:
+    """A name as a segment of a pair id (and of a report's file name): percent-encoded past ``[A-Za-z0-9._-]``."""
     if name not in (".", "..") and _ALL_SAFE.fullmatch(name):
         return name  # nothing to encode (most names): the same text as below, without a match per character
     text = "".join(c if _SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
@@ -73,10 +74,10 @@ class Pair:
 
 def pair_id(view: View, template: Template) -> str:
     if view.project is not None:
-        return f"projects/{_segment(view.project)}/{_segment(template.name)}"
+        return f"projects/{pair_segment(view.project)}/{pair_segment(template.name)}"
     if view.department is not None:
-        return f"departments/{_segment(view.department)}/{_segment(template.name)}"
-    return f"system/{_segment(template.name)}"
+        return f"departments/{pair_segment(view.department)}/{pair_segment(template.name)}"
+    return f"system/{pair_segment(template.name)}"
 
 
 def pairs(org: Org) -> list[Pair]:

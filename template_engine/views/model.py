@@ -746,6 +746,8 @@ class IndexView:
     against: str | None = None
     #: Pairs of ``--against`` that are gone, with their diff.
     gone: tuple[IndexRow, ...] = ()
+    #: Each project's "Where kinds differ" page: the project, its link and how many fields differ.
+    kinds: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def runnable(self) -> int:
