@@ -52,8 +52,9 @@ class KindSide:
     #: The value (``None`` when no layer sets it, see :attr:`is_set`).
     value: Any = None
     is_set: bool = False
-    #: Where the value was set (the layer and its place).
-    location: Location | None = None
+    #: Where the value was set (the layer and its place): one place, or each layer's that set part of it (a
+    #: keyed list's items, a mapping's fields), lowest layer first.
+    locations: tuple[Location, ...] = ()
     #: The data sources the kind's policies impose at or below the field.
     imposed: tuple[ImposedAsset, ...] = ()
     #: The rules of the kind's effective policy on the field, at or below it.
@@ -107,8 +108,8 @@ class KindSide:
         }
         if self.is_set:
             out["value"] = self.value
-        if self.location is not None:
-            out["setBy"] = self.location.to_dict()
+        if self.locations:
+            out["setBy"] = [location.to_dict() for location in self.locations]
         out["imposed"] = [{"name": a.name, "scope": str(a.scope), **a.location.to_dict()} for a in self.imposed]
         out["rules"] = self.rule_lines()
         if self.not_applied:
@@ -182,7 +183,7 @@ class KindPolicySide:
             has_field,
             value if is_set else None,
             is_set,
-            self.merged.locate(path) if is_set else None,
+            _places(self.merged, path) if is_set else (),
             tuple(a for a in self.imposed if _imposed_at(self.merged, a, path)),
             tuple(r for r in self.rules if _governs(r, path)),
             left_out,
@@ -203,6 +204,19 @@ class KindPolicySide:
                 out.add(step.path)
         out.update(tuple(r.path) for r in self.rules)
         return out
+
+
+def _places(merged: MergeResult, path: Path) -> tuple[Location, ...]:
+    """Where the value at ``path`` was set: its own place (or a parent's, set whole), else the place of what
+    each layer set below it (its shallowest), lowest layer first."""
+    found = merged.locate(path)
+    if found is not None:
+        return (found,)
+    below: dict[int, Path] = {}
+    for place, origin in merged.set_by.items():
+        if is_prefix(path, place) and (origin.layer not in below or len(place) < len(below[origin.layer])):
+            below[origin.layer] = place
+    return tuple(merged.location(merged.set_by[below[layer]]) for layer in sorted(below))
 
 
 def _not_applied(org: Org, view: View, kind: WorkloadKind) -> tuple[NotApplied, ...]:

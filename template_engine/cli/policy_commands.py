@@ -74,7 +74,8 @@ def _side_lines(side: KindSide, width: int) -> list[str]:
         lines += [f"{pad}{n.message()} ({n.location.with_layer()})" for n in side.not_applied]
         return lines
     if side.is_set:
-        where = f"  ({side.location.layer}, {side.location.place()})" if side.location is not None else ""
+        where = "; ".join(f"{place.layer}, {place.place()}" for place in side.locations)
+        where = f"  ({where})" if where else ""
         lines = [f"{head}  = {json.dumps(side.value, sort_keys=True, ensure_ascii=False)}{where}"]
     else:
         lines = [f"{head}  not set"]

@@ -54,7 +54,8 @@ def _cell(side: KindSide) -> KindCell:
     else:
         if side.is_set:
             value = json.dumps(side.value, sort_keys=True, ensure_ascii=False)
-            where = f" ({side.location.with_layer()})" if side.location is not None else ""
+            where = "; ".join(place.with_layer() for place in side.locations)
+            where = f" ({where})" if where else ""
             lines.append(f"= {value}{where}")
         lines += [f"imposed: {line}" for line in side.imposed_lines()]
         lines += [f"rule: {line}" for line in side.rule_lines()]
