@@ -14,7 +14,7 @@ Pure: an :class:`~template_engine.org.Org` in, plain values out; ``template-engi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,7 +94,10 @@ class KindSide:
 
     def imposed_lines(self) -> list[str]:
         """``passwd (imposed by the system training policy, system/training-policy.yaml:3)``."""
-        return [f"{a.name} (imposed by the {a.scope} {self._policy()}, {a.location.place()})" for a in self.imposed]
+        return [
+            f"{a.name} (imposed by the {a.scope} {self._policy()}, {a.location.place()})"
+            for a in self.imposed
+        ]
 
     def _policy(self) -> str:
         return "policy" if self.kind.is_distributed else f"{self.kind.name} policy"
@@ -110,7 +113,9 @@ class KindSide:
             out["value"] = self.value
         if self.locations:
             out["setBy"] = [location.to_dict() for location in self.locations]
-        out["imposed"] = [{"name": a.name, "scope": str(a.scope), **a.location.to_dict()} for a in self.imposed]
+        out["imposed"] = [
+            {"name": a.name, "scope": str(a.scope), **a.location.to_dict()} for a in self.imposed
+        ]
         out["rules"] = self.rule_lines()
         if self.not_applied:
             out["notApplied"] = [{"message": n.message(), **n.location.to_dict()} for n in self.not_applied]
@@ -144,7 +149,11 @@ class FieldAcrossKinds:
         return [(tuple(group), group[0].summary()) for group in found.values()]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "differs": self.differs, "kinds": [side.to_dict() for side in self.sides]}
+        return {
+            "field": self.field,
+            "differs": self.differs,
+            "kinds": [side.to_dict() for side in self.sides],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +260,9 @@ def _imposed_at(merged: MergeResult, imposed: ImposedAsset, path: Path) -> bool:
         if not item_path or not isinstance(item_path[-1], Match):
             continue
         label = merged.layers[origin.layer].label
-        if label.startswith(f"datasource asset {imposed.name} (imposed by"):
-            if is_prefix(path, item_path) or is_prefix(item_path, path):
-                return True
+        mine = label.startswith(f"datasource asset {imposed.name} (imposed by")
+        if mine and (is_prefix(path, item_path) or is_prefix(item_path, path)):
+            return True
     return False
 
 

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from template_engine.compose import Composition
 from template_engine.errors import Location
-from template_engine.merge.engine import MergeResult
 from template_engine.layers import NotApplied
+from template_engine.merge.engine import MergeResult
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.paths import Match, Path, format_path, is_prefix
 from template_engine.policy.document import FieldRules, origin_text
@@ -240,7 +240,11 @@ def explain(composition: Composition, field: Path = ()) -> list[Entry]:
     plan = composition.kind.plan()
     entries = _entries("worker", composition.combined_spec, composition.worker, False, plan)
     entries += _entries(
-        "master", composition.combined_master_spec, composition.master, composition.master_same_as_worker, plan
+        "master",
+        composition.combined_master_spec,
+        composition.master,
+        composition.master_same_as_worker,
+        plan,
     )
     entries = _with_policy(composition, entries)
     found = [e for e in entries if is_prefix(field, e.path)]
@@ -282,8 +286,8 @@ class NotAppliedEntry:
         }
 
     def render(self) -> str:
-        """``worker backoffLimit  not applied (system defaults, system/defaults.yaml:63): backoffLimit is not applied
-        to a inference: ...``, as an entry names its layer and place."""
+        """``worker backoffLimit  not applied (system defaults, system/defaults.yaml:63): backoffLimit is not
+        applied to a inference: ...``, as an entry names its layer and place."""
         where = self.found.location
         layer = f"{where.layer}, " if where.layer else ""
         role = f"{self.found.kind.primary:6} {self.found.field}"

@@ -34,7 +34,7 @@ import pytest
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import diff_outputs
 from template_engine.diffing.objects import diff_objects
-from template_engine.diffing.pairs import Outcome, Pair, pair_segment, compose_pair, pairs
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pair_segment, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org, TemplateRef

@@ -1,8 +1,8 @@
 """The CLI over every workload kind (issue 32, items 3, 4 and 7), through the installed entry point, on a copy
 of the example org with a training, a workspace and an inference template in project vision.
 
-``check -o json`` gives each pair's ``workloadType``; the text table and the CI formats name a pair's kind when
-it is not a distributed training (whose ids and records stay as they were); ``explain`` says what the
+``check -o json`` gives each pair's ``workloadType``; the text table and the CI formats name a pair's kind
+when it is not a distributed training (whose ids and records stay as they were); ``explain`` says what the
 layers give that a kind lacks; ``diff`` names the kind of a changed pair; ``kinds`` puts one field's policy
 side of each kind side by side.
 """
@@ -112,7 +112,7 @@ def _results(root: Path, *more: str) -> dict[str, dict[str, Any]]:
     return {r["template"]: r for r in json.loads(done.stdout)["results"]}
 
 
-# -- check ----------------------------------------------------------------------------------------------------
+# -- check ---------------------------------------------------------------------------------------------------
 
 
 def test_check_json_gives_each_pair_its_workload_type(kinds_org: Path) -> None:
@@ -174,15 +174,19 @@ def test_the_ci_formats_name_a_pairs_kind_and_keep_its_id(failing_org: Path) -> 
     assert failure.get("message") == "vision / bad-ws (workspace) is not runnable: 1 issue"
 
     reports = list(
-        yaml.safe_load_all(run("check", "--root", str(failing_org), "-p", "vision", "-o", "policy-report").stdout)
+        yaml.safe_load_all(
+            run("check", "--root", str(failing_org), "-p", "vision", "-o", "policy-report").stdout
+        )
     )
     found = [r for report in reports for r in report["results"] if r["properties"]["template"] == "bad-ws"]
     assert found and all(r["properties"]["workloadType"] == "Workspace" for r in found)
-    others = [r for report in reports for r in report["results"] if r["properties"]["template"] == "mpi-horovod"]
+    others = [
+        r for report in reports for r in report["results"] if r["properties"]["template"] == "mpi-horovod"
+    ]
     assert others and all("workloadType" not in r["properties"] for r in others)
 
 
-# -- explain --------------------------------------------------------------------------------------------------
+# -- explain -------------------------------------------------------------------------------------------------
 
 
 def test_explain_says_what_the_shared_defaults_give_that_an_inference_lacks(kinds_org: Path) -> None:
@@ -199,9 +203,22 @@ def test_explain_says_what_the_shared_defaults_give_that_an_inference_lacks(kind
 def test_explain_of_a_field_the_kind_lacks_says_why_and_succeeds(kinds_org: Path) -> None:
     done = run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "serve-vit", "backoffLimit")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("worker backoffLimit  not applied (system defaults, system/defaults.yaml:63)")
+    assert done.stdout.startswith(
+        "worker backoffLimit  not applied (system defaults, system/defaults.yaml:63)"
+    )
     answer = json.loads(
-        run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "serve-vit", "backoffLimit", "-o", "json").stdout
+        run(
+            "explain",
+            "--root",
+            str(kinds_org),
+            "-p",
+            "vision",
+            "-t",
+            "serve-vit",
+            "backoffLimit",
+            "-o",
+            "json",
+        ).stdout
     )
     assert answer["entries"] == []
     assert answer["notApplied"] == [
@@ -211,7 +228,9 @@ def test_explain_of_a_field_the_kind_lacks_says_why_and_succeeds(kinds_org: Path
             "file": "system/defaults.yaml",
             "line": 63,
             "layer": "system defaults",
-            "message": "backoffLimit is not applied to a inference: a inference's spec has no field 'backoffLimit'",
+            "message": (
+                "backoffLimit is not applied to a inference: a inference's spec has no field 'backoffLimit'"
+            ),
         }
     ]
     # A training has the field: the default reaches it.
@@ -220,11 +239,13 @@ def test_explain_of_a_field_the_kind_lacks_says_why_and_succeeds(kinds_org: Path
 
 
 def test_explain_of_a_distributed_pair_is_as_it_was(kinds_org: Path) -> None:
-    answer = json.loads(run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "vit-finetune", "-o", "json").stdout)
+    answer = json.loads(
+        run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "vit-finetune", "-o", "json").stdout
+    )
     assert set(answer) == {"entries", "warnings"}
 
 
-# -- diff -----------------------------------------------------------------------------------------------------
+# -- diff ----------------------------------------------------------------------------------------------------
 
 
 def test_diff_names_the_kind_of_a_changed_pair(kinds_org: Path, tmp_path: Path) -> None:
@@ -235,31 +256,40 @@ def test_diff_names_the_kind_of_a_changed_pair(kinds_org: Path, tmp_path: Path) 
     text = run("diff", "--root", str(new), "--against", str(kinds_org), "--no-cache")
     assert text.returncode == 1, text.stderr
     assert text.stdout.splitlines()[0] == "~ projects/vision/quick-train  (project vision training template)"
-    answer = json.loads(run("diff", "--root", str(new), "--against", str(kinds_org), "--no-cache", "-o", "json").stdout)
+    answer = json.loads(
+        run("diff", "--root", str(new), "--against", str(kinds_org), "--no-cache", "-o", "json").stdout
+    )
     (pair,) = answer["pairs"]
     assert (pair["pair"], pair["workloadType"], pair["changes"][0]["field"]) == (
         "projects/vision/quick-train",
         "Training",
         "combinedSpec.completions",
     )
-    markdown = run("diff", "--root", str(new), "--against", str(kinds_org), "--no-cache", "-o", "markdown").stdout
+    markdown = run(
+        "diff", "--root", str(new), "--against", str(kinds_org), "--no-cache", "-o", "markdown"
+    ).stdout
     assert "| pair | template scope | kind | change | status | fields | object values |" in markdown
     assert "| <code>projects/vision/quick-train</code> | project vision | training | changed |" in markdown
-    assert "#### <code>projects/vision/quick-train</code> (project vision training template): changed" in markdown
+    assert (
+        "#### <code>projects/vision/quick-train</code> (project vision training template): changed"
+        in markdown
+    )
 
 
 def test_a_distributed_pairs_diff_reads_as_it_did(example_root: Path, tmp_path: Path) -> None:
     new = tmp_path / "new"
     shutil.copytree(example_root, new)
     template = new / "projects/vision/templates/vit-finetune.yaml"
-    template.write_text(template.read_text(encoding="utf-8").replace("numWorkers: 2", "numWorkers: 3"), "utf-8")
+    template.write_text(
+        template.read_text(encoding="utf-8").replace("numWorkers: 2", "numWorkers: 3"), "utf-8"
+    )
     text = run("diff", "--root", str(new), "--against", str(example_root), "--no-cache")
     assert text.stdout.splitlines()[0] == "~ projects/vision/vit-finetune  (project vision template)"
     markdown = run("diff", "--root", str(new), "--against", str(example_root), "--no-cache", "-o", "markdown")
     assert "| pair | template scope | change | status | fields | object values |" in markdown.stdout
 
 
-# -- kinds ----------------------------------------------------------------------------------------------------
+# -- kinds ---------------------------------------------------------------------------------------------------
 
 
 def test_kinds_puts_a_field_of_each_kind_side_by_side(kinds_org: Path) -> None:
@@ -272,15 +302,21 @@ def test_kinds_puts_a_field_of_each_kind_side_by_side(kinds_org: Path) -> None:
         "training     = 6  (system defaults, system/defaults.yaml:63)",
         "workspace    = 6  (system defaults, system/defaults.yaml:63)",
         "inference    not a field of an inference",
-        "             backoffLimit is not applied to a inference: a inference's spec has no field 'backoffLimit' "
-        "(system/defaults.yaml:63, system defaults)",
+        "             backoffLimit is not applied to a inference: a inference's spec has no field "
+        "'backoffLimit' (system/defaults.yaml:63, system defaults)",
         "",
-        "differs: distributed, training, workspace: 6; inference: not a field of an inference",
+        "differs:",
+        "  distributed, training, workspace: 6",
+        "  inference: not a field of an inference",
     ]
 
 
 def test_kinds_shows_the_rules_of_each_kinds_own_policy(kinds_org: Path) -> None:
-    answer = json.loads(run("kinds", "--root", str(kinds_org), "-p", "vision", "compute.gpuDevicesRequest", "-o", "json").stdout)
+    answer = json.loads(
+        run(
+            "kinds", "--root", str(kinds_org), "-p", "vision", "compute.gpuDevicesRequest", "-o", "json"
+        ).stdout
+    )
     assert answer["field"] == "compute.gpuDevicesRequest"
     assert answer["differs"] is True
     by_kind = {side["kind"]: side for side in answer["kinds"]}

@@ -77,7 +77,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "kinds": Entry(
         "template_engine.cli.policy_commands:kinds",
-        "Compare the workload kinds of a scope: FIELD's policy-side value, imposed assets and rules per kind.",
+        "Compare the workload kinds of a scope: FIELD's policy-side value, imposed assets and rules "
+        "per kind.",
     ),
     "serve": Entry(
         "template_engine.service.commands:serve",

@@ -293,7 +293,9 @@ def check(
         scope = ref.scope
         project_of = scope.name if scope.type == "project" else None
         department_of = scope.name if scope.type == "department" else None
-        rows.append(_Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file], kind=None))
+        rows.append(
+            _Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file], kind=None)
+        )
     if template is not None and not rows:
         fail(TemplateEngineError([_no_pairs(template, project), *org_problems(org)]))  # as validate says
     # Whatever validate finds fails the check too: a broken defaults file, policy or asset, an unknown

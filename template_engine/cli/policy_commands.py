@@ -68,7 +68,9 @@ def _side_lines(side: KindSide, width: int) -> list[str]:
     pad = " " * (width + 2)
     head = side.name.ljust(width)
     if side.problems:
-        return [f"{head}  fails to compose its policy side:"] + [f"{pad}{p.one_line()}" for p in side.problems]
+        return [f"{head}  fails to compose its policy side:"] + [
+            f"{pad}{p.one_line()}" for p in side.problems
+        ]
     if not side.has_field:
         lines = [f"{head}  not a field of {article(side.kind.noun)}"]
         lines += [f"{pad}{n.message()} ({n.location.with_layer()})" for n in side.not_applied]
@@ -84,13 +86,12 @@ def _side_lines(side: KindSide, width: int) -> list[str]:
     return lines
 
 
-def _alike(across: FieldAcrossKinds) -> str:
-    """``the same for every kind``, or the kinds that are alike, group by group."""
+def _alike(across: FieldAcrossKinds) -> list[str]:
+    """``the same for every kind``, or the kinds that are alike, a line per group."""
     if not across.differs:
-        return "the same for every kind"
-    return "differs: " + "; ".join(
-        f"{', '.join(side.name for side in group)}: {summary}" for group, summary in across.groups()
-    )
+        return ["the same for every kind"]
+    groups = across.groups()
+    return ["differs:"] + [f"  {', '.join(side.name for side in group)}: {text}" for group, text in groups]
 
 
 def _cell(side: KindSide, width: int = 40) -> str:
@@ -103,7 +104,9 @@ def _kinds_table(rows: list[FieldAcrossKinds]) -> list[str]:
     head = ("FIELD", *(side.name.upper() for side in rows[0].sides))
     table = [(row.field, *(_cell(side) for side in row.sides)) for row in rows]
     widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
-    return ["  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip() for line in (head, *table)]
+    return [
+        "  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip() for line in (head, *table)
+    ]
 
 
 @click.command()
@@ -141,7 +144,8 @@ def kinds(root: FsPath, project: str | None, department: str | None, field: str 
             for line in _side_lines(side, width):
                 say(line)
         say("")
-        say(_alike(across))
+        for line in _alike(across):
+            say(line)
         return
     rows = differing_fields(org, view)
     if output != "text":

@@ -27,7 +27,8 @@ _ALL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def pair_segment(name: str) -> str:
-    """A name as a segment of a pair id (and of a report's file name): percent-encoded past ``[A-Za-z0-9._-]``."""
+    """A name as a segment of a pair id (and of a report's file name): percent-encoded past
+    ``[A-Za-z0-9._-]``."""
     if name not in (".", "..") and _ALL_SAFE.fullmatch(name):
         return name  # nothing to encode (most names): the same text as below, without a match per character
     text = "".join(c if _SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
@@ -158,7 +159,9 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     objects are built with the org's cluster settings (their defaults without the file).
     """
     deps = [entry.file for scope in pair.view.chain() if (entry := org.defaults.get(scope)) is not None]
-    for scope in pair.view.chain():  # the view's policies of the pair's kind, and the data sources they impose
+    for (
+        scope
+    ) in pair.view.chain():  # the view's policies of the pair's kind, and the data sources they impose
         policy = org.policy_of(scope, pair.template.kind)
         if policy is None:
             continue

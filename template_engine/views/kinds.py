@@ -59,7 +59,9 @@ def _cell(side: KindSide) -> KindCell:
             lines.append(f"= {value}{where}")
         lines += [f"imposed: {line}" for line in side.imposed_lines()]
         lines += [f"rule: {line}" for line in side.rule_lines()]
-    summary = side.summary() if side.has_field or side.problems else f"not a field of {article(side.kind.noun)}"
+    summary = (
+        side.summary() if side.has_field or side.problems else f"not a field of {article(side.kind.noun)}"
+    )
     return KindCell(summary, tuple(lines))
 
 
