@@ -27,6 +27,7 @@ from template_engine.org import SYSTEM, Org
 from template_engine.paths import parse_path
 from template_engine.policy.document import PolicyDocument, read_policy
 from template_engine.reports.model import PairResult
+from template_engine.snapshots.document import snapshot_text
 from template_engine.views.html import render_kinds
 from template_engine.views.kinds import kinds_page
 from template_engine.views.site import build_site
@@ -248,3 +249,16 @@ def test_a_pair_result_names_its_kind_unless_distributed() -> None:
     )
     unknown = PairResult("vision", "research", "broken", "project vision", "error", kind=None)
     assert (unknown.title, unknown.workload_type) == ("vision / broken", None)
+
+
+def test_the_snapshot_file_of_a_training_names_its_kind(files_root: Path) -> None:
+    plain = load_org(files_root)
+    pair = next(p for p in pairs(plain) if p.id == "projects/vision/quick-train")
+    view = plain.view_of("vision")
+    text = snapshot_text(pair, effective_output(compose(plain, pair.template, view)))
+    assert text.startswith(
+        "# template quick-train (project vision training template) as seen from project vision "
+        "(department research)\n"
+    )
+    assert "\nworkloadType: Training\n" in text
+    assert "combinedMasterSpec" not in text
