@@ -238,6 +238,19 @@ def test_explain_of_a_field_the_kind_lacks_says_why_and_succeeds(kinds_org: Path
     assert training.stdout == "worker backoffLimit = 6  (system defaults, system/defaults.yaml:63)\n"
 
 
+def test_explain_of_a_field_of_another_kind_says_the_kind_lacks_it(kinds_org: Path) -> None:
+    done = run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "quick-train", "numWorkers")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: numWorkers is not a field of a training: a training's spec has no field 'numWorkers'\n"
+    )
+    # A misspelt field is offered the closest field of the kind's own spec.
+    done = run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "quick-train", "completion")
+    assert done.stderr == (
+        "error: completion is neither set nor excluded by any layer (did you mean 'completions'?)\n"
+    )
+
+
 def test_explain_of_a_distributed_pair_is_as_it_was(kinds_org: Path) -> None:
     answer = json.loads(
         run("explain", "--root", str(kinds_org), "-p", "vision", "-t", "vit-finetune", "-o", "json").stdout

@@ -33,7 +33,7 @@ from template_engine.cli.options import (
 from template_engine.compose import Composition, MergeCache, compose, unused_variable
 from template_engine.errors import CompositionWarning, Location, Problem, TemplateEngineError, WarningKind
 from template_engine.explain import explain, not_applied
-from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, WorkloadKind
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, Template, TemplateRef, View
 from template_engine.paths import format_path, parse_path
@@ -428,13 +428,16 @@ def _closest(composition: Composition, field: str) -> str:
     empty when none is close (the did-you-mean a file's unknown field gets)."""
     import difflib
 
-    from template_engine.models.spec import WorkerSpec
-
     paths = {format_path(entry.path) for entry in explain(composition, ())}
-    paths |= {name for name in WorkerSpec.model_fields}
+    paths |= composition.kind.fields()  # the fields of the composition's kind (a training: completions...)
     paths.discard(field)  # a field of the spec that no layer sets is spelt right: nothing to suggest
     close = difflib.get_close_matches(field, sorted(paths), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _any_kind_fields() -> frozenset[str]:
+    """The top-level fields of every kind's spec."""
+    return frozenset(name for kind in KINDS for role in kind.roles for name in kind.fields(role))
 
 
 #: The longest value a line of ``check``'s text shows whole (JSON, cut with ``...`` past it).
@@ -573,6 +576,13 @@ def explain_command(
     entries = explain(composition, path)
     left_out = not_applied(composition, path)  # what the layers give that the kind lacks: said, not dropped
     if field and not entries and not left_out:
+        top = path[0] if isinstance(path[0], str) else None
+        if top is not None and top not in composition.kind.fields() and top in _any_kind_fields():
+            # a field of another kind (numWorkers of a training): say so, rather than "not set"
+            noun = composition.kind.noun
+            message = f"{field} is not a field of {'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+            click.echo(f"{error_prefix()} {message}: a {noun}'s spec has no field {top!r}", err=True)
+            sys.exit(EXIT_FINDINGS)
         near = _closest(composition, field)
         click.echo(f"{error_prefix()} {field} is neither set nor excluded by any layer{near}", err=True)
         sys.exit(EXIT_FINDINGS)
