@@ -4,15 +4,16 @@ The org is the example org with a training, a workspace and an inference templat
 ``passwd`` data source (a ``hostPath``), and system policies of trainings and workspaces that impose it while
 the distributed one does not: the drift Run:ai's professional-services policy generator shows between its two
 hand-kept files.  The kinds' policies are put into the org as the loader reads ``training-policy.yaml`` once
-``read_policy(kind=)`` is merged (branch k-policy), read here through :func:`read_policy`.
+``read_policy(kind=)`` is merged (branch k-policy), read here through :func:`read_policy` (:func:`kind_policy`
+reads them either way).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -22,6 +23,7 @@ from template_engine.cli import policy_commands
 from template_engine.compose import compose
 from template_engine.diffing.pairs import dependencies, effective_output, pair_id, pairs
 from template_engine.explain import not_applied
+from template_engine.kinds import KIND_BY_NAME
 from template_engine.loader.tree import load_org
 from template_engine.org import SYSTEM, Org
 from template_engine.paths import parse_path
@@ -58,13 +60,19 @@ FILES = {
 }
 
 
-def kind_policy(file: str, data: dict[str, Any]) -> PolicyDocument:
-    """A system policy of a kind of one role that imposes ``data``'s data sources on its one role."""
-    document, problems = read_policy(data, file, {}, SYSTEM)
-    assert document is not None, problems
-    if hasattr(document, "value_defaults"):
+def kind_policy(kind_name: str, names: list[str]) -> PolicyDocument:
+    """A system policy of a kind of one role that imposes the data sources ``names`` on its one role, as the
+    loader reads ``system/<kind>-policy.yaml``."""
+    file = f"system/{kind_name}-policy.yaml"
+    if "kind" in inspect.signature(read_policy).parameters:  # branch k-policy: the kind's own, flat shape
+        document, problems = read_policy(
+            {"imposedAssets": names}, file, {}, SYSTEM, kind=KIND_BY_NAME[kind_name]
+        )
+        assert document is not None, problems
         return document
-    # Before branch k-policy's PolicyDocument (value defaults of its kind) is merged: none here.
+    # Before k-policy is merged: the distributed reader's shape, its one role the worker, no value defaults.
+    document, problems = read_policy({"imposedAssets": {"worker": names}}, file, {}, SYSTEM)
+    assert document is not None, problems
     bridged = type("KindPolicyDocument", (PolicyDocument,), {"value_defaults": {}})
     fields = {f.name: getattr(document, f.name) for f in dataclasses.fields(document)}
     made: PolicyDocument = bridged(**fields)
@@ -83,10 +91,9 @@ def files_root(tmp_path_factory: pytest.TempPathFactory, example_root: Path) -> 
 @pytest.fixture(scope="module")
 def org(files_root: Path) -> Org:
     loaded = load_org(files_root)
-    imposing = {"imposedAssets": {"worker": ["passwd"]}}
     policies = {
-        (SYSTEM, "training"): kind_policy("system/training-policy.yaml", imposing),
-        (SYSTEM, "workspace"): kind_policy("system/workspace-policy.yaml", imposing),
+        (SYSTEM, "training"): kind_policy("training", ["passwd"]),
+        (SYSTEM, "workspace"): kind_policy("workspace", ["passwd"]),
     }
     return dataclasses.replace(loaded, kind_policies=policies)
 
