@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from template_engine.compose import Composition
 from template_engine.errors import Location
+from template_engine.layers import NotApplied
 from template_engine.merge.engine import MergeResult
-from template_engine.merge.plan import SPEC_PLAN
+from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.paths import Match, Path, format_path, is_prefix
 from template_engine.policy.document import FieldRules, origin_text
 from template_engine.policy.vocabulary import Replica
@@ -87,11 +88,12 @@ def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def written_by_layer(result: MergeResult) -> dict[Path, list[tuple[int, Any]]]:
-    """What each layer wrote at each path (an item without its ``exclude`` flag), by layer position."""
+def written_by_layer(result: MergeResult, plan: PlanNode = SPEC_PLAN) -> dict[Path, list[tuple[int, Any]]]:
+    """What each layer wrote at each path (an item without its ``exclude`` flag), by layer position; ``plan``
+    the merge plan of the composition's kind (``WorkloadKind.plan()``)."""
     out: dict[Path, list[tuple[int, Any]]] = {}
     for index, layer in enumerate(result.layers):
-        walk = steps(layer.spec, SPEC_PLAN)
+        walk = steps(layer.spec, plan)
         for step in walk:
             value = step.value
             if step.item and isinstance(value, Mapping):
@@ -155,11 +157,12 @@ def _entries(
     spec: Mapping[str, Any] | None,
     result: MergeResult | None,
     derived: bool,
+    plan: PlanNode = SPEC_PLAN,
 ) -> list[Entry]:
     if spec is None or result is None:
         return []
     excluded = dict(result.excluded)
-    written = written_by_layer(result)
+    written = written_by_layer(result, plan)
 
     def below(path: Path, removed: bool = False) -> tuple[Replaced, ...]:
         found = result.excluded.get(path) if removed else result.set_by.get(path) or result.origin_of(path)
@@ -167,7 +170,7 @@ def _entries(
 
     out = []
     # Every scalar, whole-replaced value and keyed item, by field name.
-    for path, value, _, is_item in steps(spec, SPEC_PLAN, sort=True):
+    for path, value, _, is_item in steps(spec, plan, sort=True):
         if is_item:
             gone = excluded.pop(path, None)
             if gone is not None:  # excluded below, then given again above: tell it in that order
@@ -183,7 +186,7 @@ def _entries(
     return out
 
 
-def _rule_text(rules: FieldRules) -> list[str]:
+def rule_text(rules: FieldRules) -> list[str]:
     """Each rule of a rule object as ``name value (source)``."""
     where = f"{rules.scope} policy, {rules.location.place()}"
     if rules.instances:
@@ -207,12 +210,12 @@ def _governing(composition: Composition, replica: Replica, path: Path) -> tuple[
         if rules.instances:
             key = rest[0] if len(rest) == 1 else None
             if isinstance(key, Match) and (rules.can_add is not None or str(key.value) in rules.locked):
-                found += _rule_text(rules)
+                found += rule_text(rules)
         elif rules.attribute:
             if len(rest) >= 1 and isinstance(rest[0], Match) and tuple(rest[1:]) == rules.attribute:
-                found += _rule_text(rules)
+                found += rule_text(rules)
         elif not rest:
-            found += _rule_text(rules)
+            found += rule_text(rules)
     return tuple(found)
 
 
@@ -234,9 +237,14 @@ def _with_policy(composition: Composition, entries: list[Entry]) -> list[Entry]:
 
 def explain(composition: Composition, field: Path = ()) -> list[Entry]:
     """Every entry of both replicas, narrowed to ``field`` and what is below it."""
-    entries = _entries("worker", composition.combined_spec, composition.worker, False)
+    plan = composition.kind.plan()
+    entries = _entries("worker", composition.combined_spec, composition.worker, False, plan)
     entries += _entries(
-        "master", composition.combined_master_spec, composition.master, composition.master_same_as_worker
+        "master",
+        composition.combined_master_spec,
+        composition.master,
+        composition.master_same_as_worker,
+        plan,
     )
     entries = _with_policy(composition, entries)
     found = [e for e in entries if is_prefix(field, e.path)]
@@ -256,3 +264,41 @@ def explain(composition: Composition, field: Path = ()) -> list[Entry]:
             if rules:
                 found.append(Entry(replica, field, "unset", None, None, rules))  # type: ignore[arg-type]
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class NotAppliedEntry:
+    """A field a layer gives that the composition's kind does not have (``Composition.not_applied``): left
+    out, and said, so that nothing is dropped silently (issue 32)."""
+
+    found: NotApplied
+
+    @property
+    def path(self) -> Path:
+        return (self.found.field,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.found.field,
+            "kind": self.found.kind.name,
+            "message": self.found.message(),
+            **self.found.location.to_dict(),
+        }
+
+    def render(self) -> str:
+        """``worker backoffLimit  not applied (system defaults, system/defaults.yaml:63): backoffLimit is not
+        applied to a inference: ...``, as an entry names its layer and place."""
+        where = self.found.location
+        layer = f"{where.layer}, " if where.layer else ""
+        role = f"{self.found.kind.primary:6} {self.found.field}"
+        return f"{role}  not applied ({layer}{where.place()}): {self.found.message()}"
+
+
+def not_applied(composition: Composition, field: Path = ()) -> list[NotAppliedEntry]:
+    """What the composition's layers give that its kind lacks, narrowed to ``field`` (a path at or below a
+    field a kind lacks names it too: ``explain backoffLimit``, ``servingPort.container`` of a training)."""
+    return [
+        NotAppliedEntry(found)
+        for found in composition.not_applied
+        if is_prefix(field, (found.field,)) or is_prefix((found.field,), field)
+    ]

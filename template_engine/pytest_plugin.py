@@ -34,7 +34,7 @@ import pytest
 from template_engine.compose import MergeCache
 from template_engine.diffing.fields import diff_outputs
 from template_engine.diffing.objects import diff_objects
-from template_engine.diffing.pairs import Outcome, Pair, _segment, compose_pair, pairs
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pair_segment, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
 from template_engine.org import Org, TemplateRef
@@ -138,9 +138,9 @@ class OrgSnapshots:
         for ref, file in org.broken_refs.items():
             if not isinstance(ref, TemplateRef):
                 continue
-            name = _segment(ref.name)
+            name = pair_segment(ref.name)
             if ref.scope_type == "project":
-                out[f"projects/{_segment(ref.scope_name)}/{name}"] = file
+                out[f"projects/{pair_segment(ref.scope_name)}/{name}"] = file
                 continue
             if ref.scope_type == "system":
                 out[f"system/{name}"] = file
@@ -148,8 +148,8 @@ class OrgSnapshots:
             else:
                 below = {ref.scope_name: org.departments.get(ref.scope_name, ())}
             for department, projects in below.items():
-                out.setdefault(f"departments/{_segment(department)}/{name}", file)
-                out.update({f"projects/{_segment(p)}/{name}": file for p in projects})
+                out.setdefault(f"departments/{pair_segment(department)}/{name}", file)
+                out.update({f"projects/{pair_segment(p)}/{name}": file for p in projects})
         return out
 
     def location(self, pair: Pair) -> Path:

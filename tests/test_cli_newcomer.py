@@ -144,7 +144,7 @@ def test_report_counts_the_pairs_that_are_not_runnable(tmp_path: Path) -> None:
     out = tmp_path / "site"
     code, said = _run("report", "--root", str(EXAMPLE), "--out", str(out))
     assert code == 0
-    assert said == f"wrote 24 page(s) to {out}: 23 pair(s), 20 runnable, 3 not runnable\n"
+    assert said == f"wrote 28 page(s) to {out}: 23 pair(s), 20 runnable, 3 not runnable\n"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "23 pair(s): 20 runnable, 3 not runnable;" in index
 

@@ -51,7 +51,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report") / "site"
     done = run("report", "--root", str(EXAMPLE), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"wrote 19 page(s) to {out}: 18 pair(s), 15 runnable, 3 not runnable")
+    assert done.stdout.startswith(f"wrote 28 page(s) to {out}: 23 pair(s), 20 runnable, 3 not runnable")
     return out
 
 
@@ -75,7 +75,7 @@ def test_the_index_lists_every_pair_with_its_status(example_report: Path) -> Non
 
 def test_every_link_of_the_index_is_a_page(example_report: Path) -> None:
     links = Links((example_report / "index.html").read_text(encoding="utf-8"))
-    assert len(links.hrefs) == 18
+    assert len(links.hrefs) == 18 + 4  # every pair's page, and each project's "Where kinds differ"
     for href in links.hrefs:
         page = example_report / unquote(href)
         assert page.is_file(), href

@@ -8,7 +8,7 @@ One module per command group; only this module puts them together, so none impor
     compose_commands.py     preview, check, explain, validate
     diff_commands.py        diff, impact
     manifest_commands.py    manifests
-    policy_commands.py      policy
+    policy_commands.py      policy, kinds
     view_commands.py        report, schema, init
     service/commands.py     serve, db (the service is imported only when they run)
     lsp/commands.py         lsp (pygls is imported only when it runs)
@@ -74,6 +74,11 @@ COMMANDS: dict[str, Entry] = {
     "policy": Entry(
         "template_engine.cli.policy_commands:policy",
         "Print the effective policy of a scope: every rule with its sourceOfRule, and the imposed assets.",
+    ),
+    "kinds": Entry(
+        "template_engine.cli.policy_commands:kinds",
+        "Compare the workload kinds of a scope: FIELD's policy-side value, imposed assets and rules "
+        "per kind.",
     ),
     "serve": Entry(
         "template_engine.service.commands:serve",

@@ -32,7 +32,8 @@ from template_engine.cli.options import (
 )
 from template_engine.compose import Composition, MergeCache, compose, unused_variable
 from template_engine.errors import CompositionWarning, Location, Problem, TemplateEngineError, WarningKind
-from template_engine.explain import explain
+from template_engine.explain import explain, not_applied
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
 from template_engine.loader.tree import load_org, reference_problems, resolve_root
 from template_engine.org import Org, Scope, Template, TemplateRef, View
 from template_engine.paths import format_path, parse_path
@@ -148,6 +149,9 @@ class _Row:
     facts: tuple[tuple[Finding, ...], JobRef | None] | None = None
     #: For each runnable issue (in ``issues``' order): where its value is set, and the value.
     seen: tuple[_Seen, ...] = ()
+    #: The name of the template's workload kind (a name, not the kind, since rows cross processes: see
+    #: :attr:`workload`); ``None``: its file is invalid, so its kind is not known.
+    kind: str | None = DISTRIBUTED.name
 
     def issue_dicts(self) -> list[dict[str, Any]]:
         """Each issue's record, a runnable issue's with the ``file``, ``line``, ``layer`` and ``value``
@@ -164,12 +168,18 @@ class _Row:
     def is_runnable(self) -> bool:
         return self.status == "runnable"
 
+    @property
+    def workload(self) -> WorkloadKind | None:
+        """The template's workload kind, when its file says one."""
+        return KIND_BY_NAME[self.kind] if self.kind is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "project": self.project,
             "department": self.department,
             "template": self.template,
             "scope": self.scope,
+            "workloadType": self.workload.workload_type if self.workload is not None else None,
             "status": self.status,
             "isRunnable": self.is_runnable,
             "issues": self.issue_dicts(),
@@ -197,10 +207,11 @@ def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[V
     unused: dict[str, CompositionWarning | None] = dict.fromkeys(values)
     for view, found in run:
         pair = (view.project, view.department, found.name, str(found.scope))
+        kind = found.kind.name
         try:
             result = compose(org, found, view, values, cache=cache)
         except TemplateEngineError as exc:
-            rows.append(_Row(*pair, "error", exc.problems))
+            rows.append(_Row(*pair, "error", exc.problems, kind=kind))
             continue
         runnable = result.runnable
         per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
@@ -209,7 +220,7 @@ def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[V
         others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
         facts = _facts(result) if ci else None
         seen = _seen(result) if runnable.issues else ()
-        rows.append(_Row(*pair, status, runnable.issues, others, facts, seen))
+        rows.append(_Row(*pair, status, runnable.issues, others, facts, seen, kind))
     return _Checked(rows, unused)
 
 
@@ -282,7 +293,9 @@ def check(
         scope = ref.scope
         project_of = scope.name if scope.type == "project" else None
         department_of = scope.name if scope.type == "department" else None
-        rows.append(_Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file]))
+        rows.append(
+            _Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file], kind=None)
+        )
     if template is not None and not rows:
         fail(TemplateEngineError([_no_pairs(template, project), *org_problems(org)]))  # as validate says
     # Whatever validate finds fails the check too: a broken defaults file, policy or asset, an unknown
@@ -367,6 +380,7 @@ def _check_report(org: Org, root: FsPath, rows: list[_Row], problems: list[Probl
                 warnings,
                 job,
                 namespace,
+                row.kind,
             )
         )
     found = tuple(
@@ -414,13 +428,16 @@ def _closest(composition: Composition, field: str) -> str:
     empty when none is close (the did-you-mean a file's unknown field gets)."""
     import difflib
 
-    from template_engine.models.spec import WorkerSpec
-
     paths = {format_path(entry.path) for entry in explain(composition, ())}
-    paths |= {name for name in WorkerSpec.model_fields}
+    paths |= composition.kind.fields()  # the fields of the composition's kind (a training: completions...)
     paths.discard(field)  # a field of the spec that no layer sets is spelt right: nothing to suggest
     close = difflib.get_close_matches(field, sorted(paths), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _any_kind_fields() -> frozenset[str]:
+    """The top-level fields of every kind's spec."""
+    return frozenset(name for kind in KINDS for role in kind.roles for name in kind.fields(role))
 
 
 #: The longest value a line of ``check``'s text shows whole (JSON, cut with ``...`` past it).
@@ -477,12 +494,22 @@ def _summary_line(rows: Sequence[_Row]) -> str:
     return f"{runnable} runnable, {not_runnable} not runnable, {failed}{counts['total']} in all"
 
 
+def _kind_cell(row: _Row) -> str:
+    """The KIND column's cell: the kind's name, ``?`` for a template file too broken to say it."""
+    return row.kind if row.kind is not None else "?"
+
+
 def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
-    head = ("PROJECT", "TEMPLATE", "SCOPE", "STATUS", "FIRST ISSUE")
+    # The KIND column only where some pair is not a distributed training: an org of distributed templates
+    # reads as it always has (docs/decisions.md, "The kind in check's table").
+    kinds = any(r.kind != DISTRIBUTED.name for r in rows)
+    head = ("PROJECT", "TEMPLATE", *(("KIND",) if kinds else ()), "SCOPE", "STATUS", "FIRST ISSUE")
+    status_at = head.index("STATUS")
     table = [
         (
             r.project or (f"({r.department})" if r.department else "(system)"),
             r.template,
+            *((_kind_cell(r),) if kinds else ()),
             r.scope,
             r.status,
             r.describe(r.issues[0]) if r.issues else "",
@@ -493,7 +520,7 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
     click.echo("  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=True)).rstrip())
     for line in table:
         cells = [
-            status_word(x, w) if i == 3 else x.ljust(w)
+            status_word(x, w) if i == status_at else x.ljust(w)
             for i, (x, w) in enumerate(zip(line, widths, strict=True))
         ]
         click.echo("  ".join(cells).rstrip())
@@ -509,7 +536,8 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
         notes: list[tuple[str, Note]] = [("issue", i) for i in r.issues[1:]]
         notes += [("warning", w) for w in r.warnings or ()]
         if notes:
-            click.echo(f"\n{r.project or r.scope} / {r.template}:")
+            of_kind = f" ({r.kind})" if r.kind not in (DISTRIBUTED.name, None) else ""
+            click.echo(f"\n{r.project or r.scope} / {r.template}{of_kind}:")
             for kind, note in notes:
                 # a warning's line names its replica first, as an issue's does
                 replica = note.replica if isinstance(note, CompositionWarning) else ""
@@ -546,7 +574,15 @@ def explain_command(
     with phase("composed"):
         composition = _compose_one(org, template, project, department, parse_vars(variables))
     entries = explain(composition, path)
-    if field and not entries:
+    left_out = not_applied(composition, path)  # what the layers give that the kind lacks: said, not dropped
+    if field and not entries and not left_out:
+        top = path[0] if isinstance(path[0], str) else None
+        if top is not None and top not in composition.kind.fields() and top in _any_kind_fields():
+            # a field of another kind (numWorkers of a training): say so, rather than "not set"
+            noun = composition.kind.noun
+            message = f"{field} is not a field of {'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+            click.echo(f"{error_prefix()} {message}: a {noun}'s spec has no field {top!r}", err=True)
+            sys.exit(EXIT_FINDINGS)
         near = _closest(composition, field)
         click.echo(f"{error_prefix()} {field} is neither set nor excluded by any layer{near}", err=True)
         sys.exit(EXIT_FINDINGS)
@@ -554,10 +590,15 @@ def explain_command(
     if output == "text":
         for entry in entries:
             say(entry.render())
+        for gone in left_out:
+            say(gone.render())
         for warning in warnings:
             say(f"warning: {warning.one_line()}")
     else:
-        emit({"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}, output)
+        answer = {"entries": [e.to_dict() for e in entries], "warnings": [w.to_dict() for w in warnings]}
+        if not composition.kind.is_distributed:  # a distributed training has every field a layer may give
+            answer["notApplied"] = [gone.to_dict() for gone in left_out]
+        emit(answer, output)
 
 
 @click.command()

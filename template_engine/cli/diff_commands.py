@@ -202,7 +202,7 @@ def _diff_sides(
 
 def _describe(diff: PairDiff) -> list[str]:
     old_errors, new_errors = diff.error_lines()
-    kind = f"({diff.pair.template.scope} template)"
+    kind = f"({diff.pair.template_words})"
     if diff.status == "disappeared":
         return [f"- {diff.id}  {kind} disappeared"]
     if diff.status == "appeared":

@@ -24,7 +24,8 @@ from template_engine.walk import items
 Kind = Literal["added", "removed", "changed", "reordered"]
 
 #: The sections of an effective output, in the order changes are listed.
-SECTIONS = ("runnable", "combinedSpec", "combinedMasterSpec", "masterSpecSameAsWorker")
+#: ``workloadType`` is in a kind of one role's output only (a template whose ``kind:`` changed says so).
+SECTIONS = ("runnable", "combinedSpec", "combinedMasterSpec", "masterSpecSameAsWorker", "workloadType")
 _SPECS = ("combinedSpec", "combinedMasterSpec")
 _MISSING: Any = object()
 #: The longest value written inline in a text line; ``--output json`` always has the whole value.
@@ -219,8 +220,10 @@ def _spec_changes(
     section: str, old: Any, new: Any, old_comp: Composition | None, new_comp: Composition | None
 ) -> Iterator[FieldChange]:
     new_result, old_result = _result(new_comp, section), _result(old_comp, section)
+    composition = new_comp or old_comp  # the plan of the kind composed (a changed kind: the new one's)
+    plan = composition.kind.plan() if composition is not None else SPEC_PLAN
     for kind, path, before, after in _walk(
-        _MISSING if old is None else old, _MISSING if new is None else new, (), SPEC_PLAN
+        _MISSING if old is None else old, _MISSING if new is None else new, (), plan
     ):
         if kind == "removed":
             excluded_by, in_item = _excluded(new_result, path)

@@ -2,7 +2,9 @@
 
 A pair has a stable id that doubles as its snapshot file name: ``projects/<project>/<template>`` for a
 template seen from a project, ``departments/<department>/<template>`` and ``system/<template>`` for a scope
-template seen from its own scope.  Pure: no files are read here.
+template seen from its own scope, whatever the template's workload kind (a template's name is unique in its
+scope across the kinds, so the id of a distributed training's pair is what it was before there were kinds).
+Pure: no files are read here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from template_engine.compose import Composition, MergeCache, compose
 from template_engine.errors import Problem, TemplateEngineError
+from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Asset, Defaults, Org, Template, View
 
@@ -23,7 +26,9 @@ _SAFE = re.compile(r"[A-Za-z0-9._-]")
 _ALL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
-def _segment(name: str) -> str:
+def pair_segment(name: str) -> str:
+    """A name as a segment of a pair id (and of a report's file name): percent-encoded past
+    ``[A-Za-z0-9._-]``."""
     if name not in (".", "..") and _ALL_SAFE.fullmatch(name):
         return name  # nothing to encode (most names): the same text as below, without a match per character
     text = "".join(c if _SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
@@ -47,8 +52,15 @@ class Pair:
             return f"department {self.view.department}"
         return "the system scope"
 
+    @property
+    def template_words(self) -> str:
+        """``project vision template``, with the kind when it is not a distributed training: ``project vision
+        training template`` (the id does not say it: a name is unique in its scope across the kinds)."""
+        kind = self.template.kind
+        return f"{self.template.scope} {'' if kind is DISTRIBUTED else f'{kind.name} '}template"
+
     def describe(self) -> str:
-        return f"template {self.template.name} ({self.template.scope} template) as seen from {self.where}"
+        return f"template {self.template.name} ({self.template_words}) as seen from {self.where}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,15 +69,16 @@ class Pair:
             "department": self.view.department,
             "template": self.template.name,
             "scope": str(self.template.scope),
+            "workloadType": self.template.kind.workload_type,
         }
 
 
 def pair_id(view: View, template: Template) -> str:
     if view.project is not None:
-        return f"projects/{_segment(view.project)}/{_segment(template.name)}"
+        return f"projects/{pair_segment(view.project)}/{pair_segment(template.name)}"
     if view.department is not None:
-        return f"departments/{_segment(view.department)}/{_segment(template.name)}"
-    return f"system/{_segment(template.name)}"
+        return f"departments/{pair_segment(view.department)}/{pair_segment(template.name)}"
+    return f"system/{pair_segment(template.name)}"
 
 
 def pairs(org: Org) -> list[Pair]:
@@ -77,7 +90,15 @@ def pairs(org: Org) -> list[Pair]:
 
 
 def effective_output(composition: Composition) -> dict[str, Any]:
-    """The part of a composed template a snapshot records: what the workload would actually get."""
+    """The part of a composed template a snapshot records: what the workload would actually get.  A kind of
+    one role has no master (Run:ai's shape) and says its ``workloadType``; a distributed training's output
+    is as it was before the kinds, so no snapshot of one changes."""
+    if not composition.kind.is_distributed:
+        return {
+            "combinedSpec": composition.combined_spec,
+            "runnable": composition.runnable.to_dict(),
+            "workloadType": composition.kind.workload_type,
+        }
     return {
         "combinedMasterSpec": composition.combined_master_spec,
         "combinedSpec": composition.combined_spec,

@@ -2,7 +2,8 @@
 
 The shape is Apache Ant's JUnit report (the XSD of windyroad/JUnit-Schema, vendored in the tests): a
 ``testsuites`` root, one ``testsuite`` per view (a project, a department, the system) and one ``testcase``
-per (project, template) pair, with ``classname`` the view and ``name`` the template.  A pair that is not
+per (project, template) pair, with ``classname`` the view and ``name`` the template (with its workload kind
+after it, ``serve (inference)``, when it is not a distributed training).  A pair that is not
 runnable has one ``failure`` whose text names every issue as ``file:line: replica field: message``; a pair
 that does not compose has an ``error``.  The org's other problems are a suite ``org`` with a test case per
 file.  Written with the standard library's ``xml.etree`` (docs/decisions.md says why).
@@ -28,14 +29,17 @@ class _Case:
 
 
 def _pair_case(pair: PairResult) -> _Case:
+    # The test case's name is the template's, with its kind after it when it is not a distributed training
+    # (the Ant schema gives a test case no properties): ``serve (inference)``.
+    name = pair.template if pair.workload_type is None else f"{pair.template} ({pair.kind})"
     if pair.status == "runnable":
-        return _Case(pair.view, pair.template, None, "", ())
+        return _Case(pair.view, name, None, "", ())
     count = len(pair.findings)
     if pair.status == "error":
-        summary = f"{pair.name} does not compose: {count} problem{'s' * (count != 1)}"
-        return _Case(pair.view, pair.template, "error", summary, pair.findings)
-    summary = f"{pair.name} is not runnable: {count} issue{'s' * (count != 1)}"
-    return _Case(pair.view, pair.template, "failure", summary, pair.findings)
+        summary = f"{pair.title} does not compose: {count} problem{'s' * (count != 1)}"
+        return _Case(pair.view, name, "error", summary, pair.findings)
+    summary = f"{pair.title} is not runnable: {count} issue{'s' * (count != 1)}"
+    return _Case(pair.view, name, "failure", summary, pair.findings)
 
 
 def _org_cases(problems: Sequence[Finding]) -> list[_Case]:

@@ -24,6 +24,7 @@ from typing import Any
 from template_engine.diff import OrgDiff, PairDiff
 from template_engine.diffing.fields import FieldChange
 from template_engine.diffing.objects import ObjectChange
+from template_engine.kinds import DISTRIBUTED
 
 #: A list with more rows than this is folded in ``<details>``.
 FOLD = 10
@@ -104,7 +105,7 @@ def _object_row(change: ObjectChange) -> list[str]:
 
 
 def _pair_section(diff: PairDiff) -> list[str]:
-    lines = [f"#### {_code(diff.id)} ({_cell(str(diff.pair.template.scope))} template): {diff.status}", ""]
+    lines = [f"#### {_code(diff.id)} ({_cell(diff.pair.template_words)}): {diff.status}", ""]
     old_errors, new_errors = diff.error_lines()
     for title, errors in (("now fails to compose", new_errors), ("failed to compose before", old_errors)):
         if errors:
@@ -137,10 +138,14 @@ def diff_markdown(result: OrgDiff, against: str) -> str:
             len(rows),
         )
     if result.pairs:
+        # A column of the kinds only where a pair is not a distributed training (docs/decisions.md, "The kind
+        # in check's table"): the comment on an org of distributed templates reads as it always has.
+        kinds = any(diff.pair.template.kind is not DISTRIBUTED for diff in result.pairs)
         rows = [
             [
                 _code(diff.id),
                 _cell(str(diff.pair.template.scope)),
+                *([diff.pair.template.kind.name] if kinds else []),
                 diff.status,
                 _cell(_status(diff)),
                 str(len(diff.changes)),
@@ -148,7 +153,8 @@ def diff_markdown(result: OrgDiff, against: str) -> str:
             ]
             for diff in result.pairs
         ]
-        table = _table(("pair", "template scope", "change", "status", "fields", "object values"), rows)
+        head = ("pair", "template scope", *(("kind",) if kinds else ()), "change", "status", "fields")
+        table = _table((*head, "object values"), rows)
         lines += _folded(f"{len(rows)} pair{'s' * (len(rows) != 1)} differ", table, len(rows))
         for diff in result.pairs:
             lines += _pair_section(diff)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from template_engine.errors import Location
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME
 
 #: How bad a finding is: ``error`` fails ``check`` (exit 1), ``warning`` does not.
 Level = Literal["error", "warning"]
@@ -66,6 +67,8 @@ class PairResult:
     job: JobRef | None = None
     #: The namespace the project's workloads run in (the cluster settings' ``namespacePattern``).
     namespace: str | None = None
+    #: The name of the template's workload kind (``None``: its file is invalid, its kind unknown).
+    kind: str | None = DISTRIBUTED.name
 
     @property
     def view(self) -> str:
@@ -76,7 +79,23 @@ class PairResult:
 
     @property
     def name(self) -> str:
+        """``nlp / train``: the pair's id in every format, whatever its kind (a template's name is unique in
+        its scope across the kinds)."""
         return f"{self.view} / {self.template}"
+
+    @property
+    def workload_type(self) -> str | None:
+        """Run:ai's ``workloadType`` of the pair's kind, for a pair that is not a distributed training (whose
+        records stay as they were before the kinds: ``None``), or whose kind is unknown."""
+        if self.kind is None or self.kind == DISTRIBUTED.name:
+            return None
+        return KIND_BY_NAME[self.kind].workload_type
+
+    @property
+    def title(self) -> str:
+        """:attr:`name`, with the kind after it when the pair is not a distributed training: ``nlp / serve
+        (inference)``; what a sentence about the pair calls it."""
+        return f"{self.name} ({self.kind})" if self.workload_type is not None else self.name
 
 
 @dataclass(frozen=True, slots=True)

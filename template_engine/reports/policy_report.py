@@ -36,6 +36,8 @@ def _matches(rule_id: str, finding: Finding) -> bool:
 
 def _properties(pair: PairResult, found: Sequence[Finding]) -> dict[str, str]:
     out = {"view": pair.view, "template": pair.template, "templateScope": pair.scope}
+    if pair.workload_type is not None:
+        out["workloadType"] = pair.workload_type
     places = [f.place() for f in found if f.place()]
     if places:
         out["locations"] = ", ".join(dict.fromkeys(places))
@@ -51,7 +53,7 @@ def _result(pair: PairResult, rule_id: str, found: Sequence[Finding]) -> dict[st
         "result": "fail" if failed else "pass",
         "source": SOURCE,
         "scored": True,
-        "message": "; ".join(f.one_line() for f in found) if failed else f"{pair.name}: no {rule_id} issue",
+        "message": "; ".join(f.one_line() for f in found) if failed else f"{pair.title}: no {rule_id} issue",
         "properties": _properties(pair, found),
     }
     if failed:

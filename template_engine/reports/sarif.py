@@ -49,7 +49,7 @@ def _physical(report: CheckReport, location: Location) -> dict[str, Any]:
 
 
 def _result(report: CheckReport, finding: Finding, index: int, pair: PairResult | None) -> dict[str, Any]:
-    where = f"{pair.name}: " if pair is not None else ""
+    where = f"{pair.title}: " if pair is not None else ""
     what = " ".join(part for part in (finding.replica or "", finding.field or "") if part)
     text = where + (f"{what}: " if what else "") + finding.message
     out: dict[str, Any] = {
@@ -75,6 +75,8 @@ def _result(report: CheckReport, finding: Finding, index: int, pair: PairResult 
     properties: dict[str, Any] = {}
     if pair is not None:
         properties.update({"view": pair.view, "template": pair.template, "templateScope": pair.scope})
+        if pair.workload_type is not None:
+            properties["workloadType"] = pair.workload_type
     if finding.field is not None:
         properties["field"] = finding.field
     if properties:

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from template_engine.views.model import IndexView, PageView
 
-__all__ = ["TEMPLATES", "environment", "make_environment", "render_index", "render_page"]
+if TYPE_CHECKING:
+    from template_engine.views.kinds import KindsPage
+
+__all__ = ["TEMPLATES", "environment", "make_environment", "render_index", "render_kinds", "render_page"]
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -50,3 +54,8 @@ def render_page(page: PageView, index_href: str | None = None) -> str:
 def render_index(index: IndexView) -> str:
     """The report's index: every pair with its status, linked to its page."""
     return environment().get_template("index.html.j2").render(index=index)
+
+
+def render_kinds(page: KindsPage, index_href: str | None = None) -> str:
+    """A project's "Where kinds differ" page (``views/kinds.py``)."""
+    return environment().get_template("kinds.html.j2").render(page=page, index_href=index_href)

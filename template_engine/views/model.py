@@ -21,7 +21,8 @@ from template_engine.cluster.mapping import Derived, SettingSource, Source, Spec
 from template_engine.compose import Composition
 from template_engine.diff import PairDiff
 from template_engine.errors import CompositionWarning, Location, Problem
-from template_engine.explain import Entry, explain
+from template_engine.explain import Entry, explain, not_applied
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.engine import MergeResult
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.org import Template, View
@@ -338,6 +339,10 @@ class PageView:
     description: str | None = None
     #: The objects the cluster runs, for the manifests tab (``None``: the composition has none).
     manifests: ManifestsView | None = None
+    #: The template's workload kind when it is not a distributed training (``training``...; ``None``: one).
+    kind: str | None = None
+    #: What the layers give that the kind lacks (``Composition.not_applied``), each as ``explain`` says it.
+    not_applied: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -449,11 +454,12 @@ class _Tree:
         spec: Mapping[str, Any],
         result: MergeResult | None,
         name: PlaceName = file_place,
+        plan: PlanNode = SPEC_PLAN,
     ) -> None:
         self.replica = replica
         self.result = result
         self.name = name
-        self.nodes: list[NodeView] = _build("", (), spec, SPEC_PLAN, False).children
+        self.nodes: list[NodeView] = _build("", (), spec, plan, False).children
 
     def entry(self, entry: Entry) -> None:
         if entry.action == "excluded":
@@ -530,9 +536,12 @@ def explain_page(
     ``name`` names the place of each value (the service: a stored document and its version)."""
     entries = explain(composition)
     runnable = composition.runnable
-    trees: dict[str, _Tree] = {"worker": _Tree("worker", composition.combined_spec, composition.worker, name)}
+    plan = composition.kind.plan()
+    trees: dict[str, _Tree] = {
+        "worker": _Tree("worker", composition.combined_spec, composition.worker, name, plan)
+    }
     if composition.combined_master_spec is not None:
-        trees["master"] = _Tree("master", composition.combined_master_spec, composition.master, name)
+        trees["master"] = _Tree("master", composition.combined_master_spec, composition.master, name, plan)
     for entry in entries:
         tree = trees.get(entry.replica)
         if tree is not None:
@@ -573,7 +582,17 @@ def explain_page(
         diff=diff_view(diff, against or "") if diff is not None else None,
         description=template.doc.meta.description if template is not None else None,
         manifests=_manifests(composition, trees, name),
+        kind=_kind_name(composition.kind),
+        not_applied=tuple(
+            f"{gone.found.field}: {gone.found.message()} ({gone.found.location.with_layer()})"
+            for gone in not_applied(composition)
+        ),
     )
+
+
+def _kind_name(kind: WorkloadKind) -> str | None:
+    """A page's kind: ``None`` for a distributed training (its pages read as before the kinds)."""
+    return None if kind is DISTRIBUTED else kind.name
 
 
 _SECTIONS = {"worker": "combinedSpec", "master": "combinedMasterSpec"}
@@ -658,6 +677,7 @@ def failed_page(
         problems=tuple(p.one_line() for p in problems),
         diff=diff_view(diff, against or "") if diff is not None else None,
         description=template.doc.meta.description,
+        kind=_kind_name(template.kind),
     )
 
 
@@ -691,6 +711,8 @@ class IndexRow:
     href: str | None
     #: With ``--against``: ``changed``, ``appeared`` or ``disappeared`` (``None``: unchanged).
     change: str | None = None
+    #: The template's workload kind when it is not a distributed training (:attr:`PageView.kind`).
+    kind: str | None = None
 
 
 def index_row(page: PageView, href: str | None) -> IndexRow:
@@ -710,6 +732,7 @@ def index_row(page: PageView, href: str | None) -> IndexRow:
         first_text,
         href,
         page.diff.status if page.diff is not None else None,
+        page.kind,
     )
 
 
@@ -723,6 +746,8 @@ class IndexView:
     against: str | None = None
     #: Pairs of ``--against`` that are gone, with their diff.
     gone: tuple[IndexRow, ...] = ()
+    #: Each project's "Where kinds differ" page: the project, its link and how many fields differ.
+    kinds: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def runnable(self) -> int:

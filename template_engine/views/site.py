@@ -15,11 +15,12 @@ from urllib.parse import quote
 
 from template_engine.compose import MergeCache
 from template_engine.diff import OrgDiff, PairDiff
-from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pairs
+from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pair_segment, pairs
 from template_engine.errors import InputError, Problem
 from template_engine.org import Org
 from template_engine.staging import exists, put_in_place, sibling
-from template_engine.views.html import render_index, render_page
+from template_engine.views.html import render_index, render_kinds, render_page
+from template_engine.views.kinds import kinds_page
 from template_engine.views.model import IndexRow, IndexView, PageView, explain_page, failed_page, index_row
 
 __all__ = ["MARKER", "Site", "build_site", "page_file", "write_site"]
@@ -87,8 +88,14 @@ def build_site(
         rel = page_file(found.id, "gone")
         files[rel] = render_page(page, _back(rel))
         gone.append(index_row(page, _href(rel)))
+    kinds: list[tuple[str, str, int]] = []
+    for project in sorted(org.projects()):
+        kinds_view = kinds_page(org, org.view_of(project))
+        rel = page_file(pair_segment(project), "kinds")
+        files[rel] = render_kinds(kinds_view, _back(rel))
+        kinds.append((project, _href(rel), len(kinds_view.rows)))
     invalid = tuple(problem.one_line() for file in sorted(org.broken) for problem in org.broken[file])
-    index = IndexView(root, tuple(rows), invalid, against, tuple(gone))
+    index = IndexView(root, tuple(rows), invalid, against, tuple(gone), tuple(kinds))
     files["index.html"] = render_index(index)
     return Site(files, index)
 
