@@ -33,7 +33,11 @@ def test_valid_with_a_case_per_pair(at_repo: Path) -> None:
     answer = check_json()
     cases = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
     expected = [
-        (r["project"] or f"({r['department'] or 'system'})", r["template"]) for r in answer["results"]
+        (
+            r["project"] or f"({r['department'] or 'system'})",
+            r["template"] + ("" if r["workloadType"] == "Distributed" else f" ({r['workloadType'].lower()})"),
+        )
+        for r in answer["results"]
     ]
     assert sorted(cases) == sorted(expected) and len(cases) == 23
     failed = {
