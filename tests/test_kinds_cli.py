@@ -467,3 +467,24 @@ def test_kinds_refuses_bad_input_in_words(kinds_org: Path, args: tuple[str, ...]
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_policy_reads_the_policies_of_the_kind_asked_for() -> None:
+    """``policy --kind``: each kind's effective policy of a scope (the example org imposes passwd on
+    trainings, and the research department's datasets on distributed trainings only)."""
+    from click.testing import CliRunner
+
+    from template_engine.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "templates"
+    training = CliRunner().invoke(
+        main, ["policy", "--root", str(example), "-p", "vision", "-k", "training", "-o", "json"]
+    )
+    assert training.exit_code == 0, training.output
+    shape = json.loads(training.stdout)["effective"]
+    assert shape["imposedAssets"] == ["passwd"]
+    assert shape["rules"]["compute"]["gpuDevicesRequest"]["max"] == 4
+    distributed = CliRunner().invoke(main, [*args, "-o", "json"])
+    assert json.loads(distributed.stdout)["effective"]["imposedAssets"] == {"worker": ["datasets"]}
+    unknown = CliRunner().invoke(main, ["policy", "--root", str(example), "-k", "trainig"])
+    assert unknown.exit_code == 2 and "'trainig' is not one of" in unknown.output

@@ -19,6 +19,7 @@ from template_engine.across_kinds import (
 from template_engine.cli.conventions import say
 from template_engine.cli.options import emit, fail, output_option, root_option
 from template_engine.errors import TemplateEngineError
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS
 from template_engine.layers import effective_policy
 from template_engine.loader.tree import load_org, resolve_root
 from template_engine.org import Scope
@@ -43,13 +44,23 @@ def source_of_rule(scope: Scope) -> dict[str, Any]:
 @root_option
 @click.option("--project", "-p", help="The effective policy of this project (system, department, project).")
 @click.option("--department", "-d", help="The effective policy of this department (system, department).")
+@click.option(
+    "--kind",
+    "-k",
+    "kind_name",
+    type=click.Choice([kind.name for kind in KINDS]),
+    default=DISTRIBUTED.name,
+    show_default=True,
+    help="The workload kind whose policies are read (each kind has its own: training-policy.yaml...).",
+)
 @output_option("yaml")
-def policy(root: FsPath, project: str | None, department: str | None, output: str) -> None:
+def policy(root: FsPath, project: str | None, department: str | None, kind_name: str, output: str) -> None:
     """Print the effective policy of a scope: every rule with its sourceOfRule, and the imposed assets."""
     try:
         org = load_org(resolve_root(root))
         view = org.view_of(project, department)
-        shape = effective_shape(effective_policy(org, view), source_of_rule)
+        kind = KIND_BY_NAME[kind_name]
+        shape = effective_shape(effective_policy(org, view, kind), source_of_rule)
     except TemplateEngineError as exc:
         fail(exc)
     scope: dict[str, Any] = {"scope": "project" if project else "department" if department else "tenant"}
