@@ -477,9 +477,8 @@ def test_policy_reads_the_policies_of_the_kind_asked_for() -> None:
     from template_engine.cli import main
 
     example = Path(__file__).resolve().parents[1] / "templates"
-    training = CliRunner().invoke(
-        main, ["policy", "--root", str(example), "-p", "vision", "-k", "training", "-o", "json"]
-    )
+    args = ["policy", "--root", str(example), "-p", "vision"]
+    training = CliRunner().invoke(main, [*args, "-k", "training", "-o", "json"])
     assert training.exit_code == 0, training.output
     shape = json.loads(training.stdout)["effective"]
     assert shape["imposedAssets"] == ["passwd"]
