@@ -188,7 +188,7 @@ def _entries(
 
 def rule_text(rules: FieldRules) -> list[str]:
     """Each rule of a rule object as ``name value (source)``."""
-    where = f"{rules.scope} policy, {rules.location.place()}"
+    where = f"{rules.policy}, {rules.location.place()}"
     if rules.instances:
         parts = [f"locked {list(rules.locked)}"] if rules.locked else []
         parts += [f"canAdd {str(rules.can_add).lower()}"] if rules.can_add is not None else []

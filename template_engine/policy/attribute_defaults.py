@@ -30,6 +30,12 @@ from template_engine.policy.spec_values import field_value, unset
 from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, kind_vocabulary
 
 
+def policy_name(scope: Scope, kind_name: str) -> str:
+    """A policy as messages name it: ``system policy`` (a distributed training's, as it always was named),
+    ``project vision training policy``."""
+    return f"{scope} policy" if kind_name == "distributed" else f"{scope} {kind_name} policy"
+
+
 @dataclass(frozen=True, slots=True)
 class AttributeDefault:
     """Run:ai's attribute default of a keyed list (``defaults.worker.compute.extendedResources.attributes``):
@@ -41,6 +47,17 @@ class AttributeDefault:
     value: Any
     scope: Scope
     location: Location
+    #: The workload kind of the policy that writes it (its name).
+    kind_name: str = "distributed"
+
+    @property
+    def policy(self) -> str:
+        """The policy that writes it, as messages name it: ``system policy``, ``system training policy``."""
+        return (
+            f"{self.scope} policy"
+            if self.kind_name == "distributed"
+            else f"{self.scope} {self.kind_name} policy"
+        )
 
     @property
     def key(self) -> tuple[Replica, tuple[str, ...], tuple[str, ...]]:
@@ -248,7 +265,13 @@ def _attributes(
             else:
                 out.append(
                     AttributeDefault(
-                        replica, field_path, (*attribute, str(name)), value, reader.scope, reader.at(here)
+                        replica,
+                        field_path,
+                        (*attribute, str(name)),
+                        value,
+                        reader.scope,
+                        reader.at(here),
+                        kind.name,
                     )
                 )
 

@@ -90,7 +90,7 @@ class _Checker:
     def value_rules(
         self, rules: FieldRules, value: Any, policy_value: Any, path: Path, item_known: bool
     ) -> None:
-        where = f"{rules.scope} policy"
+        where = rules.policy
         if rules.required and unset(value):
             self.add(path, "required", f"{format_path(path)} is required by the {where}", rules.location)
         same = (unset(value) and unset(policy_value)) or value == policy_value
@@ -159,7 +159,7 @@ class _Checker:
         policy = _items(field_value(self.policy_side, rules.path), node)
         list_path: Path = rules.path
         if rules.instances:
-            where = f"{rules.scope} policy"
+            where = rules.policy
             for key in rules.locked:
                 match = next((m for m in (*combined, *policy) if str(m.value) == key), None)
                 if match is None:
@@ -208,7 +208,7 @@ class _Checker:
                     (*list_path, match),
                     "locked",
                     f"{format_path((*list_path, match))} comes from data source {asset.name!r}, imposed by "
-                    f"the {asset.scope} policy: the request side {what} it{_changes(before, after)}",
+                    f"the {asset.policy}: the request side {what} it{_changes(before, after)}",
                     asset.location,
                 )
 
@@ -361,7 +361,7 @@ class _Refusals:
             self.replica,
             path,
             rule,
-            f"{format_path(path)} would be {shown} by the defaultFrom rule of the {self.rule.scope} policy "
+            f"{format_path(path)} would be {shown} by the defaultFrom rule of the {self.rule.policy} "
             f"({source.field} x {source.factor}), out of the field's bounds: expected {expected}; "
             "it is left unset",
             self.rule.location,

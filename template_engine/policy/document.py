@@ -22,6 +22,7 @@ from template_engine.org import Scope
 from template_engine.paths import Path, format_path
 from template_engine.policy.attribute_defaults import (
     AttributeDefault,
+    policy_name,
     read_attribute_defaults,
     read_role_defaults,
 )
@@ -67,6 +68,13 @@ class FieldRules:
     default_from: DefaultFrom | None = None
     locked: tuple[str, ...] = ()
     can_add: bool | None = None
+    #: The workload kind of the policy the rules are written in (its name).
+    kind_name: str = "distributed"
+
+    @property
+    def policy(self) -> str:
+        """The policy that writes the rules, as messages name it (:func:`policy_name`)."""
+        return policy_name(self.scope, self.kind_name)
 
     @property
     def owner_key(self) -> tuple[Replica, tuple[str, ...], str]:
@@ -100,6 +108,13 @@ class ImposedAsset:
     replica: Replica
     scope: Scope
     location: Location
+    #: The workload kind of the policy that imposes it (its name).
+    kind_name: str = "distributed"
+
+    @property
+    def policy(self) -> str:
+        """The policy that imposes it, as messages name it (:func:`policy_name`)."""
+        return policy_name(self.scope, self.kind_name)
 
 
 #: What set a value in the policy step: a ``defaultFrom`` rule or an attribute default.
@@ -111,12 +126,10 @@ def origin_text(origin: Origin, path: Path) -> str:
     cpuCoreLimit = cpuCoreRequest x 2``, ``attribute default of the system policy: compute.
     extendedResources[resource=added/cpu].quantity = 3``."""
     if isinstance(origin, AttributeDefault):
-        return f"attribute default of the {origin.scope} policy: {format_path(path)} = {origin.value!r}"
+        return f"attribute default of the {origin.policy}: {format_path(path)} = {origin.value!r}"
     assert origin.default_from is not None
     rule = origin.default_from
-    return (
-        f"defaultFrom rule of the {origin.scope} policy: {format_path(path)} = {rule.field} x {rule.factor}"
-    )
+    return f"defaultFrom rule of the {origin.policy}: {format_path(path)} = {rule.field} x {rule.factor}"
 
 
 def origin_kind(origin: Origin) -> str:
@@ -305,7 +318,7 @@ class _Reader:
                 self.fail(f"data source {name!r} is imposed twice", here, "each name once")
             else:
                 seen.add(name)
-                self.imposed.append(ImposedAsset(name, replica, self.scope, self.at(here)))
+                self.imposed.append(ImposedAsset(name, replica, self.scope, self.at(here), self.kind.name))
 
     def section(
         self,
@@ -345,7 +358,16 @@ class _Reader:
             rules = self.rule_object(node, data, path, parent, bounds, field_path)
             if rules is not None:
                 self.rules.append(
-                    FieldRules(replica, field_path, self.scope, self.at(path), data, node, **rules)
+                    FieldRules(
+                        replica,
+                        field_path,
+                        self.scope,
+                        self.at(path),
+                        data,
+                        node,
+                        **rules,
+                        kind_name=self.kind.name,
+                    )
                 )
 
     def items(
@@ -408,6 +430,7 @@ class _Reader:
                             child,
                             attribute=(*attribute, str(name)),
                             **parsed,
+                            kind_name=self.kind.name,
                         )
                     )
 
@@ -440,7 +463,7 @@ class _Reader:
             self.rules.append(
                 FieldRules(
                     replica, field_path, self.scope, self.at(path), data, None, instances=True,
-                    can_add=can_add, locked=locked,
+                    can_add=can_add, locked=locked, kind_name=self.kind.name,
                 )
             )  # fmt: skip
 
