@@ -5,7 +5,9 @@ kind's vocabulary and spec models, applied and shown as Run:ai shows it."""
 from __future__ import annotations
 
 import copy
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from template_engine.kinds import (
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.org import SYSTEM, Scope
 from template_engine.paths import format_path
+from template_engine.policy import vocabulary_source
 from template_engine.policy.apply import apply_policy
 from template_engine.policy.bounds import field_bounds, value_bounds
 from template_engine.policy.document import PolicyDocument, read_policy
@@ -178,13 +181,14 @@ def test_a_field_the_kind_lacks_is_a_problem_naming_the_field_and_the_kind(
 
 
 def test_a_flat_policy_written_by_role_is_told_it_is_flat() -> None:
-    (found,) = problems_of("rules:\n  worker:\n    backoffLimit: {max: 3}\n", TRAINING)
-    assert found == (
-        "rules.worker",
-        2,
-        "unknown field for rules 'worker': a training's policy is flat, without roles (Run:ai's Training "
-        "policy)",
+    found = problems_of(
+        "defaults:\n  worker:\n    backoffLimit: 2\nrules:\n  worker:\n    backoffLimit: {max: 3}\n", TRAINING
     )
+    flat = "a training's policy is flat, without roles (Run:ai's Training policy)"
+    assert found == [
+        ("defaults.worker", 2, f"unknown field for defaults 'worker': {flat}"),
+        ("rules.worker", 5, f"unknown field for rules 'worker': {flat}"),
+    ]
 
 
 def test_a_flat_policy_keeps_todays_wording_at_the_flat_paths() -> None:
@@ -387,3 +391,52 @@ def test_a_default_from_value_is_held_to_the_kinds_bounds() -> None:
     assert outcome.issues[0].message.startswith("parallelism would be 0 by the defaultFrom rule")
     assert value_bounds("worker", ("parallelism",), (), "integer", workload=TRAINING) is not None
     assert Decimal(1) == value_bounds("worker", ("parallelism",), (), "integer", workload=TRAINING).low  # type: ignore[union-attr]
+
+
+# -- the maintainer's script ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("document", ["runai-openapi-subset.json", "runai-openapi-1.224.0.json"])
+def test_the_check_of_the_vocabulary_passes_with_either_document(
+    document: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``.ci/run`` checks against the subset (the distributed sections only); the whole document gives all."""
+    path = Path(__file__).resolve().parent / "fixtures" / "runai" / document
+    assert vocabulary_source.main(["--check", str(path)]) == 0
+    said = capsys.readouterr().out
+    if document.endswith("subset.json"):
+        assert "has no policy schemas of: distributed-inference, inference, training, workspace" in said
+    else:
+        assert said == ""
+
+
+def test_the_check_fails_when_a_kinds_vocabulary_differs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    current = json.loads(vocabulary_source.VOCABULARY_FILE.read_text(encoding="utf-8"))
+    del current["kinds"]["training"]["worker"]["completions"]
+    stale = tmp_path / "vocabulary.json"
+    stale.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    monkeypatch.setattr(vocabulary_source, "VOCABULARY_FILE", stale)
+    whole = Path(__file__).resolve().parent / "fixtures" / "runai" / "runai-openapi-1.224.0.json"
+    assert vocabulary_source.main(["--check", str(whole)]) == 1
+    assert "differs from what" in capsys.readouterr().out
+
+
+def test_a_distributed_inference_policy_applies_to_its_leader_and_worker() -> None:
+    doc, _ = read(
+        "rules:\n  leader:\n    compute: {gpuDevicesRequest: {max: 2}}\n"
+        "  worker:\n    image: {required: true}\n",
+        DISTRIBUTED_INFERENCE,
+    )
+    assert doc is not None
+    policy = effective([doc], kind=DISTRIBUTED_INFERENCE)
+    leader = {"compute": {"gpuDevicesRequest": 4}, "image": "vllm"}
+    outcome = apply_policy(
+        policy, DISTRIBUTED_INFERENCE.plan(), leader, {}, {"image": ""}, {}, True, frozenset(), {}
+    )
+    assert outcome.master_spec == {"image": ""}  # the worker's own spec: a same-as-worker flag is not its
+    assert {(i.replica, i.field, i.rule) for i in outcome.issues} == {
+        ("leader", "compute.gpuDevicesRequest", "max"),
+        ("worker", "image", "required"),
+    }

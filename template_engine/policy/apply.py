@@ -47,14 +47,17 @@ def apply_policy(
 
     The roles are the policy's kind's (:attr:`EffectivePolicy.kind`): ``spec`` is its first role's (a
     distributed training's worker, a training's one ``worker``, a distributed inference's leader), and
-    ``master_spec`` its second role's, if it has one: a one-role kind has no master (``master_spec`` and
-    ``same_as_worker`` are not read, and the outcome's ``master_spec`` is ``None``).  Bounds of the values
-    ``defaultFrom`` computes are the kind's spec models'."""
+    ``master_spec`` its second role's, if it has one (a distributed inference's worker): a one-role kind has
+    no master (``master_spec`` is not read, and the outcome's ``master_spec`` is ``None``);
+    ``same_as_worker`` is a distributed training's alone.  Bounds of the values ``defaultFrom`` computes are
+    the kind's spec models'."""
     kind = policy.kind
     first = kind.primary
     second: Replica | None = kind.roles[1] if len(kind.roles) > 1 else None
     if second is None:
-        master_spec, same_as_worker = None, False
+        master_spec = None
+    if second is None or not kind.is_distributed:  # only a distributed training's master may be its worker
+        same_as_worker = False
     worker_rules = policy.for_replica(first)
     worker, worker_set, refused = _defaults(spec, policy, first, worker_rules, plan)
     worker_policy, _, _ = _defaults(policy_spec, policy, first, worker_rules, plan)

@@ -26,7 +26,12 @@ from template_engine.policy.attribute_defaults import (
     read_role_defaults,
 )
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
-from template_engine.policy.value_defaults import kind_note, kinds_with_field, value_default_problems
+from template_engine.policy.value_defaults import (
+    flat_note,
+    kind_note,
+    kinds_with_field,
+    value_default_problems,
+)
 from template_engine.policy.vocabulary import (
     ItemsFamily,
     Node,
@@ -198,29 +203,36 @@ class _Reader:
         return value
 
     def unknown(self, name: str, allowed: list[str], path: Path, what: str) -> None:
-        note = self.note(name, path, what)
-        close = difflib.get_close_matches(name, allowed, n=1) if "without roles" not in note else []
+        flat = self.names_a_role(name, path, what)
+        close = difflib.get_close_matches(name, allowed, n=1) if not flat else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        note = ": " + flat_note(self.kind) if flat else self.note(path, what)
         self.fail(
             f"unknown {what} {name!r}{hint}{note}",
             path,
             "one of: " + ", ".join(sorted(allowed)),
         )
 
-    def note(self, name: str, path: Path, what: str) -> str:
+    def field_path(self, path: Path) -> tuple[str, ...]:
+        """The field names of ``path`` within its role's part of the policy."""
+        return tuple(str(p) for p in path[len(policy_root(self.kind, str(path[0]), self.kind.primary)) :])
+
+    def names_a_role(self, name: str, path: Path, what: str) -> bool:
+        """Whether an unknown top-level field of a flat policy is a role's name (``rules.worker``)."""
+        return (
+            what.startswith("field for ")
+            and not self.kind.roled_policy
+            and len(self.field_path(path)) == 1
+            and name in _ROLE_NAMES
+        )
+
+    def note(self, path: Path, what: str) -> str:
         """For another kind than a distributed training's, an unknown field said with the kind (``: a
-        training has no such field (a distributed training has it)``), or that its policy has no roles."""
+        training has no such field (a distributed training has it)``)."""
         if self.kind.name == DISTRIBUTED.name or not what.startswith("field for "):
             return ""
-        depth = len(policy_root(self.kind, str(path[0]), self.kind.primary))
-        field_path = tuple(str(p) for p in path[depth:])
-        if len(field_path) == 1 and not self.kind.roled_policy and name in _ROLE_NAMES:
-            return (
-                f": {_article(self.kind.noun)} {self.kind.noun}'s policy is flat, without roles "
-                f"(Run:ai's {self.kind.policy_type} policy)"
-            )
         having = kinds_with_field if what == "field for defaults" else _kinds_with_rules
-        return ": " + kind_note(self.kind, field_path, having)
+        return ": " + kind_note(self.kind, self.field_path(path), having)
 
     # -- the document
 

@@ -11,7 +11,7 @@ its policy's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -67,6 +67,9 @@ def _known(
             hint = did_you_mean(closest(str(name), model.model_fields))
             full = (*root, *here)
             note = kind_note(kind, field_path, kinds_with_field)
+            if not at and not kind.roled_policy and name in {r for k in KINDS for r in k.roles}:
+                note = flat_note(kind)
+                hint = ""
             unknown.append(
                 Problem(
                     f"unknown field for defaults {name!r}{hint}: {note}",
@@ -124,7 +127,17 @@ def kinds_with_field(field_path: tuple[str, ...]) -> tuple[WorkloadKind, ...]:
     return tuple(k for k in KINDS if any(_model_has(m, field_path) for m in k.spec_models.values()))
 
 
-def kind_note(kind: WorkloadKind, field_path: tuple[str, ...], having: Any) -> str:
+def flat_note(kind: WorkloadKind) -> str:
+    """What a role named in a one-role kind's policy is told: the policy is flat."""
+    noun = kind.noun
+    return f"{_article(noun)} {noun}'s policy is flat, without roles (Run:ai's {kind.policy_type} policy)"
+
+
+def kind_note(
+    kind: WorkloadKind,
+    field_path: tuple[str, ...],
+    having: Callable[[tuple[str, ...]], tuple[WorkloadKind, ...]],
+) -> str:
     """``a training has no such field (a distributed training has it)``: what a field unknown in ``kind``'s
     policy is, and which other kinds have it (``having``: the kinds with a field path, by spec models or by
     rule vocabulary)."""
@@ -141,4 +154,4 @@ def _article(word: str) -> str:
     return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
-__all__ = ["kind_note", "kinds_with_field", "value_default_problems"]
+__all__ = ["flat_note", "kind_note", "kinds_with_field", "value_default_problems"]
