@@ -34,7 +34,7 @@ import difflib
 import types
 import typing
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -824,4 +824,48 @@ def request_form(
         imposed = policy.document.get("imposedAssets")
         if isinstance(imposed, Mapping):
             out["imposedAssets"] = _imposed_ids(imposed, _asset_ids(ctx, _imposed_names(imposed)))
+    return out
+
+
+# -- GET /api/v2/policy: Run:ai's PolicyListResponse -------------------------------------------------------
+
+
+def policy_type(kind: WorkloadKind) -> str:
+    """Run:ai's ``PolicyType`` of ``kind``'s policy (``training``, ``distributedInference``): its
+    ``workloadType`` (``WorkloadKind.policy_type``) in lower camel case, as Run:ai's enum spells it."""
+    return kind.policy_type[:1].lower() + kind.policy_type[1:]
+
+
+def _placement_of(ctx: Ctx, key: str) -> Placement:
+    scope_type, _, ident = key.partition(":")
+    return ctx.placement(scope_type, int(ident) if ident else None)
+
+
+def policy_list(
+    ctx: Ctx, kinds: Sequence[WorkloadKind], wanted: Callable[[Placement], bool]
+) -> list[dict[str, Any]]:
+    """Run:ai's ``PolicyListEntry`` of every policy of ``kinds`` the caller may read, at the scopes
+    ``wanted`` keeps, kind by kind (:data:`~template_engine.kinds.KINDS`' order), then by scope: ``type``,
+    ``meta`` (as the kind's route answers it) and, for a stored policy that no longer reads, ``status``.  A
+    scope has a distributed policy when it has a policy document or a defaults document of its own (what
+    ``GET /api/v2/policy/distributed`` answers with a ``meta``)."""
+    out: list[dict[str, Any]] = []
+    for kind in kinds:
+        audits: dict[str, list[Audit]] = {}
+        rows: dict[str, PolicyRow] = {}
+        for row in ctx.repo.all_policies(kind.name):
+            audits.setdefault(row.scope_key, []).append(row.audit)
+            rows[row.scope_key] = row
+        if kind is DISTRIBUTED:
+            for defaults in ctx.repo.all_defaults():
+                audits.setdefault(defaults.scope_key, []).append(defaults.audit)
+        for key in sorted(audits, key=lambda k: (k.partition(":")[0] != "system", k)):
+            place = _placement_of(ctx, key)
+            if not wanted(place) or not ctx.access.can_read(place.ref):
+                continue
+            entry: dict[str, Any] = {"type": policy_type(kind), "meta": _meta(place, audits[key], kind)}
+            row = rows.get(key)
+            if row is not None:
+                entry |= _status(row, place)
+            out.append(entry)
     return out

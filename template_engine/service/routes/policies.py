@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from template_engine.errors import Problem
 from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind
@@ -50,6 +50,8 @@ from template_engine.service.policy_api import (
     defaults_document,
     policy_body,
     policy_document,
+    policy_list,
+    policy_type,
     policy_version,
     request_form,
     reset_policy,
@@ -71,6 +73,7 @@ from template_engine.service.schemas import (
     ImposedAssetsIn,
     PolicyChange,
     PolicyIn,
+    PolicyMetaOut,
     PolicyOut,
     PolicyOverwrite,
     PolicyScopeType,
@@ -378,7 +381,7 @@ def _texts(kind: WorkloadKind) -> _Texts:
         f"{kind.policy_type}PolicyV2, {shape}) and its effective policy: the defaults {kind.a_noun} gets "
         f"from the policy side (each scope's shared defaults on the {noun}'s fields, then its {noun} "
         "policy's), and every rule and imposed data source of its branch, each rule with its "
-        "``sourceOfRule``.  The ETag (the policy's version; ``\"0\"``: the scope never had one) is for "
+        '``sourceOfRule``.  The ETag (the policy\'s version; ``"0"``: the scope never had one) is for '
         "``If-Match``.",
         put=f"Replace a scope's {noun} policy: its defaults (the {noun}'s own), rules and imposed data "
         "sources (what ``policy`` does not give is removed).  The scope's shared defaults are not touched.",
@@ -548,3 +551,83 @@ def _add_routes(kind: WorkloadKind) -> None:
 
 for _kind in KINDS:
     _add_routes(_kind)
+
+
+# -- GET /api/v2/policy -----------------------------------------------------------------------------------
+
+
+class PolicyListEntryOut(BaseModel):
+    """Run:ai's ``PolicyListEntry``: a policy's type (``PolicyType``), its ``meta`` and, when the stored
+    policy no longer reads, its ``status``."""
+
+    type: str = Field(json_schema_extra={"enum": [policy_type(kind) for kind in KINDS]})
+    meta: PolicyMetaOut
+    status: dict[str, Any] | None = None
+
+
+class PolicyListOut(BaseModel):
+    """Run:ai's ``PolicyListResponse``."""
+
+    policies: list[PolicyListEntryOut]
+
+
+_WORKLOAD_TYPES = [kind.workload_type for kind in KINDS]
+WorkloadTypeQuery = Annotated[
+    str | None,
+    Query(
+        description="Only the policies of this workload type.",
+        json_schema_extra={"enum": _WORKLOAD_TYPES},
+    ),
+]
+ListScopeQuery = Annotated[
+    PolicyScopeType | None,
+    Query(description="Only the policies of this scope (cluster: none, this service has no cluster scope)."),
+]
+
+
+@router.get("", response_model=PolicyListOut, responses=errors())
+def list_policies(
+    principal: Auth,
+    store: StoreDep,
+    workloadType: WorkloadTypeQuery = None,
+    scope: ListScopeQuery = None,
+    departmentId: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="Only the department's policies and its projects'.")
+    ] = None,
+    projectId: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="Only the project's policies.")
+    ] = None,
+    clusterId: ClusterQuery = None,
+    includeFallbackPolicies: Annotated[
+        bool | None, Query(description="Not used: this service has no fallback policies.")
+    ] = None,
+) -> JSONResponse:
+    """The policies of every kind the caller may read (Run:ai's ``PolicyListResponse``): distributed first,
+    then each kind of :data:`~template_engine.kinds.KINDS`, each by scope, filtered by ``workloadType``,
+    ``scope``, ``departmentId`` (the department's and its projects') and ``projectId``."""
+    if workloadType is not None and workloadType not in _WORKLOAD_TYPES:
+        refuse(
+            [
+                Problem(
+                    f"unknown workloadType {workloadType!r}",
+                    ("workloadType",),
+                    None,
+                    "one of: " + ", ".join(_WORKLOAD_TYPES),
+                )
+            ]
+        )
+    kinds = [kind for kind in KINDS if workloadType in (None, kind.workload_type)]
+    level = {"tenant": "system"}.get(scope or "", scope)
+
+    def wanted(place: Placement) -> bool:
+        if level is not None and place.type != level:
+            return False
+        if departmentId is not None and (
+            place.department is None or str(place.department.id) != departmentId
+        ):
+            return False
+        return projectId is None or (place.project is not None and str(place.project.id) == projectId)
+
+    with store.read(principal) as ctx:
+        found = policy_list(ctx, kinds, wanted)
+    return json_response({"policies": found})
