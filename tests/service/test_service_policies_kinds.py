@@ -87,16 +87,29 @@ def test_put_get_patch_delete_of_each_kind(client: Any, ids: Ids, kind: Workload
 
     # PATCH: validateOnly stores nothing; a reset clears a field's defaults and rules; then merge.
     field = f"{kind.primary}.image" if kind.roled_policy else "image"
-    dry = client.patch(
-        _url(kind), json={"meta": meta, "reset": [field]}, params={"validateOnly": True}
-    )
+    dry = client.patch(_url(kind), json={"meta": meta, "reset": [field]}, params={"validateOnly": True})
     assert dry.status_code == 200, dry.json()
-    assert "image" not in (dry.json()["policy"]["rules"][kind.primary] if kind.roled_policy else dry.json()["policy"]["rules"])
+    assert "image" not in (
+        dry.json()["policy"]["rules"][kind.primary] if kind.roled_policy else dry.json()["policy"]["rules"]
+    )
     assert "affectedTemplates" in dry.json()
     assert client.get(_url(kind), params=_query(meta)).json()["policy"] == policy
     patched = client.patch(
         _url(kind),
-        json={"meta": meta, "reset": [field], "policy": {"rules": _roled(kind, {"tty" if kind is not INFERENCE and kind is not LEADER_WORKER else "workingDir": {"canEdit": False}})}},
+        json={
+            "meta": meta,
+            "reset": [field],
+            "policy": {
+                "rules": _roled(
+                    kind,
+                    {
+                        "tty" if kind is not INFERENCE and kind is not LEADER_WORKER else "workingDir": {
+                            "canEdit": False
+                        }
+                    },
+                )
+            },
+        },
         headers={"If-Match": '"1"'},
     )
     assert patched.status_code == 200, patched.json()
@@ -111,3 +124,172 @@ def test_put_get_patch_delete_of_each_kind(client: Any, ids: Ids, kind: Workload
     assert client.delete(_url(kind), params=_query(meta), headers={"If-Match": '"2"'}).status_code == 204
     gone = client.get(_url(kind), params=_query(meta))
     assert gone.status_code == 200 and "policy" not in gone.json() and gone.headers["ETag"] == '"3"'
+
+
+def test_a_flat_kind_s_imposed_assets_are_one_list_and_a_distributed_inference_s_per_role(
+    client: Any, ids: Ids
+) -> None:
+    datasets = ids.assets[("datasource", "datasets")]
+    tenant = {"name": "tenant", "scope": "tenant"}
+    per_role = _put(client, TRAINING, tenant, {"imposedAssets": {"worker": [datasets]}})
+    assert "policy.imposedAssets" in _problems(per_role)
+    flat = _put(client, LEADER_WORKER, tenant, {"imposedAssets": [datasets]})
+    assert "policy.imposedAssets" in _problems(flat)
+    unknown = _put(client, TRAINING, tenant, {"imposedAssets": ["00000000-0000-4000-8000-000000000000"]})
+    assert _problems(unknown)["policy.imposedAssets[0]"]["message"].startswith("no asset has the id")
+    both = _put(
+        client, LEADER_WORKER, tenant, {"imposedAssets": {"leader": [datasets], "worker": [datasets]}}
+    )
+    assert both.status_code == 200, both.json()
+    assert both.json()["effective"]["imposedAssets"] == {"leader": [datasets], "worker": [datasets]}
+
+
+def test_one_scope_of_a_branch_rules_a_field_kind_by_kind(client: Any, ids: Ids) -> None:
+    """Ownership is counted among the policies of one kind: a training rule at the tenant and the same field
+    in a project's training policy is refused, in its workspace policy it is not."""
+    tenant = {"name": "tenant", "scope": "tenant"}
+    assert _put(client, TRAINING, tenant, {"rules": {"tty": {"canEdit": False}}}).status_code == 200
+    clash = _put(client, TRAINING, _project(ids, "vision"), {"rules": {"tty": {"canEdit": True}}})
+    problem = _problems(clash)["policy.rules.tty"]
+    assert "already has rules in the system training policy" in problem["message"]
+    other = _put(
+        client, KIND_BY_NAME["workspace"], _project(ids, "vision"), {"rules": {"tty": {"canEdit": True}}}
+    )
+    assert other.status_code == 200, other.json()
+
+
+def test_a_kind_s_reset_names_its_fields_with_a_hint(client: Any) -> None:
+    tenant = {"name": "tenant", "scope": "tenant"}
+    typo = client.patch(_url(TRAINING), json={"meta": tenant, "reset": ["compute.gpuDevicesRequst"]})
+    problem = _problems(typo)["reset[0]"]
+    assert problem["message"] == (
+        "reset path 'compute.gpuDevicesRequst': the training's compute has no field 'gpuDevicesRequst' "
+        "(did you mean 'gpuDevicesRequest'?)"
+    )
+    roles = client.patch(_url(LEADER_WORKER), json={"meta": tenant, "reset": ["master.image"]})
+    assert "names no field" in _problems(roles)["reset[0]"]["message"]
+    inference = client.patch(_url(INFERENCE), json={"meta": tenant, "reset": ["backoffLimit"]})
+    assert "the inference has no field 'backoffLimit'" in _problems(inference)["reset[0]"]["message"]
+
+
+# -- door parity: a body is read as its policy file is ---------------------------------------------------------
+
+#: One problem of each sort a policy file of a kind can have, as a file's text (flat for a training).
+_BROKEN = {
+    "a role in a flat policy": "rules:\n  worker:\n    tty: {canEdit: false}\n",
+    "a field the kind lacks": "rules:\n  numWorkers: {max: 4}\n",
+    "a value default of the wrong type": "defaults:\n  backoffLimit: many\n",
+    "a value default the kind lacks": "defaults:\n  distributedFramework: PyTorch\n",
+    "an unknown rule key": "rules:\n  tty: {canedit: false}\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BROKEN))
+def test_a_body_gets_the_problems_of_the_policy_file_worded_the_same(
+    client: Any, tmp_path: Path, case: str
+) -> None:
+    from template_engine import load_org
+
+    root = tmp_path / "org"
+    (root / "system").mkdir(parents=True)
+    (root / "org.yaml").write_text("departments: []\n")
+    (root / "system" / TRAINING.policy_file).write_text(_BROKEN[case])
+    org = load_org(root)
+    from_file = org.broken[f"system/{TRAINING.policy_file}"]
+    assert from_file, case
+    body = yaml.safe_load(_BROKEN[case])
+    answer = _put(client, TRAINING, {"name": "tenant", "scope": "tenant"}, body)
+    from_api = answer.json()["problems"]
+    assert answer.status_code == 400
+    assert [(p["field"], p["message"], p.get("expected")) for p in from_api] == [
+        (f"policy.{'.'.join(map(str, p.path))}", p.message, p.expected) for p in from_file
+    ]
+
+
+# -- GET /api/v2/policy ---------------------------------------------------------------------------------------
+
+
+def test_the_list_has_every_kind_with_run_ai_s_policy_type_and_filters(client: Any, ids: Ids) -> None:
+    vision, research = ids.projects["vision"], ids.departments["research"]
+    assert (
+        _put(client, TRAINING, _project(ids, "vision"), {"rules": {"backoffLimit": {"max": 9}}}).status_code
+        == 200
+    )
+    tenant = {"name": "tenant", "scope": "tenant"}
+    assert (
+        _put(client, LEADER_WORKER, tenant, {"rules": {"leader": {"image": {"required": True}}}}).status_code
+        == 200
+    )
+    listed = client.get(BASE)
+    assert listed.status_code == 200
+    entries = listed.json()["policies"]
+    pairs = [(e["type"], e["meta"]["scope"], e["meta"].get("projectId")) for e in entries]
+    assert ("training", "project", int(vision)) in pairs and ("distributedInference", "tenant", None) in pairs
+    assert pairs.index(("distributedInference", "tenant", None)) > pairs.index(
+        ("training", "project", int(vision))
+    )
+    # The distributed ones: every scope with a policy or defaults of its own, as its route answers them.
+    distributed = client.get(f"{BASE}/distributed", params={"scope": "project", "projectId": vision}).json()
+    assert {"type": "distributed", "meta": distributed["meta"]} in entries
+    training = client.get(_url(TRAINING), params={"scope": "project", "projectId": vision}).json()
+    assert {"type": "training", "meta": training["meta"]} in entries
+    assert training["meta"]["id"] != distributed["meta"]["id"]
+
+    only = client.get(BASE, params={"workloadType": "Training"}).json()["policies"]
+    assert [e["type"] for e in only] == ["training"]
+    of_project = client.get(BASE, params={"projectId": vision}).json()["policies"]
+    assert {e["meta"].get("projectId") for e in of_project} == {int(vision)}
+    assert {e["type"] for e in of_project} == {"distributed", "training"}
+    of_department = client.get(BASE, params={"departmentId": research}).json()["policies"]
+    assert of_department and all(e["meta"]["scope"] in ("department", "project") for e in of_department)
+    tenant_only = client.get(BASE, params={"scope": "tenant"}).json()["policies"]
+    assert {e["meta"]["scope"] for e in tenant_only} == {"tenant"}
+    assert client.get(BASE, params={"scope": "cluster"}).json() == {"policies": []}
+    bad = client.get(BASE, params={"workloadType": "Batch"})
+    assert "workloadType" in _problems(bad)
+
+
+# -- a kind's defaults reach that kind only -----------------------------------------------------------------
+
+
+def test_a_training_policy_s_defaults_reach_trainings_only(client: Any, ids: Ids) -> None:
+    """issue 32: a policy's defaults belong to its own kind.  A training policy at a project with
+    ``backoffLimit: 5``: a training template there composes with it (the service's org of stored rows,
+    ``org_for``, the one a template's GET composes with), a distributed one does not."""
+    from template_engine.compose import compose
+    from template_engine.models.documents import TemplateDocument, TrainingTemplateDocument
+    from template_engine.org import Scope, Source, Template
+    from template_engine.service.auth import Principal
+    from template_engine.service.composer import org_for
+
+    meta = _project(ids, "vision")
+    before = client.get(f"{BASE}/distributed", params=_query(meta)).json()
+    put = _put(client, TRAINING, meta, {"defaults": {"backoffLimit": 5}})
+    assert put.status_code == 200, put.json()
+    assert put.json()["effective"]["defaults"]["backoffLimit"] == 5
+    scope = Scope("project", "vision")
+    training = Template(
+        "t",
+        scope,
+        Source("t.yaml", {}),
+        TrainingTemplateDocument(kind="training", meta={"name": "t"}, spec={"image": "a:1"}),
+    )
+    distributed = Template(
+        "d",
+        scope,
+        Source("d.yaml", {}),
+        TemplateDocument(meta={"name": "d"}, spec={"image": "a:1", "distributedFramework": "PyTorch"}),
+    )
+    store = client.app.state.store
+    with store.read(Principal("admin", "system-admin")) as ctx:
+        place = ctx.placement("project", int(ids.projects["vision"]))
+        composed = {
+            template.kind.name: compose(org_for(ctx, place, template), template, place.view())
+            for template in (training, distributed)
+        }
+    assert composed["training"].to_response()["combinedSpec"]["backoffLimit"] == 5
+    shared = before["effective"]["defaults"]["worker"]["backoffLimit"]  # the example org's, for all
+    assert shared != 5
+    assert composed["distributed"].to_response()["combinedSpec"]["backoffLimit"] == shared
+    # The distributed policy of the project is as it was.
+    assert client.get(f"{BASE}/distributed", params=_query(meta)).json() == before
