@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import TEMPLATES, Ids
+from conftest import Ids
 
-from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, TEMPLATE_KINDS, WorkloadKind
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
 
 BASE = "/api/v2/policy"
 #: Every kind whose policy is one document of its own (every kind but distributed).
@@ -40,6 +40,11 @@ def _query(meta: dict[str, Any]) -> dict[str, Any]:
 def _roled(kind: WorkloadKind, part: Any) -> Any:
     """``part`` as the primary role's in ``kind``'s shape: under the role for a policy split by role."""
     return {kind.primary: part} if kind.roled_policy else part
+
+
+def _of_role(kind: WorkloadKind, part: Any) -> Any:
+    """The primary role's part of a section of ``kind``'s shape (the inverse of :func:`_roled`)."""
+    return part[kind.primary] if kind.roled_policy else part
 
 
 def _put(client: Any, kind: WorkloadKind, meta: dict[str, Any], policy: dict[str, Any], **params: Any) -> Any:
@@ -74,13 +79,13 @@ def test_put_get_patch_delete_of_each_kind(client: Any, ids: Ids, kind: Workload
     got = client.get(_url(kind), params=_query(meta))
     assert got.status_code == 200 and got.json()["policy"] == policy
     effective = got.json()["effective"]
-    rules = effective["rules"][kind.primary] if kind.roled_policy else effective["rules"]
+    rules = _of_role(kind, effective["rules"])
     assert rules["compute"]["gpuDevicesRequest"] == {
         "max": 4,
         "sourceOfRule": {"scope": "project", "projectId": int(ids.projects["vision"])},
     }
     assert effective["imposedAssets"] == _roled(kind, [datasets])
-    defaults = effective["defaults"][kind.primary] if kind.roled_policy else effective["defaults"]
+    defaults = _of_role(kind, effective["defaults"])
     assert defaults["image"] == "python:3.11"
     # The distributed policy of the scope is another policy: untouched.
     assert client.get(f"{BASE}/distributed", params=_query(meta)).json() == distributed
@@ -89,36 +94,20 @@ def test_put_get_patch_delete_of_each_kind(client: Any, ids: Ids, kind: Workload
     field = f"{kind.primary}.image" if kind.roled_policy else "image"
     dry = client.patch(_url(kind), json={"meta": meta, "reset": [field]}, params={"validateOnly": True})
     assert dry.status_code == 200, dry.json()
-    assert "image" not in (
-        dry.json()["policy"]["rules"][kind.primary] if kind.roled_policy else dry.json()["policy"]["rules"]
-    )
+    assert "image" not in _of_role(kind, dry.json()["policy"]["rules"])
     assert "affectedTemplates" in dry.json()
     assert client.get(_url(kind), params=_query(meta)).json()["policy"] == policy
+    added = {"policy": {"rules": _roled(kind, {"workingDir": {"canEdit": False}})}}
     patched = client.patch(
-        _url(kind),
-        json={
-            "meta": meta,
-            "reset": [field],
-            "policy": {
-                "rules": _roled(
-                    kind,
-                    {
-                        "tty" if kind is not INFERENCE and kind is not LEADER_WORKER else "workingDir": {
-                            "canEdit": False
-                        }
-                    },
-                )
-            },
-        },
-        headers={"If-Match": '"1"'},
+        _url(kind), json={"meta": meta, "reset": [field], **added}, headers={"If-Match": '"1"'}
     )
     assert patched.status_code == 200, patched.json()
     assert patched.headers["ETag"] == '"2"'
     after = patched.json()["policy"]
-    own_defaults = after["defaults"][kind.primary] if kind.roled_policy else after["defaults"]
-    own_rules = after["rules"][kind.primary] if kind.roled_policy else after["rules"]
+    own_defaults, own_rules = _of_role(kind, after["defaults"]), _of_role(kind, after["rules"])
     assert "image" not in own_defaults and "image" not in own_rules
     assert own_rules["compute"] == {"gpuDevicesRequest": {"max": 4}}
+    assert own_rules["workingDir"] == {"canEdit": False}
     # A stale If-Match is a 412; DELETE with the current one.
     assert client.delete(_url(kind), params=_query(meta), headers={"If-Match": '"1"'}).status_code == 412
     assert client.delete(_url(kind), params=_query(meta), headers={"If-Match": '"2"'}).status_code == 204
@@ -172,7 +161,7 @@ def test_a_kind_s_reset_names_its_fields_with_a_hint(client: Any) -> None:
     assert "the inference has no field 'backoffLimit'" in _problems(inference)["reset[0]"]["message"]
 
 
-# -- door parity: a body is read as its policy file is ---------------------------------------------------------
+# -- door parity: a body is read as its policy file is ------------------------------------------------------
 
 #: One problem of each sort a policy file of a kind can have, as a file's text (flat for a training).
 _BROKEN = {
@@ -206,7 +195,7 @@ def test_a_body_gets_the_problems_of_the_policy_file_worded_the_same(
     ]
 
 
-# -- GET /api/v2/policy ---------------------------------------------------------------------------------------
+# -- GET /api/v2/policy -------------------------------------------------------------------------------------
 
 
 def test_the_list_has_every_kind_with_run_ai_s_policy_type_and_filters(client: Any, ids: Ids) -> None:
