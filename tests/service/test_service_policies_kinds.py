@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import Ids
+from conftest import TEMPLATES, Ids, MakeApp, open_client
 
 from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
 
@@ -282,3 +282,113 @@ def test_a_training_policy_s_defaults_reach_trainings_only(client: Any, ids: Ids
     assert composed["distributed"].to_response()["combinedSpec"]["backoffLimit"] == shared
     # The distributed policy of the project is as it was.
     assert client.get(f"{BASE}/distributed", params=_query(meta)).json() == before
+
+
+# -- storage: db export, db import, db upgrade ------------------------------------------------------------
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _every_policy(client: Any, ids: Ids) -> dict[tuple[str, str], Any]:
+    """Each kind's policy answer of the tenant and of each project (ETags included)."""
+    scopes = {"tenant": {"scope": "tenant"}} | {
+        name: {"scope": "project", "projectId": ids.projects[name]} for name in ("vision", "recsys")
+    }
+    out = {}
+    for kind in KINDS:
+        for name, params in scopes.items():
+            got = client.get(_url(kind), params=params)
+            out[(kind.name, name)] = (got.headers["ETag"], got.json())
+    return out
+
+
+def test_each_kind_s_policy_round_trips_through_export_and_import(
+    make_app: MakeApp, database_url: str, tmp_path: Path
+) -> None:
+    """Each kind's policy is its own file of its scope's folder in an export (``training-policy.yaml``...),
+    ``policy.yaml`` as before; an import into an empty database gives back every policy, versions and
+    audit fields included."""
+    from template_engine import load_org
+    from template_engine.org import Scope
+    from template_engine.service.exporter import export_folder
+    from template_engine.service.importer import import_folder
+    from template_engine.service.storage.database import create_db_engine, ensure_schema, transaction
+    from template_engine.service.storage.tables import metadata
+
+    with open_client(make_app(database_url)) as client:
+        ids = Ids(client)
+        vision = _project(ids, "vision")
+        datasets = ids.assets[("datasource", "datasets")]
+        trained = {"defaults": {"backoffLimit": 5}, "rules": {"completions": {"max": 8}}}
+        assert _put(client, TRAINING, vision, trained).status_code == 200
+        assert _put(client, TRAINING, vision, {**trained, "imposedAssets": [datasets]}).status_code == 200
+        served = {"leader": {"image": "vllm:1"}, "worker": {"image": "vllm:1"}}
+        tenant = {"name": "tenant", "scope": "tenant"}
+        assert _put(client, LEADER_WORKER, tenant, {"defaults": served}).status_code == 200
+        before = _every_policy(client, ids)
+    assert before[("training", "vision")][0] == '"2"'
+    engine = create_db_engine(database_url)
+    first, second = tmp_path / "first", tmp_path / "second"
+    export_folder(engine, first)
+    assert (first / "system/policy.yaml").read_bytes() == (TEMPLATES / "system/policy.yaml").read_bytes()
+    written = yaml.safe_load((first / "projects/vision" / TRAINING.policy_file).read_text())
+    assert written == {**trained, "imposedAssets": ["datasets"]}
+    assert yaml.safe_load((first / "system" / LEADER_WORKER.policy_file).read_text()) == {"defaults": served}
+    exported = load_org(first)
+    assert not exported.broken
+    assert exported.policy_of(Scope("project", "vision"), TRAINING).value_defaults == {
+        "worker": {"backoffLimit": 5}
+    }
+    with transaction(engine, write=True) as connection:
+        metadata.drop_all(connection)
+        connection.exec_driver_sql("DROP TABLE alembic_version")  # an empty database
+    ensure_schema(engine)
+    report = import_folder(engine, first)
+    assert report is not None and report.added["policies"] == 5  # 3 distributed, a training, a leaders
+    export_folder(engine, second)
+    assert _files(first) == _files(second)
+    with open_client(make_app(database_url, seed=False)) as client:
+        assert _every_policy(client, ids) == before
+    engine.dispose()
+
+
+def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -> None:
+    """A database at revision 0005 (before issue 32: no ``kind_policies``) upgraded to the head keeps every
+    policy and defaults row as it was, and has the table of the other kinds' policies, empty."""
+    from alembic.config import Config
+    from alembic.runtime.environment import EnvironmentContext
+    from sqlalchemy import inspect
+
+    from template_engine.service.importer import import_folder
+    from template_engine.service.storage import database
+    from template_engine.service.storage.database import create_db_engine, ensure_schema, transaction, upgrade
+    from template_engine.service.storage.repository import Repository
+
+    engine = create_db_engine(sqlite_url)
+    ensure_schema(engine)
+    import_folder(engine, TEMPLATES)
+    scripts = database._scripts()
+
+    def down(current: Any, _context: Any) -> Any:
+        return scripts._downgrade_revs("0005", current)
+
+    with (
+        transaction(engine, write=True, org=False) as connection,
+        EnvironmentContext(Config(), scripts, fn=down, destination_rev="0005") as environment,
+    ):
+        environment.configure(connection=connection)
+        with environment.begin_transaction():
+            environment.run_migrations()
+    with engine.connect() as connection:
+        assert not inspect(connection).has_table("kind_policies")
+        before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
+    assert len(before[0]) == 3 and before[1]
+    result = upgrade(engine)
+    assert result.found.revision == "0005"
+    with engine.connect() as connection:
+        repo = Repository(connection)
+        assert (repo.all_policies(), repo.all_defaults()) == before
+        assert repo.every_policy() == before[0]
+    engine.dispose()
