@@ -421,7 +421,7 @@ class _Import:
         """Each scope's policy document of every kind (``policy.yaml``, ``training-policy.yaml``...), with the
         file's text when an export would not write that text."""
         org = self.folder.org
-        every = [(scope, DISTRIBUTED.name, p) for scope, p in org.policies.items()]
+        every: list[tuple[Scope, str, Any]] = [(s, DISTRIBUTED.name, p) for s, p in org.policies.items()]
         every += [(scope, kind, p) for (scope, kind), p in org.kind_policies.items()]
         for scope, kind, policy in every:
             key, dept_id, project_id = self.place(scope)

@@ -864,8 +864,8 @@ def policy_list(
             if not wanted(place) or not ctx.access.can_read(place.ref):
                 continue
             entry: dict[str, Any] = {"type": policy_type(kind), "meta": _meta(place, audits[key], kind)}
-            row = rows.get(key)
-            if row is not None:
-                entry |= _status(row, place)
+            held = rows.get(key)
+            if held is not None:
+                entry |= _status(held, place)
             out.append(entry)
     return out

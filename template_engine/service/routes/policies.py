@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from template_engine.errors import Problem
 from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind
@@ -70,7 +70,6 @@ from template_engine.service.routes.common import (
 )
 from template_engine.service.schemas import (
     ID_PATTERN,
-    ImposedAssetsIn,
     PolicyChange,
     PolicyIn,
     PolicyMetaOut,
@@ -392,6 +391,12 @@ def _texts(kind: WorkloadKind) -> _Texts:
     )
 
 
+class _RolesIn(BaseModel):
+    """A body's part per role (``imposedAssets`` of a distributed inference): no other key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 def _body_models(kind: WorkloadKind) -> tuple[type[PolicyOverwrite], type[PolicyChange]]:
     """Run:ai's ``<Kind>PolicyOverwriteRequestV2`` and ``<Kind>PolicyChangeRequestV2`` of ``kind``: the
     distributed ones as they are; another kind's ``policy.imposedAssets`` per its roles
@@ -399,12 +404,13 @@ def _body_models(kind: WorkloadKind) -> tuple[type[PolicyOverwrite], type[Policy
     if kind is DISTRIBUTED:
         return PolicyOverwrite, PolicyChange
     name = kind.policy_type
+    roles: dict[str, Any] = {role: (list[str] | None, None) for role in kind.roles}
     imposed: Any = (
         create_model(
             f"{name}ImposedAssetsIn",
-            __base__=ImposedAssetsIn.__base__,
+            __base__=_RolesIn,
             __doc__=f"Run:ai's {name}ImposedAssets: data source asset ids, per role.",
-            **{role: (list[str] | None, None) for role in kind.roles},
+            **roles,
         )
         if kind.roled_policy
         else list[str]

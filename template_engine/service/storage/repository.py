@@ -511,7 +511,7 @@ class Repository:
         :meth:`put_defaults`; returns the new version."""
         table, where = self._policy_table(kind)
         if not version:
-            values = {"scope_key": key, "document": document, "text": text}
+            values: dict[str, Any] = {"scope_key": key, "document": document, "text": text}
             values |= {"department_id": department_id, "project_id": project_id}
             self._insert(table, subject, values if where is None else values | {"kind": kind})
             return 1
