@@ -514,45 +514,33 @@ def _add_routes(kind: WorkloadKind) -> None:
             _save(ctx, place, held, {}, layer)
         return no_content()
 
-    router.add_api_route(
-        path,
-        get_policy,
-        methods=["GET"],
-        name=f"get_{name}_policy",
-        description=texts.get,
-        response_model=PolicyOut,
-        responses={200: {"headers": _ETAG}, **errors(404)},
-    )
-    router.add_api_route(
-        path,
-        overwrite_policy,
-        methods=["PUT"],
-        name=f"overwrite_{name}_policy",
-        description=texts.put,
-        response_model=None,
-        responses=_WRITE_RESPONSES,
-        openapi_extra=documented(overwrite_model),
-    )
-    router.add_api_route(
-        path,
-        change_policy,
-        methods=["PATCH"],
-        name=f"change_{name}_policy",
-        description=texts.patch,
-        response_model=None,
-        responses=_WRITE_RESPONSES,
-        openapi_extra=documented(change_model),
-    )
-    router.add_api_route(
-        path,
-        delete_policy,
-        methods=["DELETE"],
-        name=f"delete_{name}_policy",
-        description=texts.delete,
-        status_code=204,
-        response_class=Response,
-        responses=errors(404, 409, 412),
-    )
+    routes: list[tuple[str, Callable[..., Any], str, str, dict[str, Any]]] = [
+        ("GET", get_policy, "get", texts.get, {"response_model": PolicyOut, "responses": _GET_RESPONSES}),
+        ("PUT", overwrite_policy, "overwrite", texts.put, {"openapi_extra": documented(overwrite_model)}),
+        ("PATCH", change_policy, "change", texts.patch, {"openapi_extra": documented(change_model)}),
+        ("DELETE", delete_policy, "delete", texts.delete, _DELETE),
+    ]
+    for method, endpoint, verb, description, more in routes:
+        writes: dict[str, Any] = (
+            {"response_model": None, "responses": _WRITE_RESPONSES} if method in ("PUT", "PATCH") else {}
+        )
+        router.add_api_route(
+            path,
+            endpoint,
+            methods=[method],
+            name=f"{verb}_{name}_policy",
+            description=description,
+            **writes,
+            **more,
+        )
+
+
+_GET_RESPONSES: dict[int | str, dict[str, Any]] = {200: {"headers": _ETAG}, **errors(404)}
+_DELETE: dict[str, Any] = {
+    "status_code": 204,
+    "response_class": Response,
+    "responses": errors(404, 409, 412),
+}
 
 
 for _kind in KINDS:
