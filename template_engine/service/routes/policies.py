@@ -54,9 +54,8 @@ from template_engine.service.policy_api import (
     policy_type,
     policy_version,
     request_form,
-    reset_policy,
-    reset_targets,
 )
+from template_engine.service.policy_reset import reset_policy, reset_targets
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -359,7 +358,7 @@ _DISTRIBUTED_TEXTS = _Texts(
     patch=(
         "Change a scope's policy: clear the policy (defaults and rules) of the fields at the ``reset`` "
         "paths (Run:ai's ``worker.compute.gpuDevicesRequest``, or the service's ``rules.worker.tty``: "
-        ":func:`~..policy_api.reset_targets`), then merge ``policy`` in (objects field by field, lists "
+        ":func:`~..policy_reset.reset_targets`), then merge ``policy`` in (objects field by field, lists "
         "whole; ``null`` changes nothing)."
     ),
     delete=(
