@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import TEMPLATES, Ids, MakeApp, open_client
 
-from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, WorkloadKind
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, TEMPLATE_KINDS, WorkloadKind
 
 BASE = "/api/v2/policy"
 #: Every kind whose policy is one document of its own (every kind but distributed).
@@ -243,10 +243,11 @@ def test_the_list_has_every_kind_with_run_ai_s_policy_type_and_filters(client: A
 
 def test_a_training_policy_s_defaults_reach_trainings_only(client: Any, ids: Ids) -> None:
     """issue 32: a policy's defaults belong to its own kind.  A training policy at a project with
-    ``backoffLimit: 5``: a training template there composes with it (the service's org of stored rows,
-    ``org_for``, the one a template's GET composes with), a distributed one does not."""
+    ``backoffLimit: 5``, and a template of each kind there, composed with the service's org of stored rows
+    (``composer.org_for``, the one a template's GET composes with): the training composition has it; the
+    distributed one and the workspace's have the shared default (the system's 6), the inference's has none
+    (its kind lacks the field)."""
     from template_engine.compose import compose
-    from template_engine.models.documents import TemplateDocument, TrainingTemplateDocument
     from template_engine.org import Scope, Source, Template
     from template_engine.service.auth import Principal
     from template_engine.service.composer import org_for
@@ -256,30 +257,33 @@ def test_a_training_policy_s_defaults_reach_trainings_only(client: Any, ids: Ids
     put = _put(client, TRAINING, meta, {"defaults": {"backoffLimit": 5}})
     assert put.status_code == 200, put.json()
     assert put.json()["effective"]["defaults"]["backoffLimit"] == 5
-    scope = Scope("project", "vision")
-    training = Template(
-        "t",
-        scope,
-        Source("t.yaml", {}),
-        TrainingTemplateDocument(kind="training", meta={"name": "t"}, spec={"image": "a:1"}),
-    )
-    distributed = Template(
-        "d",
-        scope,
-        Source("d.yaml", {}),
-        TemplateDocument(meta={"name": "d"}, spec={"image": "a:1", "distributedFramework": "PyTorch"}),
-    )
-    store = client.app.state.store
-    with store.read(Principal("admin", "system-admin")) as ctx:
+    specs = {
+        "distributed": {"distributedFramework": "PyTorch"},
+        "inference": {"servingPort": {"container": 80}},
+    }
+    templates = []
+    for kind in TEMPLATE_KINDS:
+        assert kind.template_model is not None
+        data = {"meta": {"name": kind.name}, "spec": {"image": "a:1", **specs.get(kind.name, {})}}
+        data |= {} if kind is DISTRIBUTED else {"kind": kind.name}
+        doc = kind.template_model.model_validate(data)
+        templates.append(
+            Template(kind.name, Scope("project", "vision"), Source(f"{kind.name}.yaml", data), doc)
+        )  # type: ignore[arg-type]
+    with client.app.state.store.read(Principal("admin", "system-admin")) as ctx:
         place = ctx.placement("project", int(ids.projects["vision"]))
-        composed = {
-            template.kind.name: compose(org_for(ctx, place, template), template, place.view())
-            for template in (training, distributed)
+        combined = {
+            t.kind.name: compose(org_for(ctx, place, t), t, place.view()).to_response()["combinedSpec"]
+            for t in templates
         }
-    assert composed["training"].to_response()["combinedSpec"]["backoffLimit"] == 5
-    shared = before["effective"]["defaults"]["worker"]["backoffLimit"]  # the example org's, for all
-    assert shared != 5
-    assert composed["distributed"].to_response()["combinedSpec"]["backoffLimit"] == shared
+    shared = before["effective"]["defaults"]["worker"]["backoffLimit"]  # the system's, for every kind
+    assert shared == 6
+    assert {name: spec.get("backoffLimit") for name, spec in combined.items()} == {
+        "distributed": 6,
+        "training": 5,
+        "workspace": 6,  # the shared default: a workspace has the field, the training policy is not its
+        "inference": None,  # Run:ai's inference has no backoffLimit
+    }
     # The distributed policy of the project is as it was.
     assert client.get(f"{BASE}/distributed", params=_query(meta)).json() == before
 
