@@ -161,6 +161,27 @@ def test_a_kind_s_reset_names_its_fields_with_a_hint(client: Any) -> None:
     assert "the inference has no field 'backoffLimit'" in _problems(inference)["reset[0]"]["message"]
 
 
+def test_a_data_source_a_kind_s_policy_imposes_is_not_deleted(client: Any, ids: Ids) -> None:
+    created = client.post(
+        "/api/v1/asset/datasource/nfs",
+        json={
+            "meta": {"name": "shared", "scope": "tenant"},
+            "spec": {"server": "nfs", "path": "/s", "mountPath": "/s"},
+        },
+    )
+    assert created.status_code == 202, created.json()
+    asset = created.json()["meta"]["id"]
+    assert _put(client, INFERENCE, _project(ids, "recsys"), {"imposedAssets": [asset]}).status_code == 200
+    refused = client.delete(f"/api/v1/asset/datasource/nfs/{asset}")
+    assert refused.status_code == 409
+    assert refused.json()["policies"] == [
+        {"scope": "project", "projectId": int(ids.projects["recsys"]), "name": "recsys"}
+    ]
+    params = {"scope": "project", "projectId": ids.projects["recsys"]}
+    assert client.delete(_url(INFERENCE), params=params).status_code == 204
+    assert client.delete(f"/api/v1/asset/datasource/nfs/{asset}").status_code == 202
+
+
 # -- door parity: a body is read as its policy file is ------------------------------------------------------
 
 #: One problem of each sort a policy file of a kind can have, as a file's text (flat for a training).
