@@ -508,9 +508,10 @@ def _sdk_policy(kind: str, defaults: dict[str, Any], rules: dict[str, Any]) -> A
 
 
 @pytest.mark.parametrize("kind", list(POLICY_KINDS))
-def test_the_policy_of_each_kind_through_the_sdk(sdk: RunaiClient, kind: str) -> None:
+def test_the_policy_of_each_kind_through_the_sdk(sdk: RunaiClient, org: dict[str, str], kind: str) -> None:
     """PUT, PATCH (validateOnly, then Run:ai's reset), GET, the list and DELETE of a training, a workspace, an
-    inference and a distributed inference policy at the tenant, each answer parsed into the SDK's model."""
+    inference and a distributed inference policy of the department ``applied`` (the tenant's, the example
+    org's, stay as they are), each answer parsed into the SDK's model."""
     policies = sdk.policies.policy
     suffix, prefix, values, policy_type, workload_type = POLICY_KINDS[kind]
     leader = kind == "distributed-inference"
@@ -522,7 +523,9 @@ def test_the_policy_of_each_kind_through_the_sdk(sdk: RunaiClient, kind: str) ->
     defaults = {**values, "image": "a:1"}
     ruled = m.IntegerRules(max=6) if field == "backoffLimit" else m.StringRules(canEdit=False)
     rules = {"image": m.StringRules(required=True), field: ruled}
-    meta = m.PolicyCreationFields(scope=m.ScopeType.TENANT, name="tenant")
+    applied = str(org["applied"])
+    meta = m.PolicyCreationFields(scope=m.ScopeType.DEPARTMENT, name="applied", departmentId=applied)
+    scope = {"scope": "department", "department_id": applied}
     model = f"{prefix}PolicyV2"
     get = getattr(policies, f"get_{suffix}_v2")
     overwrite = getattr(m, f"{prefix}PolicyOverwriteRequestV2")(
@@ -530,16 +533,16 @@ def test_the_policy_of_each_kind_through_the_sdk(sdk: RunaiClient, kind: str) ->
     )
     written = getattr(policies, f"overwrite_{suffix}_v2")(**{f"{suffix}_overwrite_request_v2": overwrite})
     put = parsed(model, written.data)
-    assert own(written.data["policy"]["defaults"]) == defaults and put.meta.scope == "tenant"
-    assert parsed(model, get(scope="tenant").data).meta.id == put.meta.id
+    assert own(written.data["policy"]["defaults"]) == defaults and put.meta.department_id == applied
+    assert parsed(model, get(**scope).data).meta.id == put.meta.id
 
     role = "leader." if leader else ""
     change = getattr(m, f"{prefix}PolicyChangeRequestV2")(meta=meta, reset=[f"{role}{field}"])
     update = getattr(policies, f"update_{suffix}_v2")
     dry = update(validate_only=True, **{f"{suffix}_change_request_v2": change})
     parsed(model, dry.data)
-    assert dry.data["affectedTemplates"] == []  # no template of the kind here
-    assert get(scope="tenant").data["policy"] == written.data["policy"]  # nothing stored
+    assert isinstance(dry.data["affectedTemplates"], list)
+    assert get(**scope).data["policy"] == written.data["policy"]  # nothing stored
     changed = update(**{f"{suffix}_change_request_v2": change})
     parsed(model, changed.data)
     # Read the answer as sent: the SDK's models fill a missing field with the schema's own default.
@@ -547,7 +550,8 @@ def test_the_policy_of_each_kind_through_the_sdk(sdk: RunaiClient, kind: str) ->
     assert field not in own(after["defaults"]) and field not in own(after["rules"])
     assert "image" in own(after["defaults"]) and "image" in own(after["rules"])
 
-    listed = parsed("PolicyListResponse", policies.list_policies(workload_type=workload_type).data)
+    found = policies.list_policies(workload_type=workload_type, department_id=applied).data
+    listed = parsed("PolicyListResponse", found)
     assert [(e.type, e.meta.id) for e in listed.policies] == [(policy_type, put.meta.id)]
-    assert getattr(policies, f"delete_{suffix}")(scope="tenant").status_code == 204
-    assert parsed(model, get(scope="tenant").data).policy is None
+    assert getattr(policies, f"delete_{suffix}")(**scope).status_code == 204
+    assert parsed(model, get(**scope).data).policy is None
