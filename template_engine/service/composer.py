@@ -101,7 +101,7 @@ def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
     made into an ``Org`` by the one builder of stored rows (:func:`..stored.org_of_rows`)."""
     chain = dict(zip(view.chain_keys(), view.view().chain(), strict=True))
     defaults = [(chain[key], row) for key, row in ctx.repo.defaults(list(chain)).items()]
-    policy_rows = [(chain[key], row) for key, row in ctx.repo.policies(list(chain)).items()]
+    policy_rows = [(chain[row.scope_key], row) for row in ctx.repo.every_policy(list(chain))]
     policies = [stored_policy(row, scope) for scope, row in policy_rows]
     wanted = [(kind, name) for kind, name, _ in asset_refs(template.doc)] if template is not None else []
     wanted += [("datasource", i.name) for p in policies if not isinstance(p, list) for i in p.imposed]

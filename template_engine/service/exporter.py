@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.kinds import DISTRIBUTED, kind_named
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.loader.validate import locate
 from template_engine.models.documents import ASSET_FOLDERS
@@ -125,7 +126,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         departments = repo.departments()
         projects = repo.projects()
         all_defaults = repo.all_defaults()
-        all_policies = repo.all_policies()
+        all_policies = repo.every_policy()
         assets = repo.assets()
         templates = repo.templates()
         cluster = repo.cluster_settings()
@@ -169,7 +170,9 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         entries[files[-1].rel] = {"sha256": fingerprint(row.document), **_audit(row.audit)}
     for policy in all_policies:
         where, scope = folder(policy.scope_key)
-        files.append(_File(f"{where}/policy.yaml", f"the policy of {scope}", policy.document, policy.text))
+        kind = kind_named(policy.kind)  # each kind's policy file: policy.yaml, training-policy.yaml...
+        label = f"the policy of {scope}" if kind is DISTRIBUTED else f"the {kind.name} policy of {scope}"
+        files.append(_File(f"{where}/{kind.policy_file}", label, policy.document, policy.text))
         entries[files[-1].rel] = {"sha256": fingerprint(policy.document), **_audit(policy.audit)}
     for asset in assets:
         kind_folder = ASSET_FOLDERS.get(asset.kind)  # type: ignore[call-overload]

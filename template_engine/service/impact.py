@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from template_engine.diff import PairDiff, diff_orgs
 from template_engine.diffing.fields import FieldChange
 from template_engine.errors import Location
+from template_engine.kinds import DISTRIBUTED, kind_named
 from template_engine.org import Org, Scope, View
 from template_engine.pricing import TEXT_UNIT_SHIFT, data_bytes
 from template_engine.service.budget import REQUEST_BUDGET, REQUEST_BYTES, admit_diff, over_budget
@@ -97,9 +98,11 @@ def stored_org(ctx: Ctx) -> StoredOrg:
         labels[f"db:defaults/{row.scope_key}"] = (
             f"defaults of {_scope_words(scope)}, version {row.audit.version}"
         )
-    policies = placed(repo.all_policies())
+    policies = placed(repo.every_policy())
     for scope, row in policies:
-        labels[policy_file(scope)] = f"policy of {_scope_words(scope)}, version {row.audit.version}"
+        kind = kind_named(row.kind)
+        what = "policy" if kind is DISTRIBUTED else f"{kind.name} policy"
+        labels[policy_file(scope, kind)] = f"{what} of {_scope_words(scope)}, version {row.audit.version}"
     assets = [(asset_scope(row, units.name_of), row) for row in repo.assets()]
     for _, asset_row in assets:
         labels[f"db:assets/{asset_row.id}"] = (

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import Engine, Table
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.rules import asset_refs
 from template_engine.loader.sources import FolderSource
 from template_engine.loader.tree import load_org, read_source, reference_problems
@@ -123,7 +124,7 @@ def read_folder(root: Path) -> Folder:
             )
     sources = {s.file: s for s in _documents(org)}
     texts: dict[str, str] = {}
-    for policy in org.policies.values():
+    for policy in [*org.policies.values(), *org.kind_policies.values()]:
         read, more = read_source(files, policy.file)
         problems += more
         raw = files.read(policy.file)
@@ -417,15 +418,20 @@ class _Import:
             self.report.count("defaults", current is None)
 
     def put_policies(self) -> None:
-        """Each scope's policy document, with the file's text when an export would not write that text."""
-        for scope, policy in self.folder.org.policies.items():
+        """Each scope's policy document of every kind (``policy.yaml``, ``training-policy.yaml``...), with the
+        file's text when an export would not write that text."""
+        org = self.folder.org
+        every: list[tuple[Scope, str, Any]] = [(s, DISTRIBUTED.name, p) for s, p in org.policies.items()]
+        every += [(scope, kind, p) for (scope, kind), p in org.kind_policies.items()]
+        for scope, kind, policy in every:
             key, dept_id, project_id = self.place(scope)
-            current, version = self.repo.policy_at(key)
+            current, version = self.repo.policy_at(key, kind=kind)
             data = dict(self.folder.sources[policy.file].data)
             text = self.folder.texts.get(policy.file)
             kept_text = text if text is not None and text != dump_yaml(data) else None
-            self.repo.put_policy(key, data, kept_text, version, self.subject, dept_id, project_id)
-            self.restamp(t.policies, key, self.kept(self.folder.sources[policy.file]))
+            self.repo.put_policy(key, data, kept_text, version, self.subject, dept_id, project_id, kind=kind)
+            table, row = (t.policies, key) if kind == DISTRIBUTED.name else (t.kind_policies, (key, kind))
+            self.restamp(table, row, self.kept(self.folder.sources[policy.file]))
             self.report.count("policies", current is None)
 
     def put_assets(self) -> dict[tuple[str, str], str]:

@@ -15,44 +15,46 @@ A scope's policy over HTTP is two stored documents:
 Every write is checked before anything is stored, with the loader's rules and wording: the rule vocabulary
 (field path, what was expected), each imposed asset an existing data source, one scope of a branch ruling a
 field (the policy of every branch through the scope is compared), and the defaults as a defaults document.
+
+The policy of every other kind (``/api/v2/policy/{trainings,workspaces,inferences,distributed-inferences}``:
+``WorkloadKind.policy_segment``) is ONE stored document, its policy file (``training-policy.yaml``...: the
+``kind_policies`` table): Run:ai's ``<Kind>PolicyDefaultsAndRulesV2`` as it is, flat for a one-role kind,
+``leader``/``worker`` for a distributed inference, with imposed assets by name.  Its ``defaults`` are the
+kind's own value defaults (and attribute defaults), read as the file's are (``read_policy(..., kind=)``);
+the scope's defaults document is not part of it (issue 32: a training policy's defaults reach trainings
+only).  Its ``effective`` defaults are what a composition of the kind gets from the policy side: each
+scope's shared defaults projected onto the kind's fields, then its policy's, merged
+(:func:`~template_engine.layers.default_layers`).
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
-import types
-import typing
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel
-
 from template_engine.errors import Problem
+from template_engine.kinds import DISTRIBUTED, WorkloadKind, kind_named
 from template_engine.layers import default_layers
 from template_engine.loader.policies import branches
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
-from template_engine.models.spec import MasterSpec, WorkerSpec
 from template_engine.org import SYSTEM, Scope
-from template_engine.paths import Match, Path, format_path, parse_path
-from template_engine.policy.document import FieldRules, PolicyDocument, read_policy
+from template_engine.paths import Match, Path
+from template_engine.policy.document import FieldRules, PolicyDocument, policy_root, read_policy
 from template_engine.policy.effective import effective, effective_shape
-from template_engine.policy.vocabulary import REPLICAS, Node, Replica, Section, vocabulary
+from template_engine.policy.vocabulary import REPLICAS, Replica
 from template_engine.service.bodies import pruned
 from template_engine.service.composer import imposed_scope_problems, org_for, timestamp
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.documents import (
     BODY,
-    MAX_PATH_LENGTH,
-    clear_fields,
     defaults_problems,
     merge_patch,
     strip_nulls,
 )
-from template_engine.service.errors import bad_request
 from template_engine.service.policy_store import OrgUnits, stored_policies, stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, DefaultsRow, PolicyRow
@@ -63,8 +65,11 @@ _POLICY_IDS = uuid.UUID("1d0f3a4e-6f0b-5c59-9a57-3a1c1f0b7e21")
 POLICY: Path = ("policy",)
 
 
-def policy_id(place: Placement) -> str:
-    return str(uuid.uuid5(_POLICY_IDS, place.key))
+def policy_id(place: Placement, kind: WorkloadKind = DISTRIBUTED) -> str:
+    """The id of the policy of ``kind`` of a scope (a distributed one's, as before issue 32, from its scope
+    alone)."""
+    key = place.key if kind is DISTRIBUTED else f"{kind.name}:{place.key}"
+    return str(uuid.uuid5(_POLICY_IDS, key))
 
 
 def scope_name(place: Placement) -> str:
@@ -81,6 +86,8 @@ def _itemized(spec: Mapping[str, Any], node: PlanNode) -> dict[str, Any]:
         child = node.child(name)
         if child.key is not None and isinstance(value, list):
             out[name] = {"instances": copy.deepcopy(value)}
+        elif child.key is not None:  # itemized already (a kind's policy file may write either)
+            out[name] = copy.deepcopy(value)
         elif isinstance(value, Mapping) and child.children and not child.whole:
             out[name] = _itemized(value, child)
         else:
@@ -95,6 +102,23 @@ def runai_defaults(spec: Any, master: Any) -> dict[str, Any]:
         out["worker"] = _itemized(spec, SPEC_PLAN)
     if isinstance(master, Mapping) and master:
         out["master"] = _itemized(master, SPEC_PLAN)
+    return out
+
+
+def kind_defaults(kind: WorkloadKind, by_role: Mapping[Replica, Any]) -> dict[str, Any]:
+    """Each role's value defaults (a spec of the role) as Run:ai's ``defaults`` of ``kind``'s policy: flat for
+    a one-role kind (``TrainingPolicyDefaultsV2``), ``{leader: ..., worker: ...}`` for a distributed
+    inference; keyed lists in the itemized form (``{instances: [items]}``)."""
+    out: dict[str, Any] = {}
+    for role in kind.roles:
+        spec = by_role.get(role)
+        if not isinstance(spec, Mapping) or not spec:
+            continue
+        found = _itemized(spec, kind.plan(role))
+        if kind.roled_policy:
+            out[role] = found
+        else:
+            out = found
     return out
 
 
@@ -253,150 +277,6 @@ def _with_attributes(defaults: Mapping[str, Any], policy: PolicyRow | None) -> d
     return merge_patch(defaults, copy.deepcopy(dict(held)))
 
 
-# -- reset: Run:ai's FieldsToReset -----------------------------------------------------------------------
-
-#: The parts of a request's ``policy`` a reset path of the service's own form starts with.
-REQUEST_ROOTS = ("defaults", "rules", "imposedAssets")
-_SPEC_MODELS: dict[Replica, type[BaseModel]] = {"worker": WorkerSpec, "master": MasterSpec}
-_RESET_EXPECTED = (
-    "worker.<field> or master.<field> (Run:ai's FieldsToReset, such as worker.compute.gpuDevicesRequest), "
-    "or a path under defaults, rules or imposedAssets"
-)
-
-
-def _group(annotation: Any) -> type[BaseModel] | None:
-    """The model of a field that groups fields (``compute``, ``security``), through ``X | None`` and
-    ``Annotated``; ``None`` for a value or a list (a reset names a list whole)."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _group(typing.get_args(annotation)[0])
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        found = [_group(arg) for arg in typing.get_args(annotation) if arg is not type(None)]
-        return found[0] if len(found) == 1 else None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
-
-
-_Level = tuple[type[BaseModel] | None, Node | None]
-
-
-def _fields(level: _Level) -> dict[str, _Level]:
-    """The fields below ``level``: those of the spec model and those Run:ai's rule vocabulary has, each with
-    the level below it (a group's model and vocabulary section, or ``(None, None)`` for a single field)."""
-    model, section = level
-    out: dict[str, _Level] = {}
-    if model is not None:
-        for name, info in model.model_fields.items():
-            out[info.alias or name] = (_group(info.annotation), None)
-    if isinstance(section, Section):
-        for name, node in section.fields.items():
-            below = out.get(name, (None, None))[0]
-            out[name] = (below, node if isinstance(node, Section) else None)
-    return out
-
-
-def _field_problem(text: str, replica: Replica, rest: Path, where: Path) -> Problem | None:
-    """A problem when ``rest`` names no field of ``replica``'s spec (its model and Run:ai's rule vocabulary),
-    with a did-you-mean hint; ``None`` when it names one."""
-    level: _Level = (_SPEC_MODELS[replica], vocabulary()[replica])
-    for depth, part in enumerate(rest):
-        if not isinstance(part, str):
-            return Problem(
-                f"reset path {text!r} names an item: a reset clears a field's defaults and rules whole",
-                where,
-                None,
-                f"{replica}.{format_path(rest[:depth])}",
-            )
-        if level == (None, None):
-            return Problem(
-                f"reset path {text!r}: {format_path(rest[:depth])} of the {replica} is a single field",
-                where,
-                None,
-                f"{replica}.{format_path(rest[:depth])}",
-            )
-        fields = _fields(level)
-        if part not in fields:
-            close = difflib.get_close_matches(part, list(fields), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            inside = f"{replica}'s {format_path(rest[:depth])}" if depth else replica
-            return Problem(
-                f"reset path {text!r}: the {inside} has no field {part!r}{hint}",
-                where,
-                None,
-                "one of: " + ", ".join(sorted(fields)),
-            )
-        level = fields[part]
-    return None
-
-
-def reset_targets(texts: Sequence[str]) -> list[str]:
-    """The paths of a request's ``policy`` that a PATCH's ``reset`` clears (Run:ai's ``FieldsToReset``,
-    "fields in jsonpath format that is requested to clear their policy (default and rules)"), or a 400
-    naming every path that names nothing.
-
-    ``worker.<field>`` and ``master.<field>`` (Run:ai's form; ``worker`` alone is the whole replica) clear
-    both ``defaults.<replica>.<field>`` and ``rules.<replica>.<field>``; the field must be one of the
-    replica's spec (its model or Run:ai's rule vocabulary), a typo is a 400 with a did-you-mean hint.
-    A path under ``defaults``, ``rules`` or ``imposedAssets`` (the service's own form) clears that part
-    only, down to a keyed item (``defaults.worker.environmentVariables.instances[name=TZ]``)."""
-    targets: list[str] = []
-    problems: list[Problem] = []
-    for index, text in enumerate(texts):
-        where: Path = ("reset", index)
-        if len(text) > MAX_PATH_LENGTH:
-            problems.append(
-                Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")
-            )
-            continue
-        try:
-            path = parse_path(text)
-        except ValueError as exc:
-            problems.append(Problem(str(exc), where, None, _RESET_EXPECTED))
-            continue
-        head = path[0]
-        if head in REPLICAS:
-            replica: Replica = "worker" if head == "worker" else "master"
-            problem = _field_problem(text, replica, path[1:], where)
-            if problem is not None:
-                problems.append(problem)
-            else:
-                targets += [format_path(("defaults", *path)), format_path(("rules", *path))]
-        elif head in REQUEST_ROOTS:
-            targets.append(text)
-        else:
-            close = difflib.get_close_matches(str(head), [*REPLICAS, *REQUEST_ROOTS], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            message = f"reset path {text!r} names no field{hint}"
-            problems.append(Problem(message, where, None, _RESET_EXPECTED))
-    if problems:
-        raise bad_request(problems)
-    return targets
-
-
-def _prune(doc: dict[str, Any], path: Path) -> None:
-    """Remove the objects along ``path`` that a reset left empty (``rules.worker.compute`` once its last
-    field is cleared), deepest first."""
-    parents: list[tuple[dict[str, Any], str]] = []
-    node: Any = doc
-    for part in path[:-1]:
-        if not isinstance(part, str) or not isinstance(node, dict) or not isinstance(node.get(part), dict):
-            break
-        parents.append((node, part))
-        node = node[part]
-    for parent, key in reversed(parents):
-        if parent[key] == {}:
-            del parent[key]
-
-
-def reset_policy(current: Mapping[str, Any], targets: Sequence[str]) -> dict[str, Any]:
-    """``current`` (a request's ``policy``) without the values at ``targets`` (:func:`reset_targets`), and
-    without the objects that left empty."""
-    out = clear_fields(current, targets, REQUEST_ROOTS, field="reset")
-    for target in targets:
-        _prune(out, parse_path(target))
-    return out
-
-
 # -- the policy document: request <-> stored ---------------------------------------------------------------
 
 
@@ -410,36 +290,43 @@ def _without_sources(value: Any) -> Any:
 
 
 def _names(ctx: Ctx, imposed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
-    """Imposed asset ids as the names a policy document holds; a problem on each id that is not a data
-    source's."""
+    """Imposed asset ids (per role) as the names a policy document holds; a problem on each id that is not a
+    data source's."""
     out: dict[str, Any] = {}
     problems: list[Problem] = []
     for replica, ids in imposed.items():
-        if not isinstance(ids, list):
-            out[replica] = ids
-            continue
-        names: list[Any] = []
-        for index, given in enumerate(ids):
-            here = (*POLICY, "imposedAssets", replica, index)
-            row = ctx.repo.asset(given) if isinstance(given, str) and _is_uuid(given) else None
-            expected = "the id of a data source asset (GET /api/v1/asset/datasource)"
-            if row is None:
-                problems.append(Problem(f"no asset has the id {given!r}", here, None, expected))
-                names.append(given)
-            elif row.kind != "datasource":
-                problems.append(
-                    Problem(
-                        f"asset {given} is the {row.kind} asset {row.name!r}, not a data source",
-                        here,
-                        None,
-                        expected,
-                    )
-                )
-                names.append(given)
-            else:
-                names.append(row.name)
-        out[replica] = names
+        out[replica], found = _names_of(ctx, ids, (*POLICY, "imposedAssets", replica))
+        problems += found
     return out, problems
+
+
+def _names_of(ctx: Ctx, ids: Any, where: Path) -> tuple[Any, list[Problem]]:
+    """One list of imposed asset ids (at ``where``) as names, and a problem on each that is no data
+    source's; anything but a list as it is (the policy's reader says what it must be)."""
+    problems: list[Problem] = []
+    if not isinstance(ids, list):
+        return ids, problems
+    names: list[Any] = []
+    for index, given in enumerate(ids):
+        here = (*where, index)
+        row = ctx.repo.asset(given) if isinstance(given, str) and _is_uuid(given) else None
+        expected = "the id of a data source asset (GET /api/v1/asset/datasource)"
+        if row is None:
+            problems.append(Problem(f"no asset has the id {given!r}", here, None, expected))
+            names.append(given)
+        elif row.kind != "datasource":
+            problems.append(
+                Problem(
+                    f"asset {given} is the {row.kind} asset {row.name!r}, not a data source",
+                    here,
+                    None,
+                    expected,
+                )
+            )
+            names.append(given)
+        else:
+            names.append(row.name)
+    return names, problems
 
 
 def _is_uuid(text: str) -> bool:
@@ -450,28 +337,36 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
-def policy_document(ctx: Ctx, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
-    """The stored policy document of a request's ``policy`` (rules as given, imposed assets by name)."""
+def policy_document(
+    ctx: Ctx, given: Mapping[str, Any], kind: WorkloadKind = DISTRIBUTED
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The stored policy document of a request's ``policy`` of ``kind`` (rules as given, imposed assets by
+    name): a distributed one's ``defaults`` are its attribute defaults only (its value defaults are the
+    scope's defaults document: :func:`defaults_document`), any other kind's as given, its policy file's."""
     out: dict[str, Any] = {}
     problems: list[Problem] = []
-    defaults = attribute_defaults(strip_nulls(given.get("defaults")))
+    given_defaults = strip_nulls(given.get("defaults"))
+    defaults = attribute_defaults(given_defaults) if kind is DISTRIBUTED else given_defaults
     if defaults:
         out["defaults"] = defaults
     rules = strip_nulls(given.get("rules"))
     if rules is not None and rules != {}:
         out["rules"] = _without_sources(rules)
     imposed = strip_nulls(given.get("imposedAssets"))
-    if isinstance(imposed, Mapping):
+    if isinstance(imposed, Mapping) and kind.roled_policy:
         imposed = {replica: names for replica, names in imposed.items() if names != []}
         if imposed:
             out["imposedAssets"], problems = _names(ctx, imposed)
+    elif isinstance(imposed, list) and not kind.roled_policy:
+        if imposed:
+            out["imposedAssets"], problems = _names_of(ctx, imposed, (*POLICY, "imposedAssets"))
     elif imposed is not None:
         out["imposedAssets"] = imposed
     return out, problems
 
 
-def _rule_path(rules: FieldRules) -> Path:
-    path: Path = (*POLICY, "rules", rules.replica, *rules.path)
+def _rule_path(rules: FieldRules, kind: WorkloadKind) -> Path:
+    path: Path = (*POLICY, *policy_root(kind, "rules", rules.replica), *rules.path)
     if rules.instances:
         return (*path, "instances")
     if rules.attribute:
@@ -483,7 +378,8 @@ def ownership(ctx: Ctx, place: Placement, candidate: PolicyDocument) -> list[Pro
     """A problem on each rule of ``candidate`` (the policy of ``place``) for a field that another scope of a
     branch through ``place`` already rules (POLICY.md "One owner per field")."""
     units = OrgUnits.read(ctx.repo)
-    stored, _broken = stored_policies(ctx.repo, units)
+    kind = candidate.kind
+    stored, _broken = stored_policies(ctx.repo, units, kind)
     target = place.scope()
     problems: list[Problem] = []
     seen: set[tuple[Any, str]] = set()
@@ -500,11 +396,13 @@ def ownership(ctx: Ctx, place: Placement, candidate: PolicyDocument) -> list[Pro
                 if owner is None or (rules.owner_key, other.file) in seen:
                     continue
                 seen.add((rules.owner_key, other.file))
+                of_the = f" of the {rules.replica}" if kind.roled_policy else ""
+                policy = "policy" if kind is DISTRIBUTED else f"{kind.name} policy"
                 problems.append(
                     Problem(
-                        f"field {rules.field_text!r} of the {rules.replica} already has rules in the "
-                        f"{other.scope} policy ({owner.location.place()})",
-                        _rule_path(rules),
+                        f"field {rules.field_text!r}{of_the} already has rules in the "
+                        f"{other.scope} {policy} ({owner.location.place()})",
+                        _rule_path(rules, kind),
                         None,
                         "one scope of a branch rules a field (remove it here or there)",
                         (owner.location,),
@@ -513,12 +411,15 @@ def ownership(ctx: Ctx, place: Placement, candidate: PolicyDocument) -> list[Pro
     return problems
 
 
-def check_policy(ctx: Ctx, place: Placement, document: Mapping[str, Any]) -> list[Problem]:
-    """Every problem of the policy document ``document`` as the policy of ``place``: the loader's reading of a
-    ``policy.yaml`` (on the request's paths), then one owner per field in every branch through ``place``."""
-    parsed, problems = read_policy(document, BODY, {}, place.scope())
+def check_policy(
+    ctx: Ctx, place: Placement, document: Mapping[str, Any], kind: WorkloadKind = DISTRIBUTED
+) -> list[Problem]:
+    """Every problem of the policy document ``document`` as the policy of ``kind`` of ``place``: the loader's
+    reading of its policy file (``policy.yaml``, ``training-policy.yaml``...; on the request's paths), then
+    one owner per field in every branch through ``place``."""
+    parsed, problems = read_policy(document, BODY, {}, place.scope(), kind=kind)
     if parsed is None:  # the rest of the document, for its ownership problems
-        parsed, _ = read_policy(pruned(document, problems), BODY, {}, place.scope())
+        parsed, _ = read_policy(pruned(document, problems), BODY, {}, place.scope(), kind=kind)
     problems = [replace(p, path=(*POLICY, *p.path)) for p in problems]
     if parsed is not None:
         problems += ownership(ctx, place, parsed)
@@ -547,20 +448,34 @@ def _asset_ids(ctx: Ctx, names: set[str]) -> dict[str, str]:
     return {name: row.id for (_, name), row in found.items()}
 
 
-def _imposed_ids(imposed: Any, ids: Mapping[str, str]) -> dict[str, list[str]]:
+def _imposed_ids(imposed: Any, ids: Mapping[str, str], kind: WorkloadKind = DISTRIBUTED) -> Any:
+    """A policy document's imposed asset names as Run:ai's ids: per role (``DistributedImposedAssets``), or
+    one list for a flat policy (``ImposedAssets``)."""
+
+    def listed(names: Any) -> list[str]:
+        return [ids[n] for n in names if isinstance(n, str) and n in ids]
+
+    if not kind.roled_policy:
+        return listed(imposed) if isinstance(imposed, list) else []
     out: dict[str, list[str]] = {}
     if isinstance(imposed, Mapping):
-        for replica in ("worker", "master"):
+        for replica in kind.roles:
             names = imposed.get(replica)
             if isinstance(names, list):
-                out[replica] = [ids[n] for n in names if isinstance(n, str) and n in ids]
+                out[replica] = listed(names)
     return out
 
 
-def _meta(place: Placement, audits: list[Audit]) -> dict[str, Any]:
+def _imposed_names(imposed: Any) -> set[str]:
+    """The names a policy document's ``imposedAssets`` holds (per role, or one list)."""
+    lists = imposed.values() if isinstance(imposed, Mapping) else [imposed]
+    return {n for v in lists if isinstance(v, list) for n in v if isinstance(n, str)}
+
+
+def _meta(place: Placement, audits: list[Audit], kind: WorkloadKind = DISTRIBUTED) -> dict[str, Any]:
     created = min(audits, key=lambda a: a.created_at)
     updated = max(audits, key=lambda a: a.updated_at)
-    meta: dict[str, Any] = {"id": policy_id(place), "name": place.scope().name or "tenant"}
+    meta: dict[str, Any] = {"id": policy_id(place, kind), "name": place.scope().name or "tenant"}
     meta["scope"] = scope_name(place)
     if place.type == "department" and place.department is not None:
         meta["departmentId"] = str(place.department.id)
@@ -590,39 +505,74 @@ def _own(
     if found:
         out["defaults"] = found
     if policy is not None:
-        rules = policy.document.get("rules")
-        if isinstance(rules, Mapping) and rules:
-            out["rules"] = copy.deepcopy(dict(rules))
-        imposed = policy.document.get("imposedAssets")
-        if isinstance(imposed, Mapping):
-            names = {n for v in imposed.values() if isinstance(v, list) for n in v if isinstance(n, str)}
-            ids = _imposed_ids(imposed, _asset_ids(ctx, names))
-            if ids:
-                out["imposedAssets"] = ids
-        read = stored_policy(policy, place.scope())
-        if isinstance(read, list):
-            message = "; ".join(p.message for p in read)
-            out["status"] = {"validation": {"errorMessage": message}}
+        out |= _rules_and_assets(ctx, policy) | _status(policy, place)
     return out
 
 
-def _effective(ctx: Ctx, place: Placement) -> dict[str, Any]:
-    """The effective policy of ``place``: the merged defaults of its scopes, and every rule and imposed asset
-    of its branch, each rule with its ``sourceOfRule``."""
+def _rules_and_assets(ctx: Ctx, policy: PolicyRow) -> dict[str, Any]:
+    """A stored policy's ``rules`` and ``imposedAssets`` (ids), in Run:ai's shape of its kind."""
+    out: dict[str, Any] = {}
+    rules = policy.document.get("rules")
+    if isinstance(rules, Mapping) and rules:
+        out["rules"] = copy.deepcopy(dict(rules))
+    imposed = policy.document.get("imposedAssets")
+    if isinstance(imposed, Mapping | list):
+        ids = _imposed_ids(imposed, _asset_ids(ctx, _imposed_names(imposed)), kind_named(policy.kind))
+        if ids:
+            out["imposedAssets"] = ids
+    return out
+
+
+def _status(policy: PolicyRow, place: Placement) -> dict[str, Any]:
+    """Run:ai's ``PolicyValidationStatus`` of a stored policy that no longer reads (none when it does)."""
+    read = stored_policy(policy, place.scope())
+    if isinstance(read, list):
+        return {"status": {"validation": {"errorMessage": "; ".join(p.message for p in read)}}}
+    return {}
+
+
+def _kind_form(ctx: Ctx, policy: PolicyRow | None) -> dict[str, Any]:
+    """A stored policy of a kind but distributed as a request's ``policy``: its file's ``defaults`` in
+    Run:ai's shape of the kind (keyed lists itemized), its rules and imposed assets (ids)."""
+    if policy is None:
+        return {}
+    kind = kind_named(policy.kind)
+    out: dict[str, Any] = {}
+    defaults = strip_nulls(policy.document.get("defaults"))
+    if isinstance(defaults, Mapping) and defaults:
+        by_role = defaults if kind.roled_policy else {kind.primary: defaults}
+        found = kind_defaults(kind, by_role)
+        if found:
+            out["defaults"] = found
+    return out | _rules_and_assets(ctx, policy)
+
+
+def _effective(ctx: Ctx, place: Placement, kind: WorkloadKind = DISTRIBUTED) -> dict[str, Any]:
+    """The effective policy of ``kind`` of ``place``: the merged defaults of its scopes, and every rule and
+    imposed asset of its branch, each rule with its ``sourceOfRule``."""
     org = org_for(ctx, place, None)
     view = place.view()
-    chain = [org.policies[scope] for scope in view.chain() if scope in org.policies]
-    policy = effective(chain)
+    chain = [found for scope in view.chain() if (found := org.policy_of(scope, kind)) is not None]
+    policy = effective(chain, kind=kind)
     sources = _source_of(place)
     ids = _asset_ids(ctx, {i.name for i in policy.imposed})
     shape = effective_shape(policy, lambda scope: sources[scope], lambda name: ids.get(name, ""))
-    if "imposedAssets" in shape:
-        shape["imposedAssets"] = {
-            replica: [i for i in found if i] for replica, found in shape["imposedAssets"].items()
+    imposed = shape.get("imposedAssets")
+    if isinstance(imposed, Mapping):
+        shape["imposedAssets"] = {replica: [i for i in found if i] for replica, found in imposed.items()}
+    elif isinstance(imposed, list):
+        shape["imposedAssets"] = [i for i in imposed if i]
+    if kind is DISTRIBUTED:
+        worker = merge_layers(SPEC_PLAN, default_layers(org, view, False)).spec
+        master = merge_layers(SPEC_PLAN, default_layers(org, view, True)).spec
+        merged = runai_defaults(worker, master)
+    else:
+        by_role = {
+            role: merge_layers(kind.plan(role), default_layers(org, view, index > 0, kind)).spec
+            for index, role in enumerate(kind.roles)
         }
-    worker = merge_layers(SPEC_PLAN, default_layers(org, view, False)).spec
-    master = merge_layers(SPEC_PLAN, default_layers(org, view, True)).spec
-    defaults = merge_patch(runai_defaults(worker, master), shape.pop("defaults", {}))
+        merged = kind_defaults(kind, by_role)
+    defaults = merge_patch(merged, shape.pop("defaults", {}))
     return ({"defaults": defaults} if defaults else {}) | shape
 
 
@@ -637,10 +587,13 @@ def policy_version(policy_at: int, defaults_at: int) -> int:
     return (p + d) * (p + d + 1) // 2 + d
 
 
-def policy_body(ctx: Ctx, place: Placement) -> tuple[dict[str, Any], int]:
+def policy_body(ctx: Ctx, place: Placement, kind: WorkloadKind = DISTRIBUTED) -> tuple[dict[str, Any], int]:
     """``DistributedPolicyV2`` of ``place``: ``meta`` and ``policy`` when the scope has a policy or defaults
     of its own, ``effective`` always, ``effectiveUpdatedAt`` when any scope of its branch has either; and
-    :func:`policy_version` of the very rows ``policy`` was made of."""
+    :func:`policy_version` of the very rows ``policy`` was made of.  Another ``kind``'s
+    (``TrainingPolicyV2``...): of its policy alone, whose version is its row's."""
+    if kind is not DISTRIBUTED:
+        return _kind_body(ctx, place, kind)
     keys = place.chain_keys()
     own_policy, policy_at = ctx.repo.policy_at(place.key)
     own_defaults, defaults_at = ctx.repo.defaults_at(place.key)
@@ -659,8 +612,27 @@ def policy_body(ctx: Ctx, place: Placement) -> tuple[dict[str, Any], int]:
     return body, policy_version(policy_at, defaults_at)
 
 
-def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
+def _kind_body(ctx: Ctx, place: Placement, kind: WorkloadKind) -> tuple[dict[str, Any], int]:
+    own, version = ctx.repo.policy_at(place.key, kind=kind.name)
+    others = [key for key in place.chain_keys() if key != place.key]
+    policies = ctx.repo.policies(others, kind=kind.name) | ({place.key: own} if own else {})
+    body: dict[str, Any] = {}
+    if own is not None:
+        body["meta"] = _meta(place, [own.audit], kind)
+        body["policy"] = _kind_form(ctx, own) | _status(own, place)
+    body["effective"] = _effective(ctx, place, kind)
+    stamps = [p.audit.updated_at for p in policies.values()]
+    if stamps:
+        body["effectiveUpdatedAt"] = timestamp(max(stamps))
+    return body, version
+
+
+def request_form(
+    ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None, kind: WorkloadKind = DISTRIBUTED
+) -> dict[str, Any]:
     """The scope's current policy as a request's ``policy`` holds it (what a PATCH resets and merges into)."""
+    if kind is not DISTRIBUTED:
+        return _kind_form(ctx, policy)
     out: dict[str, Any] = {}
     if defaults is not None:
         master = defaults.document.get("master")
@@ -677,6 +649,49 @@ def request_form(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | Non
             out["rules"] = copy.deepcopy(policy.document["rules"])
         imposed = policy.document.get("imposedAssets")
         if isinstance(imposed, Mapping):
-            names = {n for v in imposed.values() if isinstance(v, list) for n in v if isinstance(n, str)}
-            out["imposedAssets"] = _imposed_ids(imposed, _asset_ids(ctx, names))
+            out["imposedAssets"] = _imposed_ids(imposed, _asset_ids(ctx, _imposed_names(imposed)))
+    return out
+
+
+# -- GET /api/v2/policy: Run:ai's PolicyListResponse -------------------------------------------------------
+
+
+def policy_type(kind: WorkloadKind) -> str:
+    """Run:ai's ``PolicyType`` of ``kind``'s policy (``training``, ``distributedInference``): its
+    ``workloadType`` (``WorkloadKind.policy_type``) in lower camel case, as Run:ai's enum spells it."""
+    return kind.policy_type[:1].lower() + kind.policy_type[1:]
+
+
+def _placement_of(ctx: Ctx, key: str) -> Placement:
+    scope_type, _, ident = key.partition(":")
+    return ctx.placement(scope_type, int(ident) if ident else None)
+
+
+def policy_list(
+    ctx: Ctx, kinds: Sequence[WorkloadKind], wanted: Callable[[Placement], bool]
+) -> list[dict[str, Any]]:
+    """Run:ai's ``PolicyListEntry`` of every policy of ``kinds`` the caller may read, at the scopes
+    ``wanted`` keeps, kind by kind (:data:`~template_engine.kinds.KINDS`' order), then by scope: ``type``,
+    ``meta`` (as the kind's route answers it) and, for a stored policy that no longer reads, ``status``.  A
+    scope has a distributed policy when it has a policy document or a defaults document of its own (what
+    ``GET /api/v2/policy/distributed`` answers with a ``meta``)."""
+    out: list[dict[str, Any]] = []
+    for kind in kinds:
+        audits: dict[str, list[Audit]] = {}
+        rows: dict[str, PolicyRow] = {}
+        for row in ctx.repo.all_policies(kind.name):
+            audits.setdefault(row.scope_key, []).append(row.audit)
+            rows[row.scope_key] = row
+        if kind is DISTRIBUTED:
+            for defaults in ctx.repo.all_defaults():
+                audits.setdefault(defaults.scope_key, []).append(defaults.audit)
+        for key in sorted(audits, key=lambda k: (k.partition(":")[0] != "system", k)):
+            place = _placement_of(ctx, key)
+            if not wanted(place) or not ctx.access.can_read(place.ref):
+                continue
+            entry: dict[str, Any] = {"type": policy_type(kind), "meta": _meta(place, audits[key], kind)}
+            held = rows.get(key)
+            if held is not None:
+                entry |= _status(held, place)
+            out.append(entry)
     return out

@@ -1,11 +1,14 @@
-"""Stored policies as the engine reads them: one ``policy.yaml`` document per scope (the ``policies`` table).
+"""Stored policies as the engine reads them: one document per scope and workload kind (the ``policies`` table
+holds the distributed ones, a ``policy.yaml`` each; ``kind_policies`` every other kind's, a
+``training-policy.yaml``...: ``WorkloadKind.policy_file``).
 
-A stored policy is the document a ``policy.yaml`` holds (``rules``, ``imposedAssets`` by data source name).
+A stored policy is the document its file holds (``rules``, ``imposedAssets`` by data source name, and for a
+kind but distributed its value defaults), read with the kind's reader (``read_policy(..., kind=)``).
 The engine names a rule by its file and line; the service names it by the file a ``db export`` writes for
-it (``system/policy.yaml``, ``departments/D/policy.yaml``, ``projects/P/policy.yaml``) and its line there:
-in the text the policy was imported from when it was (:attr:`PolicyRow.text`, comments included), otherwise
-in the YAML the export writes for the document.  So a compliance issue's ``source`` is the same whether the
-org is read from its folder or served from the database, and points at a real line of the export.
+it (``system/policy.yaml``, ``departments/D/training-policy.yaml``, ``projects/P/policy.yaml``) and its line
+there: in the text the policy was imported from when it was (:attr:`PolicyRow.text`, comments included),
+otherwise in the YAML the export writes for the document.  So a compliance issue's ``source`` is the same
+whether the org is read from its folder or served from the database, and points at a real line of the export.
 
 Policies are held to the loader's rules whenever they are written: :func:`stored_problems` checks every
 stored policy together (each imposed asset a data source of the database, one owner per field in every
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from template_engine.errors import InputError, Problem
+from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind, kind_named
 from template_engine.loader.policies import org_policy_problems
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import AssetKind
@@ -30,13 +34,13 @@ from template_engine.service.storage.repository import PolicyRow, Repository, sc
 from template_engine.service.yamltext import dump_yaml
 
 
-def policy_file(scope: Scope) -> str:
-    """The file of a scope's policy in a templates folder (and in an export)."""
+def policy_file(scope: Scope, kind: WorkloadKind = DISTRIBUTED) -> str:
+    """The file of a scope's policy of ``kind`` in a templates folder (and in an export)."""
     if scope.type == "department":
-        return f"departments/{scope.name}/policy.yaml"
+        return f"departments/{scope.name}/{kind.policy_file}"
     if scope.type == "project":
-        return f"projects/{scope.name}/policy.yaml"
-    return "system/policy.yaml"
+        return f"projects/{scope.name}/{kind.policy_file}"
+    return f"system/{kind.policy_file}"
 
 
 def _lines(row: PolicyRow, file: str) -> Mapping[Path, tuple[int, int]]:
@@ -48,17 +52,18 @@ def _lines(row: PolicyRow, file: str) -> Mapping[Path, tuple[int, int]]:
 
 
 def stored_policy(row: PolicyRow, scope: Scope) -> PolicyDocument | list[Problem]:
-    """The policy of ``row`` (the policy of ``scope``) as the engine reads it, or why it no longer reads
-    (a stored document that a newer vocabulary refuses)."""
-    file = policy_file(scope)
+    """The policy of ``row`` (the policy of its kind of ``scope``) as the engine reads it, or why it no
+    longer reads (a stored document that a newer vocabulary refuses)."""
+    kind = kind_named(row.kind)
+    file = policy_file(scope, kind)
 
     def build() -> PolicyDocument | list[Problem]:
-        doc, problems = read_policy(row.document, file, _lines(row, file), scope)
+        doc, problems = read_policy(row.document, file, _lines(row, file), scope, kind=kind)
         if doc is not None:
             return doc
         return [replace(p, message=f"the stored policy is no longer valid: {p.message}") for p in problems]
 
-    key = ("policy", row.scope_key, file, row.audit.version, row.audit.updated_at)
+    key = ("policy", row.scope_key, row.kind, file, row.audit.version, row.audit.updated_at)
 
     def size() -> int:  # the lines read from its text are of the same order
         return MODEL_BYTES_PER_JSON_BYTE * json_size(row.document)
@@ -99,11 +104,13 @@ class OrgUnits:
         return name
 
 
-def stored_policies(repo: Repository, units: OrgUnits) -> tuple[dict[Scope, PolicyDocument], list[Problem]]:
-    """Every stored policy the engine reads, by scope, and the problems of those it does not."""
+def stored_policies(
+    repo: Repository, units: OrgUnits, kind: WorkloadKind = DISTRIBUTED
+) -> tuple[dict[Scope, PolicyDocument], list[Problem]]:
+    """Every stored policy of ``kind`` the engine reads, by scope, and the problems of those it does not."""
     found: dict[Scope, PolicyDocument] = {}
     problems: list[Problem] = []
-    for row in repo.all_policies():
+    for row in repo.all_policies(kind.name):
         scope = units.scopes.get(row.scope_key)
         if scope is None:  # pragma: no cover - the foreign keys delete a scope's policy with it
             continue
@@ -118,27 +125,29 @@ def stored_policies(repo: Repository, units: OrgUnits) -> tuple[dict[Scope, Poli
 def stored_problems(
     repo: Repository, assets: Mapping[AssetKind, Mapping[str, Asset]], broken: set[str]
 ) -> list[Problem]:
-    """What is wrong with the stored policies taken together: the loader's checks of a folder's policies
-    (every imposed asset a data source of a scope that contains the policy's, one scope of a branch rules a
-    field), each with its file and line.  ``assets``: the stored assets the engine reads, by kind and name
-    (:func:`..stored.stored_assets`); ``broken``: the names of those it no longer reads."""
+    """What is wrong with the stored policies taken together, kind by kind: the loader's checks of a folder's
+    policies (every imposed asset a data source of a scope that contains the policy's, one scope of a branch
+    rules a field), each with its file and line.  ``assets``: the stored assets the engine reads, by kind and
+    name (:func:`..stored.stored_assets`); ``broken``: the names of those it no longer reads."""
     units = OrgUnits.read(repo)
-    policies, problems = stored_policies(repo, units)
-    by_file = org_policy_problems(policies, units.tree, assets, broken)
-    for file in sorted(by_file):
-        problems += by_file[file]
+    problems: list[Problem] = []
+    for kind in KINDS:
+        policies, found = stored_policies(repo, units, kind)
+        by_file = org_policy_problems(policies, units.tree, assets, broken)
+        problems += found
+        for file in sorted(by_file):
+            problems += by_file[file]
     return problems
 
 
 def policies_imposing(repo: Repository, name: str) -> list[tuple[PolicyRow, Scope]]:
-    """The stored policies that impose the data source ``name`` (on either replica)."""
+    """The stored policies of every kind that impose the data source ``name`` (on any role)."""
     units = OrgUnits.read(repo)
     out: list[tuple[PolicyRow, Scope]] = []
-    for row in repo.all_policies():
+    for row in repo.every_policy():
         imposed: Any = row.document.get("imposedAssets")
-        if not isinstance(imposed, Mapping):
-            continue
-        if any(isinstance(names, list) and name in names for names in imposed.values()):
+        lists = imposed.values() if isinstance(imposed, Mapping) else [imposed]
+        if any(isinstance(names, list) and name in names for names in lists):
             scope = units.scopes.get(row.scope_key)
             if scope is not None:
                 out.append((row, scope))

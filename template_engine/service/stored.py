@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
+from template_engine.kinds import DISTRIBUTED, kind_named
 from template_engine.loader.kind_of import template_kind
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument
 from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, policy_ref
@@ -153,8 +154,9 @@ def org_of_rows(
     more_templates: Iterable[Template] = (),
     cluster: ClusterRow | None = None,
 ) -> Org:
-    """The ``Org`` of these rows (``more_templates``: templates already made, such as a request's;
-    ``cluster``: the stored cluster settings, ``None`` for the defaults)."""
+    """The ``Org`` of these rows (``policies``: of every kind, each row's kind its ``Org.policies`` or
+    ``Org.kind_policies``; ``more_templates``: templates already made, such as a request's; ``cluster``: the
+    stored cluster settings, ``None`` for the defaults)."""
     broken: dict[str, tuple[Problem, ...]] = {}
     settings, settings_source, settings_problems = stored_cluster(cluster)
     if settings_problems:
@@ -169,13 +171,17 @@ def org_of_rows(
             layer = LayerDocument()
         layers[scope] = Defaults(scope, source, layer)
     rules: dict[Scope, PolicyDocument] = {}
+    kind_rules: dict[tuple[Scope, str], PolicyDocument] = {}
     for scope, policy_row in policies:
         policy = stored_policy(policy_row, scope)
+        file = policy_file(scope, kind_named(policy_row.kind))
         if isinstance(policy, list):
-            broken[policy_file(scope)] = tuple(policy)
-            broken_refs[policy_ref(scope)] = policy_file(scope)
-        else:
+            broken[file] = tuple(policy)
+            broken_refs[policy_ref(scope, policy_row.kind)] = file
+        elif policy_row.kind == DISTRIBUTED.name:
             rules[scope] = policy
+        else:
+            kind_rules[(scope, policy_row.kind)] = policy
     found: dict[AssetKind, dict[str, Asset]] = {}
     for asset_scope_of_row, asset_row in assets:
         asset = stored_asset(asset_row, asset_scope_of_row)
@@ -203,6 +209,7 @@ def org_of_rows(
         rules,
         settings,
         settings_source,
+        kind_policies=kind_rules,
     )
 
 

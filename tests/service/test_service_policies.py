@@ -414,7 +414,8 @@ def test_policies_round_trip_through_export_and_import(
         connection.exec_driver_sql("DROP TABLE alembic_version")  # an empty database
     ensure_schema(engine)
     report = import_folder(engine, first)
-    assert report is not None and report.added["policies"] == 4
+    policy_files = [path for path in first.rglob("*.yaml") if path.name.endswith("policy.yaml")]
+    assert report is not None and report.added["policies"] == len(policy_files) >= 4  # every kind's
     export_folder(engine, second)
     assert _files(first) == _files(second)
     with open_client(make_app(database_url, seed=False)) as client:

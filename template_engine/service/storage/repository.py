@@ -48,6 +48,10 @@ from template_engine import storable
 from template_engine.paths import Path
 from template_engine.service.storage import tables as t
 
+#: The kind whose policies the ``policies`` table holds (``template_engine.kinds.DISTRIBUTED``'s name); every
+#: other kind's are in ``kind_policies``, keyed by scope and kind.
+DISTRIBUTED_POLICY = "distributed"
+
 
 class StaleVersion(Exception):
     """Another writer changed or deleted the row since it was read."""
@@ -125,6 +129,9 @@ class PolicyRow:
     #: The YAML the document was imported from, when it is not what an export writes for it.
     text: str | None
     audit: Audit
+    #: The workload kind the policy is of (``template_engine.kinds``): ``distributed`` rows are the
+    #: ``policies`` table's, every other kind's the ``kind_policies`` table's.
+    kind: str = DISTRIBUTED_POLICY
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,24 +367,37 @@ class Repository:
 
     # -- defaults -------------------------------------------------------------------------------------------
 
-    def _scope_rows(self, table: Table, keys: Sequence[str], lock: bool) -> list[Row[Any]]:
-        """The rows of ``keys`` in a table of scope documents, deleted ones (tombstones) included."""
+    def _scope_rows(
+        self, table: Table, keys: Sequence[str], lock: bool, where: ColumnElement[bool] | None = None
+    ) -> list[Row[Any]]:
+        """The rows of ``keys`` in a table of scope documents (those ``where`` picks), deleted ones
+        (tombstones) included."""
         query = select(table).where(table.c.scope_key.in_(list(keys)))
+        if where is not None:
+            query = query.where(where)
         if lock:
             query = query.with_for_update()
         return list(self.connection.execute(query))
 
-    def _all_scope_rows(self, table: Table) -> list[Row[Any]]:
-        rows = self.connection.execute(select(table).where(_live(table)).order_by(table.c.scope_key))
-        return list(rows)
+    def _all_scope_rows(self, table: Table, where: ColumnElement[bool] | None = None) -> list[Row[Any]]:
+        query = select(table).where(_live(table)).order_by(table.c.scope_key)
+        return list(self.connection.execute(query if where is None else query.where(where)))
 
     def _tombstone(
-        self, table: Table, key: str, version: int, subject: str, values: Mapping[str, Any]
+        self,
+        table: Table,
+        key: str,
+        version: int,
+        subject: str,
+        values: Mapping[str, Any],
+        where: ColumnElement[bool] | None = None,
     ) -> int:
-        """Delete the document of a scope: its row stays, with no document and the next version."""
+        """Delete the document of a scope (the row ``where`` picks): its row stays, with no document and the
+        next version."""
+        picked = [table.c.scope_key == key, table.c.version == version, _live(table)]
         result = self.connection.execute(
             update(table)
-            .where(table.c.scope_key == key, table.c.version == version, _live(table))
+            .where(*picked, *([] if where is None else [where]))
             .values(**values, document=JSON.NULL, version=version + 1, updated_by=subject, updated_at=t.now())
         )
         if result.rowcount != 1:
@@ -434,23 +454,50 @@ class Repository:
 
     @staticmethod
     def _policy(row: Row[Any]) -> PolicyRow:
-        return PolicyRow(row.scope_key, row.document, row.text, _audit(row))
+        kind = row._mapping.get("kind", DISTRIBUTED_POLICY)
+        return PolicyRow(row.scope_key, row.document, row.text, _audit(row), kind)
 
-    def policies(self, keys: Sequence[str], lock: bool = False) -> dict[str, PolicyRow]:
-        """The policy documents of the scopes of ``keys`` that have one (deleted ones are none)."""
-        rows = self._scope_rows(t.policies, keys, lock)
+    @staticmethod
+    def _policy_table(kind: str) -> tuple[Table, ColumnElement[bool] | None]:
+        """The table of the policies of ``kind`` and the condition that picks them there."""
+        if kind == DISTRIBUTED_POLICY:
+            return t.policies, None
+        return t.kind_policies, t.kind_policies.c.kind == kind
+
+    def policies(
+        self, keys: Sequence[str], lock: bool = False, kind: str = DISTRIBUTED_POLICY
+    ) -> dict[str, PolicyRow]:
+        """The policy documents of ``kind`` of the scopes of ``keys`` that have one (deleted ones are
+        none)."""
+        table, where = self._policy_table(kind)
+        rows = self._scope_rows(table, keys, lock, where)
         return {r.scope_key: self._policy(r) for r in rows if r.document is not None}
 
-    def policy_at(self, key: str, lock: bool = False) -> tuple[PolicyRow | None, int]:
-        """A scope's policy document (``None``: it has none) and the version it is at, as
+    def policy_at(
+        self, key: str, lock: bool = False, kind: str = DISTRIBUTED_POLICY
+    ) -> tuple[PolicyRow | None, int]:
+        """A scope's policy document of ``kind`` (``None``: it has none) and the version it is at, as
         :meth:`defaults_at`."""
-        rows = self._scope_rows(t.policies, [key], lock)
+        table, where = self._policy_table(kind)
+        rows = self._scope_rows(table, [key], lock, where)
         if not rows:
             return None, 0
         return (self._policy(rows[0]) if rows[0].document is not None else None), int(rows[0].version)
 
-    def all_policies(self) -> list[PolicyRow]:
-        return [self._policy(r) for r in self._all_scope_rows(t.policies)]
+    def all_policies(self, kind: str = DISTRIBUTED_POLICY) -> list[PolicyRow]:
+        """Every policy document of ``kind``, by scope key."""
+        table, where = self._policy_table(kind)
+        return [self._policy(r) for r in self._all_scope_rows(table, where)]
+
+    def every_policy(self, keys: Sequence[str] | None = None) -> list[PolicyRow]:
+        """The policy documents of every kind (of the scopes of ``keys``, or of all), distributed first, then
+        by scope key and kind."""
+        out = list(self.policies(keys).values()) if keys is not None else self.all_policies()
+        c = t.kind_policies.c
+        query = select(t.kind_policies).where(_live(t.kind_policies)).order_by(c.scope_key, c.kind)
+        if keys is not None:
+            query = query.where(c.scope_key.in_(list(keys)))
+        return out + [self._policy(r) for r in self.connection.execute(query)]
 
     def put_policy(
         self,
@@ -461,20 +508,34 @@ class Repository:
         subject: str,
         department_id: int | None = None,
         project_id: int | None = None,
+        kind: str = DISTRIBUTED_POLICY,
     ) -> int:
-        """Insert (``version`` None or 0) or replace the policy of one scope, as :meth:`put_defaults`;
-        returns the new version."""
+        """Insert (``version`` None or 0) or replace the policy of ``kind`` of one scope, as
+        :meth:`put_defaults`; returns the new version."""
+        table, where = self._policy_table(kind)
         if not version:
-            values = {"scope_key": key, "document": document, "text": text}
-            self._insert(
-                t.policies, subject, values | {"department_id": department_id, "project_id": project_id}
-            )
+            values: dict[str, Any] = {"scope_key": key, "document": document, "text": text}
+            values |= {"department_id": department_id, "project_id": project_id}
+            self._insert(table, subject, values if where is None else values | {"kind": kind})
             return 1
-        return self._update(t.policies, key, version, subject, {"document": document, "text": text})
+        if where is None:
+            return self._update(table, key, version, subject, {"document": document, "text": text})
+        values = {"document": document, "text": text}
+        _check_storable(table, values)
+        result = self.connection.execute(
+            update(table)
+            .where(table.c.scope_key == key, where, table.c.version == version)
+            .values(**values, version=version + 1, updated_by=subject, updated_at=t.now())
+        )
+        if result.rowcount != 1:
+            raise StaleVersion(f"{table.name} {key} {kind} changed since version {version} was read")
+        return version + 1
 
-    def delete_policy(self, key: str, version: int, subject: str) -> int:
-        """Delete a scope's policy document (a tombstone keeps its row); returns the version it is at."""
-        return self._tombstone(t.policies, key, version, subject, {"text": None})
+    def delete_policy(self, key: str, version: int, subject: str, kind: str = DISTRIBUTED_POLICY) -> int:
+        """Delete a scope's policy document of ``kind`` (a tombstone keeps its row); returns the version it
+        is at."""
+        table, where = self._policy_table(kind)
+        return self._tombstone(table, key, version, subject, {"text": None}, where)
 
     # -- assets ---------------------------------------------------------------------------------------------
 
@@ -639,9 +700,10 @@ class Repository:
         return [self._template(r) for r in self.connection.execute(query)]
 
     def stored_chars(self) -> int:
-        """The characters of every stored document's JSON: templates, assets, defaults and policies."""
+        """The characters of every stored document's JSON: templates, assets, defaults and policies (of every
+        kind)."""
         total = 0
-        for table in (t.templates, t.assets, t.defaults, t.policies):
+        for table in (t.templates, t.assets, t.defaults, t.policies, t.kind_policies):
             size = func.coalesce(func.sum(func.length(cast(table.c.document, Text))), 0)
             total += int(self.connection.execute(select(size)).scalar_one())
         return total
@@ -797,9 +859,10 @@ class Repository:
     # -- whole database -------------------------------------------------------------------------------------
 
     def is_empty(self) -> bool:
-        for table in (t.departments, t.defaults, t.policies, t.assets, t.templates, t.cluster_settings):
+        scoped = (t.defaults, t.policies, t.kind_policies)
+        for table in (t.departments, *scoped, t.assets, t.templates, t.cluster_settings):
             query = select(func.count()).select_from(table)
-            if table is t.defaults or table is t.policies:
+            if any(table is one for one in scoped):
                 query = query.where(_live(table))
             if self.connection.execute(query).scalar_one():
                 return False

@@ -24,7 +24,7 @@ COUNTED = (t.departments, t.projects)
 def is_blank(connection: Connection) -> bool:
     """Nothing in any table (workloads included): a restore cannot collide with anything."""
     tables = (t.departments, t.projects, t.defaults, t.policies, t.assets, t.templates, t.workloads)
-    for table in (*tables, t.cluster_settings):
+    for table in (*tables, t.kind_policies, t.cluster_settings):
         if connection.execute(select(func.count()).select_from(table)).scalar_one():
             return False
     return True
@@ -89,6 +89,9 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[Mapping[str
 
 
 def set_audit(connection: Connection, table: Table, key: Any, audit: Mapping[str, Any]) -> None:
-    """Give the row of primary key ``key`` these audit columns (it was just written with a fresh stamp)."""
-    pk = next(iter(table.primary_key.columns))
-    connection.execute(update(table).where(pk == key).values(**{c: audit[c] for c in AUDIT_COLUMNS}))
+    """Give the row of primary key ``key`` (a tuple for a key of several columns) these audit columns (it was
+    just written with a fresh stamp)."""
+    columns = list(table.primary_key.columns)
+    keys = key if isinstance(key, tuple) else (key,)
+    where = [column == value for column, value in zip(columns, keys, strict=True)]
+    connection.execute(update(table).where(*where).values(**{c: audit[c] for c in AUDIT_COLUMNS}))
