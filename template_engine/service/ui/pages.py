@@ -19,8 +19,8 @@ from template_engine.compose import Composition, compose
 from template_engine.diffing.fields import FieldChange
 from template_engine.diffing.pairs import Pair
 from template_engine.errors import Location, Problem, TemplateEngineError
-from template_engine.kinds import WorkloadKind
-from template_engine.layers import default_layers
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
+from template_engine.layers import default_layers, effective_policy
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Scope, Template, View
@@ -45,6 +45,7 @@ __all__ = [
     "Counts",
     "Edited",
     "PolicyView",
+    "RoleDefaults",
     "ScopeNode",
     "TemplateState",
     "affected_views",
@@ -365,27 +366,60 @@ class ImposedRow:
 
 
 @dataclass(frozen=True, slots=True)
-class PolicyView:
-    """The effective policy of a scope: every rule of its branch with the scope and document that wrote it,
-    the imposed data sources, and the merged defaults of its scopes (worker and master)."""
+class RoleDefaults:
+    """The merged defaults of one role of a kind, as YAML (empty: none), and the heading they are shown
+    under (``Worker (spec)``, ``Master (master.spec)``, ``Leader``)."""
 
+    role: str
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyView:
+    """The effective policy of ``kind`` of a scope: every rule of its branch with the scope and document that
+    wrote it, the imposed data sources, and per role of the kind the merged defaults of its scopes (each
+    scope's shared defaults, and for a kind but distributed its policy's own value defaults)."""
+
+    kind: WorkloadKind
     rules: tuple[RuleRow, ...]
     imposed: tuple[ImposedRow, ...]
-    worker_defaults: str
-    master_defaults: str
+    defaults: tuple[RoleDefaults, ...]
     problems: tuple[str, ...]
+
+    @property
+    def own_defaults(self) -> bool:
+        """Whether the kind's policies give value defaults of their own (every kind's but a distributed
+        training's, whose value defaults are the scopes' defaults documents)."""
+        return self.kind is not DISTRIBUTED
 
 
 def _scope_text(scope: Scope) -> str:
     return "system" if scope.name is None else str(scope)
 
 
-def policy_view(stored: StoredOrg, place: Placement) -> PolicyView:
+def _heading(kind: WorkloadKind, index: int, role: str) -> str:
+    """A distributed training's defaults are a template's ``spec`` and ``master.spec``; another kind's are
+    named by their role."""
+    if kind is DISTRIBUTED:
+        return f"{role.capitalize()} ({'spec' if index == 0 else 'master.spec'})"
+    return role.capitalize()
+
+
+def policy_view(stored: StoredOrg, place: Placement, kind: WorkloadKind = DISTRIBUTED) -> PolicyView:
+    """The effective policy of ``kind`` of ``place`` (:func:`~template_engine.layers.effective_policy`, the
+    one a composition of the kind gets); a stored document of the branch that no longer reads is listed
+    in ``problems``, and the policy shown is that of the others."""
     org = stored.org
     view = place.view()
     name = place_name(stored.labels)
-    chain = [org.policies[scope] for scope in view.chain() if scope in org.policies]
-    policy = effective(chain)
+    problems: list[str] = []
+    try:
+        policy = effective_policy(org, view, kind)
+    except TemplateEngineError as exc:
+        problems += [p.one_line() for p in exc.problems]
+        chain = [found for scope in view.chain() if (found := org.policy_of(scope, kind)) is not None]
+        policy = effective(chain, kind=kind)
     rules = tuple(
         RuleRow(
             r.replica,
@@ -400,23 +434,22 @@ def policy_view(stored: StoredOrg, place: Placement) -> PolicyView:
     imposed = tuple(
         ImposedRow(i.replica, i.name, _scope_text(i.scope), name(i.location)) for i in policy.imposed
     )
-    problems: list[str] = []
+    specs: list[dict[str, Any]] = []
     try:
-        worker = merge_layers(SPEC_PLAN, default_layers(org, view, False)).spec
-        master = merge_layers(SPEC_PLAN, default_layers(org, view, True)).spec
+        for index, role in enumerate(kind.roles):
+            plan = SPEC_PLAN if kind is DISTRIBUTED else kind.plan(role)
+            specs.append(merge_layers(plan, default_layers(org, view, index > 0, kind)).spec)
     except TemplateEngineError as exc:
-        worker, master = {}, {}
-        problems = [p.one_line() for p in exc.problems]
+        specs = []
+        problems += [p.one_line() for p in exc.problems if p.one_line() not in problems]
     broken_files = [f"db:defaults/{key}" for key in place.chain_keys()]
     for file in broken_files:
         problems += [f"{stored.labels.get(file, file)}: {p.one_line()}" for p in org.broken.get(file, ())]
-    return PolicyView(
-        rules,
-        imposed,
-        dump_yaml(worker) if worker else "",
-        dump_yaml(master) if master else "",
-        tuple(problems),
+    defaults = tuple(
+        RoleDefaults(role, _heading(kind, index, role), dump_yaml(spec) if spec else "")
+        for index, (role, spec) in enumerate(zip(kind.roles, specs or [{}] * len(kind.roles), strict=True))
     )
+    return PolicyView(kind, rules, imposed, defaults, tuple(problems))
 
 
 # -- a pending change ----------------------------------------------------------------------------------------

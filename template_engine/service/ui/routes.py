@@ -10,9 +10,12 @@ page                                       what it shows
 ``GET /ui/scope/{key}``                    the templates seen from a scope, of every kind (Run:ai's
                                            ``workloadType``), runnable and compliance state
 ``GET /ui/template/{id}?view={key}``       the explain view of a template seen from a scope
-``GET /ui/scope/{key}/policy``             the effective policy of a scope
-``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` or ``policy`` document in a form;
-``POST`` (``action=preview`` or ``save``)  preview lists every affected template, save stores it
+``GET /ui/scope/{key}/policy?kind={kind}``  the effective policy of a kind of a scope (distributed when
+                                           none is named)
+``GET /ui/scope/{key}/edit/{document}``    the scope's ``defaults`` document, or its policy of a kind
+``POST`` (``action=preview`` or ``save``)  (``policy``, ``training-policy``...: its policy file's name,
+                                           :data:`POLICY_DOCUMENTS`) in a form; preview lists every
+                                           affected template, save stores it
 ``GET /ui/scope/{key}/edit/template``      a new template of a kind chosen in the form, or
 ``.../edit/template:{id}``, ``POST``       one of the scope's: preview composes it, save stores it
                                            (the API's template routes of its kind, :func:`_endpoint`)
@@ -48,15 +51,15 @@ from fastapi.routing import APIRoute
 
 from template_engine.diffing.pairs import pair_id
 from template_engine.errors import InputError, Problem, TemplateEngineError, TooLargeError
-from template_engine.kinds import TEMPLATE_KINDS, WorkloadKind, kind_named
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, TEMPLATE_KINDS, WorkloadKind, kind_named
 from template_engine.loader.kind_of import template_kind
 from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
 from template_engine.paths import format_path
-from template_engine.policy.document import SECTIONS
+from template_engine.policy.document import SECTIONS, read_policy
 from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import MAX_VALUES, merge_patch, read_json, strip_nulls
+from template_engine.service.documents import BODY, MAX_VALUES, merge_patch, read_json, strip_nulls
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form, without_attribute_defaults
@@ -80,7 +83,12 @@ VENDOR = STATIC / "vendor" / "codemirror"
 #: The pages under ``/ui``, and ``GET /`` (where a browser that opens the service's address lands): one
 #: router without a prefix, since the service shares its routers' routes (``app._shared_routes``).
 router = APIRouter(include_in_schema=False)
-DOCUMENTS = ("defaults", "policy")
+#: The policy documents of a scope the form edits, by name: each kind's policy file without ``.yaml``
+#: (``policy`` for a distributed training's, ``training-policy``...), in the order of :data:`KINDS`.
+POLICY_DOCUMENTS: Mapping[str, WorkloadKind] = {
+    kind.policy_file.removesuffix(".yaml"): kind for kind in KINDS
+}
+DOCUMENTS = ("defaults", *POLICY_DOCUMENTS)
 _JS = "text/javascript; charset=utf-8"
 #: The files served under ``/ui/static/``: name -> (the files joined, media type).
 _STATIC: dict[str, tuple[tuple[Path, ...], str]] = {
@@ -388,6 +396,7 @@ def scope_page(request: Request, key: str) -> Response:
             writable=writable,
             own_scope=str(place.scope()),
             creates=bool(template_kinds()),
+            kinds=policy_links(),
         )
 
     return _page(request, build)
@@ -447,14 +456,44 @@ def template_page(request: Request, template_id: str, view: str | None = None) -
     return _page(request, build)
 
 
+@dataclass(frozen=True, slots=True)
+class PolicyLink:
+    """A kind's policy as the pages link it: its effective view (``/policy?kind=NAME``) and its form
+    (``/edit/DOCUMENT``)."""
+
+    kind: WorkloadKind
+    document: str
+
+
+def policy_links() -> list[PolicyLink]:
+    """The policy of each kind, in the order of :data:`~template_engine.kinds.KINDS`."""
+    return [PolicyLink(kind, document) for document, kind in POLICY_DOCUMENTS.items()]
+
+
+def _document_of(kind: WorkloadKind) -> str:
+    return next(document for document, found in POLICY_DOCUMENTS.items() if found is kind)
+
+
+def _kind_asked_for_policy(name: str | None) -> WorkloadKind:
+    """The kind the effective policy page names (``?kind=training``; a distributed training's without
+    one); 404 for a name that is no kind's."""
+    if name is None:
+        return DISTRIBUTED
+    found = KIND_BY_NAME.get(name)
+    if found is None:
+        raise ApiError(404, f"No such workload kind: {name!r} (one of {', '.join(KIND_BY_NAME)}).")
+    return found
+
+
 @router.get("/ui/scope/{key}/policy")
-def policy_page(request: Request, key: str) -> Response:
+def policy_page(request: Request, key: str, kind: str | None = None) -> Response:
     def build(me: Session) -> Response:
+        of_kind = _kind_asked_for_policy(kind)
         with _store(request).read(me.principal) as ctx:
             place = pages.placement_of(ctx, key)
             ctx.access.require_read(place.ref)
             stored = stored_org(ctx)
-            view = pages.policy_view(stored, place)
+            view = pages.policy_view(stored, place, of_kind)
             writable = ctx.access.can_write(place.ref)
         return _render(
             request,
@@ -464,6 +503,8 @@ def policy_page(request: Request, key: str) -> Response:
             scope=pages.scope_label(place),
             policy=view,
             writable=writable,
+            document=_document_of(of_kind),
+            kinds=policy_links(),
         )
 
     return _page(request, build)
@@ -480,7 +521,7 @@ def _current(ctx: Ctx, place: Placement, document: str) -> tuple[str, int]:
         row, version = ctx.repo.defaults_at(place.key)
         return (dump_yaml(row.document) if row and row.document else ""), version
     policy: PolicyRow | None
-    policy, version = ctx.repo.policy_at(place.key)
+    policy, version = ctx.repo.policy_at(place.key, kind=POLICY_DOCUMENTS[document].name)
     if policy is None:
         return "", version
     return (policy.text if policy.text is not None else dump_yaml(policy.document)), version
@@ -488,7 +529,7 @@ def _current(ctx: Ctx, place: Placement, document: str) -> tuple[str, int]:
 
 def _editable(ctx: Ctx, key: str, document: str) -> Placement:
     if document not in DOCUMENTS:
-        raise ApiError(404, f"No such document: {document!r} (defaults or policy).")
+        raise ApiError(404, f"No such document: {document!r} (one of {', '.join(DOCUMENTS)}).")
     place = pages.placement_of(ctx, key)
     ctx.access.require_write(place.ref)
     return place
@@ -504,10 +545,14 @@ def _change_page(
     status: int = 200,
     **extra: Any,
 ) -> Response:
+    kind = POLICY_DOCUMENTS.get(document)
     context: dict[str, Any] = {
         "key": place.key,
         "scope": pages.scope_label(place),
         "document": document,
+        "kind": kind,
+        "own_defaults": kind is not None and kind is not DISTRIBUTED,
+        "kinds": policy_links(),
         "text": text,
         "version": version,
         "results": None,
@@ -578,52 +623,60 @@ def _admitted(data: dict[str, Any], document: str, place: Placement) -> dict[str
     return read if document == "defaults" else dict(read["policy"])
 
 
-def _policy_change(data: Mapping[str, Any]) -> Callable[[Ctx, PolicyRow | None, DefaultsRow | None], Any]:
-    """The request form of a ``policy.yaml`` document (imposed assets by name): its rules and imposed data
-    sources (ids), and the scope's defaults as they are."""
+def _asset_ids(ctx: Ctx, names: Any, where: FieldPath, problems: list[Problem]) -> Any:
+    """A list of imposed data source names (at ``where``) as the ids an API body gives; a problem on each
+    name no data source has.  Anything but a list is given as it is, for the policy's reader to refuse."""
+    if not isinstance(names, list):
+        return names
+    found = ctx.repo.assets_named([("datasource", n) for n in names if isinstance(n, str)])
+    ids = []
+    for index, name in enumerate(names):
+        row = found.get(("datasource", name)) if isinstance(name, str) else None
+        if row is None:
+            problems.append(
+                Problem(
+                    f"unknown data source asset {name!r}",
+                    (*where, index),
+                    None,
+                    "the name of a data source asset",
+                )
+            )
+        else:
+            ids.append(row.id)
+    return ids
+
+
+def _policy_change(
+    data: Mapping[str, Any], place: Placement, kind: WorkloadKind
+) -> Callable[[Ctx, PolicyRow | None, DefaultsRow | None], Any]:
+    """The request form of a policy document of ``kind`` (its policy file, imposed assets by name): its
+    rules and imposed data sources (ids, per role or one list as the kind's policy has them).  A distributed
+    training's ``defaults`` are its attribute defaults, over the scope's defaults document as it is; any
+    other kind's are its own, as written.  A section the document may not have is refused by the policy's
+    reader (:func:`~template_engine.policy.document.read_policy`), in its words."""
 
     def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
-        problems = [
-            Problem(
-                f"unknown field {name!r} of a policy document",
-                (name,),
-                None,
-                "defaults (attribute defaults), rules or imposedAssets",
-            )
-            for name in data
-            if name not in SECTIONS
-        ]
+        unknown = {name: value for name, value in data.items() if name not in SECTIONS}
+        problems = read_policy(unknown, BODY, {}, place.scope(), kind=kind)[1] if unknown else []
         given: dict[str, Any] = {}
         if "rules" in data:
             given["rules"] = data["rules"]
         imposed = data.get("imposedAssets")
-        if isinstance(imposed, Mapping):
-            ids: dict[str, Any] = {}
-            for replica, names in imposed.items():
-                if not isinstance(names, list):
-                    ids[replica] = names
-                    continue
-                wanted = [("datasource", n) for n in names if isinstance(n, str)]
-                found = ctx.repo.assets_named(wanted)
-                ids[replica] = []
-                for index, name in enumerate(names):
-                    row = found.get(("datasource", name)) if isinstance(name, str) else None
-                    if row is None:
-                        problems.append(
-                            Problem(
-                                f"unknown data source asset {name!r}",
-                                ("imposedAssets", replica, index),
-                                None,
-                                "the name of a data source asset",
-                            )
-                        )
-                    else:
-                        ids[replica].append(row.id)
-            given["imposedAssets"] = ids
-        elif imposed is not None:
+        if kind.roled_policy and isinstance(imposed, Mapping):
+            given["imposedAssets"] = {
+                role: _asset_ids(ctx, names, ("imposedAssets", role), problems)
+                for role, names in imposed.items()
+            }
+        elif not kind.roled_policy and isinstance(imposed, list):
+            given["imposedAssets"] = _asset_ids(ctx, imposed, ("imposedAssets",), problems)
+        elif imposed is not None:  # not the shape of the kind's imposed assets: its reader says so
             given["imposedAssets"] = imposed
         if problems:
             raise bad_request(problems, "The policy is not valid.")
+        if kind is not DISTRIBUTED:
+            if "defaults" in data:
+                given["defaults"] = data["defaults"]
+            return strip_nulls(given)  # type: ignore[no-any-return]
         current = request_form(ctx, policy, defaults)
         # The scope's defaults as they are, with the attribute defaults this document gives.
         kept = without_attribute_defaults(current.get("defaults") or {})
@@ -709,8 +762,10 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
                 )
                 found, bodies, labels = written.affected, written.body, written.labels
             else:
+                kind = POLICY_DOCUMENTS[document]
+                change = _policy_change(data, place, kind)
                 policy = write_policy(
-                    _store(request), me.principal, _meta(place), preview, _policy_change(data), version
+                    _store(request), me.principal, _meta(place), preview, change, version, kind=kind
                 )
                 found, labels = policy.affected, policy.labels
                 bodies = policy.body.get("affectedTemplates")
@@ -721,7 +776,11 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
             # current version, so a link with ?saved= cannot announce a save that did not happen.
             made = version + 1
             return _redirect(request, f"/scope/{quote(place.key, safe=':')}/edit/{document}?saved={made}")
-        file = f"db:defaults/{place.key}" if document == "defaults" else policy_file(place.scope())
+        file = (
+            f"db:defaults/{place.key}"
+            if document == "defaults"
+            else policy_file(place.scope(), POLICY_DOCUMENTS[document])
+        )
         edited = pages.Edited(file, document, pages.scope_label(place), version)
         results = pages.affected_views(found or [], bodies or [], labels or {}, edited)
         return again(200, results=results)
