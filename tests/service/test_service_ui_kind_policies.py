@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +74,24 @@ def _document(kind: WorkloadKind) -> str:
     return kind.policy_file.removesuffix(".yaml")
 
 
-def _vision(ids: Ids) -> tuple[str, dict[str, Any]]:
-    """The UI's key of project vision, and the API's query of its policies."""
+@dataclass(frozen=True)
+class Vision:
+    """Project vision: its UI key, the API's query and body ``meta`` of its policies, and the URL of its
+    training policy's form."""
+
+    key: str
+    query: dict[str, Any]
+    meta: dict[str, Any]
+    url: str
+
+
+@pytest.fixture
+def vision(ids: Ids) -> Vision:
     project = ids.projects["vision"]
-    return f"project:{project}", {"scope": "project", "projectId": project}
+    key = f"project:{project}"
+    meta = {"name": "vision", "scope": "project", "projectId": int(project)}
+    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+    return Vision(key, {"scope": "project", "projectId": project}, meta, url)
 
 
 def _problems(page: Any) -> list[str]:
@@ -110,10 +125,9 @@ def _rules(page: str) -> dict[tuple[str, str], tuple[list[str], str]]:
 
 
 def test_a_training_policy_saved_in_the_form_is_the_api_s_and_the_effective_view_s(
-    browser_for: Any, client: TestClient, ids: Ids
+    browser_for: Any, client: TestClient, ids: Ids, vision: Vision
 ) -> None:
-    key, query = _vision(ids)
-    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+    key, query, url = vision.key, vision.query, vision.url
     editor = browser_for(VISION)
     form = editor.form(url)
     assert form["version"] == "0" and form["text"] == ""  # vision has no training policy yet
@@ -207,14 +221,13 @@ def test_a_distributed_inference_policy_takes_its_imposed_assets_per_role_by_nam
 
 
 def test_a_training_policy_ruling_num_workers_is_refused_with_the_api_s_words(
-    browser_for: Any, client: TestClient, ids: Ids
+    browser_for: Any, client: TestClient, vision: Vision
 ) -> None:
-    key, query = _vision(ids)
-    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+    query, url = vision.query, vision.url
     editor = browser_for(VISION)
     form = editor.form(url)
     text = "rules:\n  numWorkers:\n    max: 4\n"
-    meta = {"name": "vision", "scope": "project", "projectId": int(ids.projects["vision"])}
+    meta = vision.meta
     api = client.put(f"{API}/trainings", json={"meta": meta, "policy": yaml.safe_load(text)})
     assert api.status_code == 400
     assert (
@@ -266,10 +279,9 @@ def test_a_broken_kind_policy_gets_the_problems_of_its_file_word_for_word(
 
 
 def test_a_viewer_or_another_project_s_editor_cannot_open_or_post_the_form(
-    browser_for: Any, client: TestClient, ids: Ids
+    browser_for: Any, client: TestClient, vision: Vision
 ) -> None:
-    key, query = _vision(ids)
-    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+    key, query, url = vision.key, vision.query, vision.url
     form = browser_for(VISION).form(url)
     for token in (VIEWER, NLP):
         other = browser_for(token)
@@ -287,13 +299,12 @@ def test_a_viewer_or_another_project_s_editor_cannot_open_or_post_the_form(
 
 
 def test_a_form_read_before_an_api_write_is_refused_as_stale(
-    browser_for: Any, client: TestClient, ids: Ids
+    browser_for: Any, client: TestClient, vision: Vision
 ) -> None:
-    key, query = _vision(ids)
-    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+    query, url = vision.query, vision.url
     editor = browser_for(VISION)
     form = editor.form(url)
-    meta = {"name": "vision", "scope": "project", "projectId": int(ids.projects["vision"])}
+    meta = vision.meta
     written = client.put(
         f"{API}/trainings", json={"meta": meta, "policy": {"rules": {"tty": {"canEdit": False}}}}
     )
@@ -311,9 +322,10 @@ def test_a_form_read_before_an_api_write_is_refused_as_stale(
     assert saved.status_code == 303 and saved.headers["location"] == f"{url}?saved=2"
 
 
-def test_a_form_without_the_csrf_token_stores_nothing(browser_for: Any, client: TestClient, ids: Ids) -> None:
-    key, query = _vision(ids)
-    url = f"/ui/scope/{key}/edit/{_document(TRAINING)}"
+def test_a_form_without_the_csrf_token_stores_nothing(
+    browser_for: Any, client: TestClient, vision: Vision
+) -> None:
+    query, url = vision.query, vision.url
     editor = browser_for(VISION)
     form = editor.form(url)
     posted = editor.post(
@@ -326,8 +338,8 @@ def test_a_form_without_the_csrf_token_stores_nothing(browser_for: Any, client: 
 # -- links --------------------------------------------------------------------------------------------------
 
 
-def test_the_scope_page_links_each_kind_s_policy_and_form(browser_for: Any, ids: Ids) -> None:
-    key, _ = _vision(ids)
+def test_the_scope_page_links_each_kind_s_policy_and_form(browser_for: Any, vision: Vision) -> None:
+    key = vision.key
     editor = browser_for(VISION)
     page = editor.client.get(f"/ui/scope/{key}").text
     viewer_page = browser_for(VIEWER).client.get(f"/ui/scope/{key}").text
