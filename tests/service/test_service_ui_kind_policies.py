@@ -138,6 +138,7 @@ def test_a_training_policy_saved_in_the_form_is_the_api_s_and_the_effective_view
     preview = editor.post(url, {**form, "text": text, "action": "preview"})
     assert preview.status_code == 200, preview.text
     assert 'data-template="hpo-sweep"' in preview.text
+    assert "compared with version 0 of the training policy of project vision" in html.unescape(preview.text)
     row = re.search(
         r'<tr data-field="combinedSpec.backoffLimit" data-change="changed">(.*?)</tr>', preview.text
     )

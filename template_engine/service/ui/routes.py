@@ -527,6 +527,13 @@ def _current(ctx: Ctx, place: Placement, document: str) -> tuple[str, int]:
     return (policy.text if policy.text is not None else dump_yaml(policy.document)), version
 
 
+def _label(document: str) -> str:
+    """What the pages call a document: ``defaults``, ``policy`` (a distributed training's), ``training
+    policy``..."""
+    kind = POLICY_DOCUMENTS.get(document)
+    return document if kind is None or kind is DISTRIBUTED else f"{kind.noun} policy"
+
+
 def _editable(ctx: Ctx, key: str, document: str) -> Placement:
     if document not in DOCUMENTS:
         raise ApiError(404, f"No such document: {document!r} (one of {', '.join(DOCUMENTS)}).")
@@ -552,6 +559,7 @@ def _change_page(
         "document": document,
         "kind": kind,
         "own_defaults": kind is not None and kind is not DISTRIBUTED,
+        "label": _label(document),
         "kinds": policy_links(),
         "text": text,
         "version": version,
@@ -781,7 +789,7 @@ def change_submit(request: Request, key: str, document: str, fields: SignedInFor
             if document == "defaults"
             else policy_file(place.scope(), POLICY_DOCUMENTS[document])
         )
-        edited = pages.Edited(file, document, pages.scope_label(place), version)
+        edited = pages.Edited(file, _label(document), pages.scope_label(place), version)
         results = pages.affected_views(found or [], bodies or [], labels or {}, edited)
         return again(200, results=results)
 
