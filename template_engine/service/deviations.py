@@ -18,7 +18,6 @@ from template_engine.kinds import KINDS
 
 T = "/api/v1/workload-templates"
 W = "/api/v1/workloads"
-P = "/api/v2/policy/distributed"
 A = "/api/v1/asset"
 O = "/api/v1/org-unit"  # noqa: E741
 
@@ -90,10 +89,17 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{W}/count"): _row("400", "413"),
     ("GET", f"{W}/{{workloadId}}"): _row("400", "413"),
     ("POST", "/api/v1/token"): _row("413"),
-    ("GET", P): _row("413", "500"),
-    ("PUT", P): _row("409", "412", "413", "500"),
-    ("PATCH", P): _row("409", "412", "413", "500"),
-    ("DELETE", P): _row("409", "412", "413", "500"),
+    ("GET", "/api/v2/policy"): _row("400", "413", "500"),
+    **{
+        (method, f"/api/v2/policy/{kind.policy_segment}"): _row(*statuses)
+        for kind in KINDS
+        for method, statuses in (
+            ("GET", ("413", "500")),
+            ("PUT", ("409", "412", "413", "500")),
+            ("PATCH", ("409", "412", "413", "500")),
+            ("DELETE", ("409", "412", "413", "500")),
+        )
+    },
     ("GET", f"{O}/departments"): _row("413", "500"),
     ("POST", f"{O}/departments"): _row("413", "500"),
     ("GET", f"{O}/departments/{{departmentId}}"): _row("400", "413", "500"),
