@@ -98,7 +98,7 @@ def test_db_import_and_export(runner: CliRunner, tmp_path: Path) -> None:
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}"}
     imported = runner.invoke(main, ["db", "import", "--root", str(TEMPLATES)], env=env)
     assert imported.exit_code == 0, imported.output
-    assert "7 added, 0 replaced templates" in imported.output
+    assert "10 added, 0 replaced templates" in imported.output
     again = runner.invoke(main, ["db", "import", "--root", str(TEMPLATES)], env=env)
     assert "0 added, 7 replaced templates" in again.output
     out = tmp_path / "out"

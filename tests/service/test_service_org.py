@@ -178,7 +178,7 @@ def test_an_asset_in_use_is_neither_deleted_nor_renamed(client: Any, ids: Ids) -
     response = client.delete(f"/api/v1/asset/environment/{pytorch}")
     assert response.status_code == 409
     body = response.json()
-    assert {t["name"] for t in body["templates"]} == {"pytorch-elastic", "vit-finetune"}
+    assert {t["name"] for t in body["templates"]} == {"hpo-sweep", "pytorch-elastic", "vit-finetune"}
     assert "pytorch-elastic" in body["message"] and body["code"] == 409
     rename = {"meta": {"name": "torch"}, "spec": {"image": "x"}}
     assert client.put(f"/api/v1/asset/environment/{pytorch}", json=rename).status_code == 409

@@ -190,7 +190,7 @@ def test_import_export_import_is_lossless(database_url: str, tmp_path: Path) -> 
     engine = create_db_engine(database_url)
     ensure_schema(engine)
     report = import_folder(engine, TEMPLATES)
-    assert report is not None and report.added["templates"] == 7
+    assert report is not None and report.added["templates"] == 10
     first, second = tmp_path / "first", tmp_path / "second"
     export_folder(engine, first)
     # Into an empty database again, and out again: the same files, byte for byte.
@@ -213,7 +213,7 @@ def test_import_export_import_is_lossless(database_url: str, tmp_path: Path) -> 
     # Importing the same folder again replaces in place: the same documents (only the versions and audit
     # fields of the bookkeeping move on).
     again = import_folder(engine, first)
-    assert again is not None and again.added == {} and again.replaced["templates"] == 7
+    assert again is not None and again.added == {} and again.replaced["templates"] == 10
     with pytest.raises(InputError, match="already holds"):
         export_folder(engine, first)
     export_folder(engine, first, overwrite=True)
