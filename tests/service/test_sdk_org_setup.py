@@ -727,3 +727,230 @@ def test_a_whole_org_from_nothing_submits_a_workload_and_exports_what_it_compose
     # vision sees ddp and research-ddp, nlp (now in applied) ddp, speech ddp and speech-ddp; then ddp and
     # research-ddp from their own scopes.
     assert compared == 7
+
+
+# -- every kind (issue 32) ----------------------------------------------------------------------------------
+
+#: The SDK's names of each one-role kind: (template model prefix, policy suffix and prefix, workload API,
+#: its create method, its answer model).
+ONE_ROLE_SDK = {
+    "training": ("Training", "training_policy", "Training", "trainings", "create_training1", "Training1"),
+    "workspace": (
+        "Workspace",
+        "workspace_policy",
+        "Workspace",
+        "workspaces",
+        "create_workspace1",
+        "Workspace1",
+    ),
+    "inference": (
+        "Inference",
+        "inference_policy",
+        "Inference",
+        "inferences",
+        "create_inference1",
+        "Inference1",
+    ),
+}
+
+
+def _kind_template(
+    sdk: RunaiClient, kind: str, name: str, scope: Any, scope_id: str | None, **spec: Any
+) -> Any:
+    """A template of a one-role kind made with the SDK's own request model."""
+    prefix = ONE_ROLE_SDK[kind][0]
+    request = getattr(m, f"{prefix}TemplateCreationRequest")(
+        meta=m.TemplateCreationMetaFields(name=name, scopeType=scope, scopeId=scope_id),
+        spec=getattr(m, f"{prefix}TemplateSpec").from_dict(spec),
+    )
+    answer = getattr(sdk.workloads.workload_templates, f"create_{kind}_template")(request)
+    assert answer.status_code == 202, answer.data
+    return parsed(f"{prefix}Template", answer.data)
+
+
+def _seen_from(live: Live, path: str, template_id: str, project_id: str) -> dict[str, Any]:
+    """A template as seen from a project (the service's extension ``?projectId=``)."""
+    answer = live.http.get(
+        f"/api/v1/workload-templates/{path}/{template_id}", params={"projectId": project_id}
+    )
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def test_every_kind_from_nothing_through_the_sdk(live: Live) -> None:
+    """Issue 32, from an empty database with runapy 1.224.0: templates of all four kinds at the system, a
+    department and a project; the policies of trainings, workspaces, inferences and distributed inferences
+    (PUT, PATCH with validateOnly and with reset, GET, DELETE); the template list with complyToWorkloadType;
+    one workload of each kind submitted; each composition honouring the shared defaults and its own kind's
+    defaults and policy.  Every answer is checked against Run:ai's whole document (the fixture)."""
+    sdk, http = live.sdk, live.http
+    research = _department(sdk, "research")
+    vision = _project(sdk, "vision", str(research.id))
+    project_id = str(vision["id"])
+    # one default for every kind, written once (the system's shared defaults)
+    _defaults(http, "system", {"spec": {"image": "registry.acme/base:1", "backoffLimit": 4, "stdin": True}})
+
+    templates = sdk.workloads.workload_templates
+    scopes = [
+        (m.ScopeType.SYSTEM, None, "system"),
+        (m.ScopeType.DEPARTMENT, str(research.id), "department"),
+        (m.ScopeType.PROJECT, project_id, "project"),
+    ]
+    made: dict[str, dict[str, Any]] = {kind: {} for kind in ("distributed", *ONE_ROLE_SDK)}
+    for scope, scope_id, label in scopes:
+        made["distributed"][label] = _template(sdk, f"dist-{label}", scope, scope_id, {})
+        made["training"][label] = _kind_template(
+            sdk, "training", f"train-{label}", scope, scope_id, completions=2
+        )
+        made["workspace"][label] = _kind_template(sdk, "workspace", f"ws-{label}", scope, scope_id)
+        made["inference"][label] = _kind_template(
+            sdk, "inference", f"serve-{label}", scope, scope_id, servingPort={"container": 8000}
+        )
+
+    # the shared default reaches every kind that has the field, as seen from the project
+    paths = {"distributed": "distributed", "training": "trainings", "workspace": "workspaces"}
+    seen = {
+        kind: _seen_from(live, path, made[kind]["project"].meta.id, project_id)
+        for kind, path in paths.items()
+    }
+    for kind, body in seen.items():
+        assert body["combinedSpec"]["image"] == "registry.acme/base:1", kind
+        assert body["combinedSpec"]["backoffLimit"] == 4, kind
+    served = _seen_from(live, "inferences", made["inference"]["project"].meta.id, project_id)
+    assert "backoffLimit" not in served["combinedSpec"] and "stdin" not in served["combinedSpec"]
+    assert served["runnable"]["isRunnable"] is True
+
+    # each kind's policy at the project: PUT, PATCH validateOnly, PATCH reset, GET, DELETE
+    policies = sdk.policies.policy
+    meta = m.PolicyCreationFields(scope=m.ScopeType.PROJECT, name="vision", projectId=project_id)
+    at = {"scope": "project", "project_id": project_id}
+    for kind, (_template_prefix, suffix, prefix, *_rest) in ONE_ROLE_SDK.items():
+        policy = getattr(m, f"{prefix}PolicyDefaultsAndRulesV2")(
+            defaults=getattr(m, f"{prefix}PolicyDefaultsV2")(workingDir=f"/{kind}"),
+            rules=getattr(m, f"{prefix}PolicyRulesV2")(
+                compute=m.ComputeFieldsRulesV2(gpuDevicesRequest=m.IntegerRules(max=1))
+            ),
+        )
+        put = getattr(policies, f"overwrite_{suffix}_v2")(
+            **{
+                f"{suffix}_overwrite_request_v2": getattr(m, f"{prefix}PolicyOverwriteRequestV2")(
+                    meta=meta, policy=policy
+                )
+            }
+        )
+        parsed(f"{prefix}PolicyV2", put.data)
+        change = getattr(m, f"{prefix}PolicyChangeRequestV2")(meta=meta, reset=["workingDir"])
+        update = getattr(policies, f"update_{suffix}_v2")
+        dry = update(validate_only=True, **{f"{suffix}_change_request_v2": change})
+        parsed(f"{prefix}PolicyV2", dry.data)
+        got = getattr(policies, f"get_{suffix}_v2")(**at)
+        assert got.data["policy"]["defaults"]["workingDir"] == f"/{kind}"  # validateOnly stored nothing
+    # the training policy's default reaches trainings only; its rule governs trainings only
+    train = _seen_from(live, "trainings", made["training"]["project"].meta.id, project_id)
+    assert train["combinedSpec"]["workingDir"] == "/training"
+    assert "workingDir" not in seen["distributed"]["combinedSpec"]
+    assert (
+        _seen_from(live, "distributed", made["distributed"]["project"].meta.id, project_id)[
+            "combinedSpec"
+        ].get("workingDir")
+        is None
+    )
+    greedy = _kind_template(
+        sdk, "training", "greedy", m.ScopeType.PROJECT, project_id, compute={"gpuDevicesRequest": 2}
+    )
+    issues = greedy.runnable.issues or []
+    assert [(i.var_field, i.rule) for i in issues] == [("compute.gpuDevicesRequest", "max")]
+    dist_greedy = _template(
+        sdk, "dist-greedy", m.ScopeType.PROJECT, project_id, {}, compute=m.SpecCompute(gpuDevicesRequest=2)
+    )
+    assert dist_greedy.runnable.is_runnable
+    # a reset, then the delete
+    for _template_prefix, suffix, prefix, *_rest in ONE_ROLE_SDK.values():
+        change = getattr(m, f"{prefix}PolicyChangeRequestV2")(meta=meta, reset=["workingDir"])
+        reset = getattr(policies, f"update_{suffix}_v2")(**{f"{suffix}_change_request_v2": change})
+        assert "workingDir" not in (reset.data["policy"]["defaults"] or {})
+    train = _seen_from(live, "trainings", made["training"]["project"].meta.id, project_id)
+    assert "workingDir" not in train["combinedSpec"]
+    # the distributed inference's policy, by leader and worker
+    di = m.DistributedInferencePolicyDefaultsAndRulesV2(
+        defaults=m.DistributedInferenceDefaultsV2(
+            leader=m.DistributedInferenceLeaderWorkerDefaultsV2(workingDir="/lead"),
+            restartPolicy=None,
+            startupPolicy=None,
+            workers=None,
+            replicas=None,  # runapy fills them else
+        ),
+        rules=m.DistributedInferenceRulesV2(
+            worker=m.DistributedInferenceLeaderWorkerRulesV2(image=m.StringRules(required=True))
+        ),
+    )
+    request = m.DistributedInferencePolicyOverwriteRequestV2(meta=meta, policy=di)
+    written = policies.overwrite_distributed_inference_policy_v2(
+        distributed_inference_policy_overwrite_request_v2=request
+    )
+    parsed("DistributedInferencePolicyV2", written.data)
+    assert written.data["policy"]["defaults"]["leader"] == {"workingDir": "/lead"}
+    change = m.DistributedInferencePolicyChangeRequestV2(meta=meta, reset=["leader.workingDir"])
+    dry = policies.update_distributed_inference_policy_v2(
+        validate_only=True, distributed_inference_policy_change_request_v2=change
+    )
+    parsed("DistributedInferencePolicyV2", dry.data)
+    parsed("DistributedInferencePolicyV2", policies.get_distributed_inference_policy_v2(**at).data)
+    listed = parsed("PolicyListResponse", policies.list_policies(project_id=project_id).data)
+    assert sorted(e.type for e in listed.policies) == sorted(
+        ["training", "workspace", "inference", "distributedInference"]
+    )
+    assert policies.delete_distributed_inference_policy(**at).status_code == 204
+    for _template_prefix, suffix, prefix, *_rest in ONE_ROLE_SDK.values():
+        assert getattr(policies, f"delete_{suffix}")(**at).status_code == 204
+        assert parsed(f"{prefix}PolicyV2", getattr(policies, f"get_{suffix}_v2")(**at).data).policy is None
+
+    # the list of every kind, complying to a workload type
+    found = templates.list_templates1(
+        comply_to_project=int(project_id), comply_to_workload_type="Training", limit=50
+    )
+    entries = parsed("TemplatesListResponse", found.data).entries
+    by_type: dict[str, list[Any]] = {}
+    for entry in entries:
+        by_type.setdefault(entry.meta.workload_type.value, []).append(entry)
+    assert sorted(by_type) == ["Distributed", "Inference", "Training", "Workspace"]
+    for entry in by_type["Workspace"]:
+        assert "workloadType" in [i.var_field for i in entry.compliance_issues or []]
+
+    # one workload of each kind, submitted from the project's template of its kind
+    for kind, (_t, _s, _p, api_name, create, answer_model) in ONE_ROLE_SDK.items():
+        spec_model = getattr(m, f"{ONE_ROLE_SDK[kind][0]}SpecSpec")
+        request = getattr(m, f"{ONE_ROLE_SDK[kind][0]}CreationRequest")(
+            name=f"first-{kind}",
+            projectId=project_id,
+            clusterId=CLUSTER,
+            templateId=made[kind]["project"].meta.id,
+            spec=spec_model(),
+        )
+        answer = getattr(getattr(sdk.workloads, api_name), create)(request)
+        assert answer.status_code == 202, answer.data
+        workload = parsed(answer_model, answer.data)
+        assert workload.spec.image == "registry.acme/base:1"
+        if kind == "training":
+            assert workload.spec.backoff_limit == 4 and workload.spec.completions == 2
+        if kind == "inference":
+            assert workload.spec.serving_port.container == 8000
+    submitted = sdk.workloads.distributed.create_distributed(
+        m.DistributedCreationRequest(
+            name="first-distributed",
+            projectId=project_id,
+            clusterId=CLUSTER,
+            templateId=made["distributed"]["project"].meta.id,
+        )
+    )
+    assert submitted.status_code == 202, submitted.data
+    listed_workloads = parsed(
+        "GetWorkloads200Response", sdk.workloads.workloads.get_workloads(search="first-").data
+    )
+    assert sorted(w.type for w in listed_workloads.workloads) == [
+        "Distributed",
+        "Inference",
+        "Training",
+        "Workspace",
+    ]
