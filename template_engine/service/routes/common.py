@@ -25,7 +25,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
-from template_engine.models.documents import TemplateDocument
+from template_engine.models.documents import AnyTemplateDocument
 from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate, authenticate_first
 from template_engine.service.composer import asset_scope_problems
@@ -303,7 +303,7 @@ def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placeme
 
 
 def asset_problems(
-    ctx: Ctx, doc: TemplateDocument, own: Placement | None = None
+    ctx: Ctx, doc: AnyTemplateDocument, own: Placement | None = None
 ) -> tuple[list[str], list[Problem]]:
     """The ids of the assets a template document names, and a problem on the field of each unknown one and,
     with the template's scope ``own``, of each outside its scope (the core's :func:`..org.out_of_scope`)."""
