@@ -135,7 +135,7 @@ def kind_document(row: TemplateRow) -> dict[str, Any]:
     holds it: the stored document (which never says a kind but a distributed file's own ``kind:``) with
     the row's kind (``tables.templates.kind``) when that is not distributed."""
     kind = kind_named(row.kind)
-    return row.document if kind is DISTRIBUTED else {**row.document, "kind": kind.name}
+    return row.document if kind is DISTRIBUTED else {"kind": kind.name, **row.document}
 
 
 def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:
