@@ -318,7 +318,8 @@ def _folder_with_kinds(root: Path) -> Path:
         "kind: training\nmeta:\n  name: trainer\nspec:\n  image: python:3.11\n  command: python train.py\n"
     )
     (root / "system" / "templates" / "served.yaml").write_text(
-        "kind: inference\nmeta:\n  name: served\nspec:\n  image: vllm:1\n  servingPort:\n    container: 8000\n"
+        "kind: inference\nmeta:\n  name: served\nspec:\n  image: vllm:1\n"
+        "  servingPort:\n    container: 8000\n"
     )
     (root / "system" / "templates" / "ddp.yaml").write_text(
         "meta:\n  name: ddp\nspec:\n  image: a:1\n  distributedFramework: PyTorch\n"
