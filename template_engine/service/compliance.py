@@ -46,7 +46,7 @@ ComplyToReplicaType = Annotated[
     Query(description="With complyToProject: the issues of this replica only (both when absent)."),
 ]
 #: Run:ai's ``WorkloadType`` values of the kinds it has templates of (``Workspace``, ``Training``...).
-TemplateWorkloadType = Literal[tuple(kind.workload_type for kind in TEMPLATE_KINDS)]  # type: ignore[valid-type]
+TemplateWorkloadType: Any = Literal[tuple(kind.workload_type for kind in TEMPLATE_KINDS)]
 ComplyToWorkloadType = Annotated[
     TemplateWorkloadType | None,
     Query(

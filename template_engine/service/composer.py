@@ -228,20 +228,25 @@ def template_body(
     issues = [{"replica": "worker", "field": _field(p.path), "message": p.message} for p in outcome] or [
         {"replica": "worker", "field": "", "message": "the template cannot be composed"}
     ]
-    body: dict[str, Any] = {
+    broken: dict[str, Any] = {
         "meta": template_meta(row, own, view),
         "spec": dict(data.get("spec") or {}),
         "assets": dict(data.get("assets") or {}),
     }
     if kind_named(row.kind).is_distributed:
         same = data.get("masterSpecSameAsWorker")
-        body["masterSpecSameAsWorker"] = same if isinstance(same, bool) else True
-        body["master"] = dict(data["master"]) if isinstance(data.get("master"), Mapping) else None
-    body["runnable"] = {"isRunnable": False, "issue": issues[0]["message"], "issues": issues, "warnings": []}
-    body["combinedSpec"] = None
+        broken["masterSpecSameAsWorker"] = same if isinstance(same, bool) else True
+        broken["master"] = dict(data["master"]) if isinstance(data.get("master"), Mapping) else None
+    broken["runnable"] = {
+        "isRunnable": False,
+        "issue": issues[0]["message"],
+        "issues": issues,
+        "warnings": [],
+    }
+    broken["combinedSpec"] = None
     if kind_named(row.kind).is_distributed:
-        body["combinedMasterSpec"] = None
-    return body
+        broken["combinedMasterSpec"] = None
+    return broken
 
 
 def _field(path: Iterable[Any]) -> str:

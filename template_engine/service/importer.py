@@ -25,13 +25,13 @@ from typing import Any
 from sqlalchemy import Engine, Table
 
 from template_engine.errors import InputError, Location, Problem
+from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.rules import asset_refs
 from template_engine.loader.sources import FolderSource
 from template_engine.loader.tree import load_org, read_source, reference_problems
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import quantities_as_text
 from template_engine.models.documents import AssetKind, OrgDocument
-from template_engine.kinds import DISTRIBUTED
 from template_engine.org import Org, Scope, Source, Template
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
 from template_engine.service.policy_store import stored_problems
@@ -498,7 +498,7 @@ class _Import:
 def _stored_template(template: Template) -> dict[str, Any]:
     """The document the database keeps of a template file: as written, but a kind other than distributed,
     which ``templates.kind`` keeps (the API's bodies never say it; ``db export`` writes it back)."""
-    data = quantities_as_text(dict(template.source.data))
+    data: dict[str, Any] = quantities_as_text(dict(template.source.data))
     if template.kind is not DISTRIBUTED:
         data.pop("kind", None)
     return data

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
 from pydantic import (
@@ -440,7 +440,8 @@ def _one_role_shapes(kind: WorkloadKind) -> TemplateShapes:
     entry = create_model(
         f"{title}TemplateEntryOut", __base__=out, complianceIssues=(list[ComplianceInfoOut] | None, None)
     )
-    listed = create_model(f"{title}TemplateListOut", entries=(list[entry], ...), pagination=(Pagination, ...))  # type: ignore[valid-type]
+    entries: Any = list[entry]
+    listed = create_model(f"{title}TemplateListOut", entries=(entries, ...), pagination=(Pagination, ...))
     return TemplateShapes(create, create, replace, patch, out, entry, listed)
 
 
@@ -469,19 +470,20 @@ AnySpec: Any = functools.reduce(operator.or_, [kind.spec_model for kind in TEMPL
 
 #: Run:ai's ``SupersetTemplate``: a template of any kind, :class:`TemplateOut` with any kind's spec, and the
 #: master's keys (a distributed template's only) optional.
-SupersetTemplateOut = create_model(
+_OPTIONAL_MASTER: dict[str, Any] = {
+    name: (Optional[TemplateOut.model_fields[name].annotation], None)  # noqa: UP045 - a value, not a hint
+    for name in ("masterSpecSameAsWorker", "master", "combinedMasterSpec")
+}
+SupersetTemplateOut: type[TemplateOut] = create_model(
     "SupersetTemplateOut",
     __base__=TemplateOut,
     spec=(AnySpec, ...),
     combinedSpec=(AnySpec | None, ...),
-    **{
-        name: (TemplateOut.model_fields[name].annotation | None, None)
-        for name in ("masterSpecSameAsWorker", "master", "combinedMasterSpec")
-    },
+    **_OPTIONAL_MASTER,
 )
 
 
-class SupersetEntryOut(SupersetTemplateOut):  # type: ignore[misc,valid-type]
+class SupersetEntryOut(SupersetTemplateOut):
     complianceIssues: list[ComplianceInfoOut] | None = None
 
 

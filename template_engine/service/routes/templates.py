@@ -19,7 +19,8 @@ carries ``complianceIssues``, what keeps it from being submitted in that project
 
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from enum import Enum
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
@@ -41,7 +42,6 @@ from template_engine.service.compliance import (
     ComplyToProject,
     ComplyToReplicaType,
     ComplyToWorkloadType,
-    TemplateWorkloadType,
 )
 from template_engine.service.composer import (
     Composed,
@@ -100,11 +100,11 @@ Limit = Annotated[int, Query(ge=1, le=500)]
 Search = Annotated[str | None, Query(max_length=253)]
 #: ``complyToReplicaType`` and ``complyToWorkloadType`` on a list Run:ai does not declare them on: taken, as
 #: the declared ones are, and not in the document (:func:`_list_route`).
-_UNDECLARED_REPLICA = Annotated[Literal["Worker", "Master"] | None, Query(include_in_schema=False)]
-_UNDECLARED_TYPE = Annotated[TemplateWorkloadType | None, Query(include_in_schema=False)]
+_UNDECLARED_REPLICA: Any = Annotated[get_args(ComplyToReplicaType)[0], Query(include_in_schema=False)]
+_UNDECLARED_TYPE: Any = Annotated[get_args(ComplyToWorkloadType)[0], Query(include_in_schema=False)]
 
 
-def _tags(kind: WorkloadKind) -> list[str]:
+def _tags(kind: WorkloadKind) -> list[str | Enum]:
     return [f"{kind.noun[0].upper()}{kind.noun[1:]} templates"]
 
 
@@ -693,16 +693,15 @@ def _kind_routes(kind: WorkloadKind) -> None:
 
 
 def _list_route(
-    path: str, kind: WorkloadKind | None, listed: type[BaseModel], tags: list[str], summary: str
+    path: str, kind: WorkloadKind | None, listed: type[BaseModel], tags: list[str | Enum], summary: str
 ) -> None:
     """The list of ``kind``'s templates, or (``None``) the any-type list: Run:ai's ``SupersetTemplate``
     entries, each in its kind's shape.  Run:ai declares ``complyToWorkloadType`` on the any-type list and
     ``complyToReplicaType`` there and on the distributed list; another kind's list takes them undeclared (a
     template of another type has that as its compliance issue; a kind without a master has no replica to
     narrow to)."""
-    everything = kind is None
-    workload: Any = ComplyToWorkloadType if everything else _UNDECLARED_TYPE
-    replica: Any = ComplyToReplicaType if everything or kind.is_distributed else _UNDECLARED_REPLICA
+    workload: Any = ComplyToWorkloadType if kind is None else _UNDECLARED_TYPE
+    replica: Any = ComplyToReplicaType if kind is None or kind.is_distributed else _UNDECLARED_REPLICA
 
     @router.get(path, response_model=listed, responses=errors(), tags=tags, summary=summary)
     def list_templates(
@@ -715,8 +714,8 @@ def _list_route(
         filterBy: FilterBy = None,
         search: Search = None,
         complyToProject: ComplyToProject = None,
-        complyToWorkloadType: workload = None,  # type: ignore[valid-type]
-        complyToReplicaType: replica = None,  # type: ignore[valid-type]
+        complyToWorkloadType: workload = None,
+        complyToReplicaType: replica = None,
     ) -> JSONResponse:
         """The templates the caller may read, composed as seen from their own scopes."""
         project, types = complyToProject, complyToWorkloadType
