@@ -19,15 +19,14 @@ import yaml
 from click.testing import CliRunner
 from conftest import TEMPLATES, VISION, Ids, MakeApp, bearer, open_client
 from sdk_helpers import Lazy, LiveServer, bearer_client, install, parsed, serve
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect
 
 from template_engine.cli import main
 from template_engine.kinds import TEMPLATE_KINDS
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
-from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import create_db_engine, read_schema, transaction
-from template_engine.service.storage.repository import Repository
+from template_engine.service.storage.repository import Repository, TemplateRow
 
 if TYPE_CHECKING:
     from runai.api import WorkloadTemplatesApi
@@ -247,25 +246,27 @@ def test_preview_and_explain_of_a_workspace(client: Any, ids: Ids) -> None:
 
 
 def _downgrade_to_0005(url: str) -> None:
-    """The database as revision 0005 left it (no ``templates.kind``), its rows kept: revision 0006's own
-    downgrade."""
-    from alembic.config import Config
-    from alembic.runtime.environment import EnvironmentContext
-
-    from template_engine.service.storage.database import _scripts
-
-    scripts = _scripts()
+    """The database as revision 0005 left it, its rows kept: what revision 0006 added dropped (SQLite's
+    ``DROP COLUMN``), and the revision set back."""
     engine = create_db_engine(url)
     with engine.begin() as connection:
-
-        def steps(current: Any, _context: Any) -> Any:
-            return scripts._downgrade_revs("0005", current)
-
-        with EnvironmentContext(Config(), scripts, fn=steps, destination_rev="0005") as environment:
-            environment.configure(connection=connection)
-            with environment.begin_transaction():
-                environment.run_migrations()
+        for statement in (
+            "DROP TABLE kind_policies",
+            "ALTER TABLE templates DROP COLUMN kind",
+            "ALTER TABLE workloads DROP COLUMN kind",
+            "UPDATE alembic_version SET version_num = '0005'",
+        ):
+            connection.exec_driver_sql(statement)
     engine.dispose()
+
+
+def _stored(url: str) -> list[TemplateRow]:
+    """Every stored template, as the repository reads it."""
+    engine = create_db_engine(url)
+    with transaction(engine, write=False) as connection:
+        rows = Repository(connection).templates()
+    engine.dispose()
+    return rows
 
 
 def test_db_upgrade_from_0005_keeps_every_template_distributed(make_app: MakeApp, sqlite_url: str) -> None:
@@ -276,10 +277,7 @@ def test_db_upgrade_from_0005_keeps_every_template_distributed(make_app: MakeApp
             for e in client.get(_url("distributed"), params={"limit": 500}).json()["entries"]
         }
     app.state.store.engine.dispose()
-    engine = create_db_engine(sqlite_url)
-    with transaction(engine, write=False) as connection:
-        documents = {r.id: r.document for r in connection.execute(select(t.templates))}
-    engine.dispose()
+    documents = {r.id: r.document for r in _stored(sqlite_url)}
     assert len(before) >= 5 and set(documents) == set(before)
     _downgrade_to_0005(sqlite_url)
     engine = create_db_engine(sqlite_url)
@@ -292,10 +290,7 @@ def test_db_upgrade_from_0005_keeps_every_template_distributed(make_app: MakeApp
     assert result.exit_code == 0, result.output
     assert "0005" in result.output and "0006" in result.output
 
-    engine = create_db_engine(sqlite_url)
-    with transaction(engine, write=False) as connection:
-        rows = Repository(connection).templates()
-    engine.dispose()
+    rows = _stored(sqlite_url)
     assert {r.id: r.document for r in rows} == documents  # every document as it was
     assert {r.kind for r in rows} == {"distributed"}
     app = make_app(sqlite_url)
@@ -332,10 +327,7 @@ def test_db_import_and_export_carry_every_kind(make_app: MakeApp, sqlite_url: st
     runner = CliRunner()
     imported = runner.invoke(main, ["db", "import", "--root", str(folder), "--database-url", sqlite_url])
     assert imported.exit_code == 0, imported.output
-    engine = create_db_engine(sqlite_url)
-    with transaction(engine, write=False) as connection:
-        rows = {r.name: r for r in Repository(connection).templates()}
-    engine.dispose()
+    rows = {r.name: r for r in _stored(sqlite_url)}  # one scope: the names are unique
     assert {n: r.kind for n, r in rows.items()} == {
         "trainer": "training",
         "served": "inference",
@@ -363,10 +355,7 @@ def test_db_import_and_export_carry_every_kind(make_app: MakeApp, sqlite_url: st
     again = f"sqlite:///{tmp_path / 'again.db'}"
     back = runner.invoke(main, ["db", "import", "--root", str(out), "--database-url", again])
     assert back.exit_code == 0, back.output
-    engine = create_db_engine(again)
-    with transaction(engine, write=False) as connection:
-        restored = {r.name: r for r in Repository(connection).templates()}
-    engine.dispose()
+    restored = {r.name: r for r in _stored(again)}
     assert set(restored) == {*rows, "made-by-api"} and restored["made-by-api"].kind == "workspace"
     for name, row in rows.items():
         assert (restored[name].id, restored[name].kind, restored[name].document) == (
