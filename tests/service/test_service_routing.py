@@ -54,8 +54,9 @@ def test_every_path_parameter_of_the_api_is_typed() -> None:
     """Every parameter has a convertor, and a route whose parameter could take any segment cannot be built."""
     # 14, the manifests of a template and of a workload (issue 18), the resources of a department and of a
     # project, and each data source kind at its own path (issue 19: nfs, pvc, git, s3, host-path, config-map
-    # and secrets instead of one datasource path)
-    assert len(WITH_PARAMETERS) == 24
+    # and secrets instead of one datasource path), and a template of each other kind (issue 32: trainings,
+    # workspaces, inferences: one, its explain and its manifests)
+    assert len(WITH_PARAMETERS) == 33
     for template in WITH_PARAMETERS:
         assert re.sub(r"{\w+:\w+}", "", template).count("{") == 0, template
 
@@ -114,7 +115,7 @@ def test_a_method_the_path_does_not_take_is_a_405_naming_those_it_takes(client: 
     [
         ("GET", "/api/v1/org-unit/projects/telemetry", 404, None),
         ("GET", "/api/v1/org-unit/departments/telemetry", 404, None),
-        ("GET", "/api/v1/workload-templates/trainings", 404, None),
+        ("GET", "/api/v1/workload-templates/distributed-inferences", 404, None),
         ("GET", "/api/v1/workloads/trainings", 404, None),
         ("OPTIONS", "/api/v1/workloads/distributed", 204, "POST, OPTIONS"),
         ("GET", "/api/v1/workloads/distributed", 405, "POST, OPTIONS"),

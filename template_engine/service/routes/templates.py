@@ -22,7 +22,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
@@ -98,6 +98,20 @@ _SCOPE_TYPES = frozenset({"system", "tenant", "cluster", "department", "project"
 Offset = Annotated[int, Query(ge=0, le=10**9)]
 Limit = Annotated[int, Query(ge=1, le=500)]
 Search = Annotated[str | None, Query(max_length=253)]
+Field = Annotated[str | None, Query(max_length=1000, description="Narrow to this field path.")]
+Annotate = AnnotateQuery
+
+
+class _Seen:
+    """The template a read names (``templateId``) and the project it is seen from (``?projectId=``)."""
+
+    def __init__(self, templateId: uuid.UUID, projectId: ProjectQuery = None) -> None:
+        self.template_id, self.project_id = templateId, projectId
+
+
+Seen = Annotated[_Seen, Depends()]
+#: A route's handler.
+Endpoint = Callable[..., Any]
 #: ``complyToReplicaType`` and ``complyToWorkloadType`` on a list Run:ai does not declare them on: taken, as
 #: the declared ones are, and not in the document (:func:`_list_route`).
 _UNDECLARED_REPLICA: Any = Annotated[get_args(ComplyToReplicaType)[0], Query(include_in_schema=False)]
@@ -298,31 +312,38 @@ def _entries(
     return entries
 
 
-class _Listing:
-    """What a list was asked: its page, order, filters and compliance, and the kind it lists (``None``: every
-    kind, the any-type list)."""
+class _Page:
+    """What a list was asked of its page, order and filters: Run:ai's list parameters (a dependency of every
+    template list)."""
 
     def __init__(
         self,
-        kind: WorkloadKind | None,
-        offset: int,
-        limit: int,
-        sort_by: str,
-        sort_order: str,
-        filter_by: list[str] | None,
-        search: str | None,
-        comply: Callable[[Ctx], Comply],
+        offset: Offset = 0,
+        limit: Limit = 50,
+        sortBy: SortBy = "name",
+        sortOrder: Literal["asc", "desc"] = "asc",
+        filterBy: FilterBy = None,
+        search: Search = None,
     ) -> None:
-        self.kind, self.offset, self.limit = kind, offset, limit
-        self.sort_by, self.descending = sort_by, sort_order == "desc"
-        self.filter_by, self.search, self.comply = filter_by, search, comply
+        self.offset, self.limit, self.sort_by, self.descending = offset, limit, sortBy, sortOrder == "desc"
+        self.filter_by, self.search = filterBy, search
 
 
-def _list(principal: Principal, store: Store, asked: _Listing) -> JSONResponse:
+Page = Annotated[_Page, Depends()]
+
+
+def _list(
+    principal: Principal,
+    store: Store,
+    asked: _Page,
+    kind: WorkloadKind | None,
+    comply: Callable[[Ctx], Comply],
+) -> JSONResponse:
+    """A list of the templates of ``kind`` (``None``: of every kind), each with its compliance."""
     offset, limit = asked.offset, asked.limit
     with store.read(principal) as ctx:
-        compliance = asked.comply(ctx)
-        entries = _entries(ctx, asked.filter_by, asked.search, asked.sort_by == "runnable", asked.kind)
+        compliance = comply(ctx)
+        entries = _entries(ctx, asked.filter_by, asked.search, asked.sort_by == "runnable", kind)
         entries.sort(key=sort_key(asked.sort_by), reverse=asked.descending)
         page = entries[offset : offset + limit]
         out: list[dict[str, Any]] = []
@@ -442,27 +463,15 @@ def _get(
 Change = Callable[[TemplateRow], tuple[dict[str, Any], list[Problem]]]
 
 
-def _replace(
-    template_id: uuid.UUID,
-    principal: Principal,
-    raw: dict[str, Any],
-    store: Store,
-    if_match: str | None,
-    kind: WorkloadKind,
-) -> JSONResponse:
+def _replace(raw: dict[str, Any], kind: WorkloadKind) -> Change:
+    """A PUT's change: the body is the new document (its scope and kind stay)."""
     problems = schema_problems(TEMPLATE_SHAPES[kind.name].replace, raw)
     document = _document(raw)
-    return _write(template_id, principal, store, if_match, kind, lambda _row: (document, problems))
+    return lambda _row: (document, problems)
 
 
-def _patch(
-    template_id: uuid.UUID,
-    principal: Principal,
-    raw: dict[str, Any],
-    store: Store,
-    if_match: str | None,
-    kind: WorkloadKind,
-) -> JSONResponse:
+def _patch(raw: dict[str, Any], kind: WorkloadKind) -> Change:
+    """A PATCH's change: ``fieldsToClear`` cleared, then the given fields merged in."""
     problems = schema_problems(TEMPLATE_SHAPES[kind.name].patch, raw)
     patch = strip_nulls(pruned(raw, problems))
     paths = patch.pop("fieldsToClear", None)
@@ -477,7 +486,7 @@ def _patch(
             cleared = dict(row.document)
         return merge_patch(cleared, patch), found
 
-    return _write(template_id, principal, store, if_match, kind, change)
+    return change
 
 
 def _write(
@@ -569,33 +578,32 @@ def _kind_routes(kind: WorkloadKind) -> None:
     shapes = TEMPLATE_SHAPES[kind.name]
     base = f"/{kind.template_segment}"
     one = f"{base}/{{templateId}}"
-    noun, tags = kind.noun, _tags(kind)
+    noun = kind.noun
     answer = {"model": shapes.out, "headers": _ETAG}
 
-    @router.post(
-        base,
-        status_code=202,
-        response_model=None,
-        responses={202: answer, **errors(409)},
-        openapi_extra=documented(shapes.create),
-        tags=tags,
-        summary=f"Create a {noun} template",
-    )
+    def at(method: str, path: str, summary: str, **more: Any) -> Callable[[Endpoint], Endpoint]:
+        """The decorator of one of the kind's routes."""
+        return router.api_route(path, methods=[method], tags=_tags(kind), summary=summary, **more)
+
+    created = {"status_code": 202, "responses": {202: answer, **errors(409)}}
+
+    @at("POST", base, f"Create a {noun} template", openapi_extra=documented(shapes.create), **created)
     def create_template(principal: Auth, raw: JsonObject, store: StoreDep) -> JSONResponse:
         """Create a template of this kind in a scope (202, as Run:ai); every problem of the body in one 400, a
         name taken in the scope (by a template of any kind) included (Run:ai declares 400 here, no 409); 409
         only for a write that collided with another at the same instant."""
         return _create(principal, raw, store, kind)
 
-    _list_route(base, kind, shapes.listed, tags, f"List {noun} templates")
+    _list_route(base, kind, shapes.listed, _tags(kind), f"List {noun} templates")
 
-    @router.post(
+    previewed = {"responses": {200: {"model": shapes.out}, **errors()}}
+
+    @at(
+        "POST",
         f"{base}/preview",
-        response_model=None,
-        responses={200: {"model": shapes.out}, **errors()},
+        f"Preview a {noun} template",
         openapi_extra=documented(shapes.preview),
-        tags=tags,
-        summary=f"Preview a {noun} template",
+        **previewed,
     )
     def preview_template(
         principal: Auth, raw: JsonObject, store: StoreDep, projectId: ProjectQuery = None
@@ -604,13 +612,7 @@ def _kind_routes(kind: WorkloadKind) -> None:
         it is cached (it is keyed on no row)."""
         return _preview(principal, raw, store, projectId, kind)
 
-    @router.get(
-        one,
-        response_model=None,
-        responses={200: answer, **errors(404)},
-        tags=tags,
-        summary=f"Get a {noun} template",
-    )
+    @at("GET", one, f"Get a {noun} template", responses={200: answer, **errors(404)})
     def get_template(
         templateId: uuid.UUID, principal: Auth, store: StoreDep, projectId: ProjectQuery = None
     ) -> JSONResponse:
@@ -619,77 +621,51 @@ def _kind_routes(kind: WorkloadKind) -> None:
         return _get(templateId, principal, store, projectId, kind)
 
     if kind.template_updates:
-        _update_route(
-            kind,
-            one,
-            "PUT",
-            shapes.replace,
-            _replace,
-            "Replace a template's document (its scope and kind stay).",
+        replaced = "Replace a template's document (its scope and kind stay)."
+        _update_route(kind, one, "PUT", shapes.replace, _replace, replaced)
+        patched = (
+            "Clear ``fieldsToClear``, then merge the given fields (mappings merge, lists, values replace)."
         )
-        _update_route(
-            kind,
-            one,
-            "PATCH",
-            shapes.patch,
-            _patch,
-            "Clear ``fieldsToClear``, then merge the given fields (mappings merge, lists, values replace).",
-        )
+        _update_route(kind, one, "PATCH", shapes.patch, _patch, patched)
 
-    @router.delete(
-        one,
-        status_code=204,
-        response_class=Response,
-        responses=errors(404, 412),
-        tags=tags,
-        summary=f"Delete a {noun} template",
-    )
+    deleted = {"status_code": 204, "response_class": Response, "responses": errors(404, 412)}
+
+    @at("DELETE", one, f"Delete a {noun} template", **deleted)
     def delete_template(
         templateId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None
     ) -> Response:
         """Delete a template (204)."""
         return _delete(templateId, principal, store, if_match, kind)
 
-    @router.get(
+    @at(
+        "GET",
         f"{one}/explain",
+        f"Explain a {noun} template",
         response_model=ExplainOut,
         responses=errors(404),
-        tags=tags,
-        summary=f"Explain a {noun} template",
     )
-    def explain_template(
-        templateId: uuid.UUID,
-        principal: Auth,
-        store: StoreDep,
-        projectId: ProjectQuery = None,
-        field: Annotated[str | None, Query(max_length=1000, description="Narrow to this field path.")] = None,
-    ) -> JSONResponse:
+    def explain_template(seen: Seen, principal: Auth, store: StoreDep, field: Field = None) -> JSONResponse:
         """Which layer set, added or excluded every field, as the CLI's ``explain``, with the template's
         ``runnable`` as its GET answers it.  A template that cannot be composed (an expression that fails)
         is answered as GET answers it: 200, no entries, and the problems as its ``runnable`` issues."""
-        return _explain(templateId, principal, store, projectId, field, kind)
+        return _explain(seen.template_id, principal, store, seen.project_id, field, kind)
 
-    @router.get(
-        f"{one}/manifests",
-        response_model=ManifestsOut,
-        responses=errors(404),
-        description="An extension of Run:ai's API: the objects the cluster would run (docs/cluster.md).",
-        openapi_extra={"x-template-engine-extension": True},
-        tags=tags,
-        summary=f"The cluster objects of a {noun} template",
-    )
+    extension = {
+        "response_model": ManifestsOut,
+        "responses": errors(404),
+        "description": "An extension of Run:ai's API: the objects the cluster would run (docs/cluster.md).",
+        "openapi_extra": {"x-template-engine-extension": True},
+    }
+
+    @at("GET", f"{one}/manifests", f"The cluster objects of a {noun} template", **extension)
     def template_manifests(
-        templateId: uuid.UUID,
-        principal: Auth,
-        store: StoreDep,
-        projectId: ProjectQuery = None,
-        annotate: AnnotateQuery = None,
+        seen: Seen, principal: Auth, store: StoreDep, annotate: Annotate = None
     ) -> JSONResponse:
         """The objects and the claims a template becomes, seen from its scope or from a project below it
         (the project's namespace and queue), with its ``runnable`` as GET answers it.  A template that
         cannot be composed is answered as explain answers it: 200, no objects, the problems as
         ``runnable``'s issues."""
-        return _manifests(templateId, principal, store, projectId, annotate, kind)
+        return _manifests(seen.template_id, principal, store, seen.project_id, annotate, kind)
 
 
 def _list_route(
@@ -703,29 +679,23 @@ def _list_route(
     workload: Any = ComplyToWorkloadType if kind is None else _UNDECLARED_TYPE
     replica: Any = ComplyToReplicaType if kind is None or kind.is_distributed else _UNDECLARED_REPLICA
 
-    @router.get(path, response_model=listed, responses=errors(), tags=tags, summary=summary)
-    def list_templates(
-        principal: Auth,
-        store: StoreDep,
-        offset: Offset = 0,
-        limit: Limit = 50,
-        sortBy: SortBy = "name",
-        sortOrder: Literal["asc", "desc"] = "asc",
-        filterBy: FilterBy = None,
-        search: Search = None,
+    def compliance(
         complyToProject: ComplyToProject = None,
         complyToWorkloadType: workload = None,
         complyToReplicaType: replica = None,
-    ) -> JSONResponse:
+    ) -> Callable[[Ctx], Comply]:
+        return lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
+
+    Compliance = Annotated[Callable[[Ctx], Comply], Depends(compliance)]
+
+    @router.get(path, response_model=listed, responses=errors(), tags=tags, summary=summary)
+    def list_templates(principal: Auth, store: StoreDep, page: Page, comply: Compliance) -> JSONResponse:
         """The templates the caller may read, composed as seen from their own scopes."""
-        project, types = complyToProject, complyToWorkloadType
-        comply = lambda ctx: Comply(ctx, project, complyToReplicaType, types)  # noqa: E731
-        asked = _Listing(kind, offset, limit, sortBy, sortOrder, filterBy, search, comply)
-        return _list(principal, store, asked)
+        return _list(principal, store, page, kind, comply)
 
 
-#: A write route's work: the template id, principal, body, store, ``If-Match`` and kind to its answer.
-Update = Callable[[uuid.UUID, Principal, dict[str, Any], Store, str | None, WorkloadKind], JSONResponse]
+#: A write route's change of a body of a kind (:func:`_replace`, :func:`_patch`).
+Update = Callable[[dict[str, Any], WorkloadKind], Change]
 
 
 def _update_route(
@@ -750,7 +720,7 @@ def _update_route(
         store: StoreDep,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        return work(templateId, principal, raw, store, if_match, kind)
+        return _write(templateId, principal, store, if_match, kind, work(raw, kind))
 
 
 for _kind in TEMPLATE_KINDS:
