@@ -18,7 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import TEMPLATES, VISION, Ids, MakeApp, bearer, open_client
-from sdk_helpers import Lazy, LiveServer, bearer_client, install, parsed, serve
+from sdk_helpers import CONFORMANCE, Lazy, LiveServer, bearer_client, install, parsed, serve
 from sqlalchemy import inspect
 
 from template_engine.cli import main
@@ -137,6 +137,39 @@ def test_an_inference_template_is_not_replaced_or_patched(client: Any) -> None:
     assert client.patch(_url("inference", template_id), json={"spec": {"image": "x"}}).status_code == 405
     assert client.delete(_url("inference", template_id)).status_code == 204
     assert client.get(f"{BASE}/{template_id}").status_code == 404
+
+
+def test_every_answer_of_every_kind_is_checked_against_run_ai_s_whole_document(client: Any) -> None:
+    """Each operation of each kind answers a body checked against the schema Run:ai's whole document declares
+    for it (``TrainingTemplate``, ``WorkspaceTemplatesListResponse``, ``SupersetTemplate``...), not left
+    unchecked: the conformance check counts what it checked, by operation and kind of check."""
+    before = dict(CONFORMANCE.checked)
+    for kind in SPECS:
+        made = _create(client, kind, f"checked-{kind}")["meta"]["id"]
+        assert client.get(_url(kind)).status_code == 200
+        assert client.get(_url(kind, made)).status_code == 200
+        assert client.get(f"{BASE}/{made}").status_code == 200
+        if kind != "inference":
+            assert client.patch(_url(kind, made), json={"spec": {"image": "b:1"}}).status_code == 200
+            body = {"meta": {"name": f"checked-{kind}"}, "spec": SPECS[kind]}
+            assert client.put(_url(kind, made), json=body).status_code == 200
+        assert client.delete(_url(kind, made)).status_code == 204
+    assert client.get(BASE).status_code == 200
+    checked = {key for key, count in CONFORMANCE.checked.items() if count > before.get(key, 0)}
+    for kind, segment in SEGMENT.items():
+        if kind == "distributed":
+            continue
+        operations = [("POST", f"{BASE}/{segment}"), ("GET", f"{BASE}/{segment}")]
+        operations += [
+            ("GET", f"{BASE}/{segment}/{{templateId}}"),
+            ("DELETE", f"{BASE}/{segment}/{{templateId}}"),
+        ]
+        if kind != "inference":
+            operations += [(m, f"{BASE}/{segment}/{{templateId}}") for m in ("PUT", "PATCH")]
+        for method, path in operations:
+            assert (method, path, "schema") in checked, (method, path, checked)
+    assert ("GET", BASE, "schema") in checked
+    assert ("GET", f"{BASE}/{{templateId}}", "schema") in checked
 
 
 def test_put_patch_delete_of_a_training_with_etags(client: Any) -> None:
