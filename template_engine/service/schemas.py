@@ -323,7 +323,7 @@ class RunnableOut(BaseModel):
 
 
 #: Run:ai's ``WorkloadType`` of a template: one of the kinds it has templates of.
-TemplateWorkloadType = Annotated[
+WorkloadTypeOut = Annotated[
     str, Field(json_schema_extra={"enum": [kind.workload_type for kind in TEMPLATE_KINDS]})
 ]
 
@@ -335,7 +335,7 @@ class TemplateMetaOut(BaseModel):
     id: UUID
     name: str
     description: str | None = None
-    workloadType: TemplateWorkloadType
+    workloadType: WorkloadTypeOut
     scopeType: OwnScopeType
     scopeId: str
     clusterId: UUID | None = None
