@@ -126,6 +126,26 @@ def test_an_empty_text_run_ai_requires_a_character_of_is_refused(client: Any, ki
     assert problems["spec.command"]["expected"] == "at least one character (leave the field out for no value)"
 
 
+@pytest.mark.parametrize("kind", ["training", "workspace", "inference"])
+def test_the_document_bounds_each_kinds_texts_as_the_service_does(client: Any, kind: str) -> None:
+    """The service's OpenAPI document states a kind's text bounds (``openapi_limits``) as it does the
+    distributed spec's: it takes nothing the service refuses."""
+    from test_openapi_limits import _body, _errors
+
+    from template_engine.loader.values import TEXT_BOUNDS
+
+    bound = TEXT_BOUNDS[("command",)][0]
+    schema = _body("post", _url(kind))
+    over = _body_of(kind, command="a" * (bound + 1))
+    assert client.post(_url(kind), json=over).status_code == 400
+    assert _errors(schema, over), f"the document takes {bound + 1} characters of {kind} command"
+    assert _errors(schema, _body_of(kind, command="a" * bound)) == []
+
+
+def _body_of(kind: str, **spec: Any) -> dict[str, Any]:
+    return _body(f"limits-{kind}", kind, **spec)
+
+
 def test_an_inference_without_its_serving_port_is_not_runnable(client: Any) -> None:
     body = _body("no-port", "inference")
     del body["spec"]["servingPort"]
