@@ -111,8 +111,17 @@ def _quantity(value: Any) -> str | None:
 
 _QUANTITY = _quantity
 
+
+def _not_empty(value: Any) -> str | None:
+    """Run:ai's ``minLength: 1`` of a spec's container texts (``Image``, ``Command``, ``Args``,
+    ``WorkingDir``): an empty text is no value, and Run:ai refuses it (and its answers never hold one)."""
+    fits = isinstance(value, str) and value != ""
+    return None if fits else "at least one character (leave the field out for no value)"
+
+
 #: Field path (``*``: any list item) -> the rule its value keeps in Run:ai's schema.
 RULES: dict[tuple[str, ...], Check] = {
+    **{(field,): _not_empty for field in ("image", "command", "args", "workingDir")},
     ("environmentVariables", "*", "secret", "name"): _NAME,
     ("environmentVariables", "*", "configMap", "name"): _NAME,
     ("imagePullSecrets", "*", "name"): _NAME,

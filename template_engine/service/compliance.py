@@ -5,8 +5,10 @@ used in a workload of project P: a template's ``complianceIssues`` (its composit
 of the replica asked) and an asset's ``compliance`` (Run:ai's ``ComplianceInfo``: ``imposed``,
 ``compliance``, ``reason``; :func:`template_engine.asset_compliance.asset_compliance` seen from P).
 ``complyToReplicaType`` (``Worker``, ``Master``) narrows it to one replica, both when absent (a master's
-fields then read ``masterSpec.<field>``); ``complyToWorkloadType`` other than ``Distributed`` (the only
-type composed here) is an issue of every entry.  Either companion without ``complyToProject`` is a 400.
+fields then read ``masterSpec.<field>``; a template of a kind of one replica has no master, and the parameter
+says nothing of it); ``complyToWorkloadType`` other than a template's own type (its kind's
+``workload_type``) is that template's issue, and other than ``Distributed`` (the only type assets are
+checked for here) every asset's.  Either companion without ``complyToProject`` is a 400.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from fastapi import Query
 
 from template_engine.asset_compliance import AssetCompliance, asset_compliance
 from template_engine.errors import Problem
+from template_engine.kinds import DISTRIBUTED, TEMPLATE_KINDS, WorkloadKind, kind_named
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.org import Org
 from template_engine.paths import format_path
@@ -42,11 +45,14 @@ ComplyToReplicaType = Annotated[
     Literal["Worker", "Master"] | None,
     Query(description="With complyToProject: the issues of this replica only (both when absent)."),
 ]
+#: Run:ai's ``WorkloadType`` values of the kinds it has templates of (``Workspace``, ``Training``...).
+TemplateWorkloadType: Any = Literal[tuple(kind.workload_type for kind in TEMPLATE_KINDS)]
 ComplyToWorkloadType = Annotated[
-    Literal["Workspace", "Training", "Distributed", "Inference"] | None,
+    TemplateWorkloadType | None,
     Query(
-        description="With complyToProject: the workload type to comply with (only Distributed workloads are "
-        "composed here; another type is an issue of every entry)."
+        description="With complyToProject: the workload type to comply with (a template of another type "
+        "has that as its issue; assets: only Distributed workloads are composed here, another type is an "
+        "issue of every asset)."
     ),
 ]
 
@@ -80,9 +86,9 @@ class Comply:
         self.replica = replica
         self.workload_type = workload_type
 
-    def _other_type(self, what: str) -> dict[str, Any] | None:
-        """The issue of every entry when a workload type other than Distributed is asked."""
-        if self.workload_type in (None, "Distributed"):
+    def _other_type(self, what: str, kind: WorkloadKind = DISTRIBUTED) -> dict[str, Any] | None:
+        """The issue of an entry of ``kind`` when another workload type is asked."""
+        if self.workload_type in (None, kind.workload_type):
             return None
         return {"field": "workloadType", "details": what.format(type=self.workload_type)}
 
@@ -92,7 +98,10 @@ class Comply:
         if target is None:
             return None
         assert target.project is not None
-        other = self._other_type("a Distributed template cannot be submitted as a {type} workload")
+        kind = kind_named(row.kind)
+        other = self._other_type(
+            f"a {kind.workload_type} template cannot be submitted as a {{type}} workload", kind
+        )
         if other is not None:
             return [other]
         if not own.contains(target):
@@ -107,15 +116,17 @@ class Comply:
         if isinstance(outcome, list):
             return [{"field": format_path(p.path) or None, "details": p.message} for p in outcome]
         same = outcome.master_same_as_worker
+        # A kind of one replica has no master: complyToReplicaType (Run:ai's, "for distributed") says nothing.
+        replica = self.replica if kind.is_distributed else None
         found = []
         for issue in outcome.runnable.issues:
-            if self.replica == "Master" and same and next(iter(issue.field), None) in WORKER_ONLY_FIELDS:
+            if replica == "Master" and same and next(iter(issue.field), None) in WORKER_ONLY_FIELDS:
                 continue  # the master is the worker without its worker-only fields
-            if self.replica == "Worker" and issue.replica == "master":
+            if replica == "Worker" and issue.replica == "master":
                 continue
-            if self.replica == "Master" and issue.replica == "worker" and not same:
+            if replica == "Master" and issue.replica == "worker" and not same:
                 continue
-            prefixed = self.replica is None and issue.replica == "master"
+            prefixed = replica is None and issue.replica == "master"
             entry: dict[str, Any] = {
                 "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
                 "details": issue.message,

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from template_engine.compose import Composition, compose
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.kinds import WorkloadKind
+from template_engine.kinds import WorkloadKind, kind_named
 from template_engine.layers import Submission
 from template_engine.loader.rules import asset_refs
 from template_engine.org import Asset, Org, Template, out_of_scope, policy_user, template_user
@@ -204,7 +204,7 @@ def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str
     system template seen from its own scope has no description, cluster, department or project)."""
     meta: dict[str, Any] = {"id": row.id, "name": row.name}
     meta["description"] = (row.document.get("meta") or {}).get("description")
-    meta |= {"workloadType": "Distributed", "scopeType": row.scope_type}
+    meta |= {"workloadType": kind_named(row.kind).workload_type, "scopeType": row.scope_type}
     meta["scopeId"] = scope_id(own)
     meta["clusterId"] = None  # templates here belong to no cluster
     meta["departmentId"] = str(view.department.id) if view.department is not None else None
@@ -221,7 +221,8 @@ def scope_id(own: Placement) -> str:
 def template_body(
     row: TemplateRow, own: Placement, view: Placement, outcome: Composition | list[Problem]
 ) -> dict[str, Any]:
-    """The seed's template response: ``meta``, ``spec``, ``master``, ``runnable``, the combined specs.
+    """Run:ai's template of the row's kind: ``meta``, ``spec``, ``assets``, ``runnable``, ``combinedSpec``,
+    and for a distributed one ``masterSpecSameAsWorker``, ``master`` and ``combinedMasterSpec``.
 
     A template that cannot be composed (a Jinja2 error, a stored document the engine no longer accepts)
     is answered all the same, not runnable, with the problems as its issues and no combined specs.
@@ -231,20 +232,28 @@ def template_body(
         body["meta"] = template_meta(row, own, view)
         return body
     data = row.document
-    same = data.get("masterSpecSameAsWorker")
     issues = [{"replica": "worker", "field": _field(p.path), "message": p.message} for p in outcome] or [
         {"replica": "worker", "field": "", "message": "the template cannot be composed"}
     ]
-    return {
+    broken: dict[str, Any] = {
         "meta": template_meta(row, own, view),
         "spec": dict(data.get("spec") or {}),
         "assets": dict(data.get("assets") or {}),
-        "masterSpecSameAsWorker": same if isinstance(same, bool) else True,
-        "master": dict(data["master"]) if isinstance(data.get("master"), Mapping) else None,
-        "runnable": {"isRunnable": False, "issue": issues[0]["message"], "issues": issues, "warnings": []},
-        "combinedSpec": None,
-        "combinedMasterSpec": None,
     }
+    if kind_named(row.kind).is_distributed:
+        same = data.get("masterSpecSameAsWorker")
+        broken["masterSpecSameAsWorker"] = same if isinstance(same, bool) else True
+        broken["master"] = dict(data["master"]) if isinstance(data.get("master"), Mapping) else None
+    broken["runnable"] = {
+        "isRunnable": False,
+        "issue": issues[0]["message"],
+        "issues": issues,
+        "warnings": [],
+    }
+    broken["combinedSpec"] = None
+    if kind_named(row.kind).is_distributed:
+        broken["combinedMasterSpec"] = None
+    return broken
 
 
 def _field(path: Iterable[Any]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from template_engine.kinds import KINDS
+from template_engine.kinds import KINDS, TEMPLATE_KINDS, WorkloadKind
 
 T = "/api/v1/workload-templates"
 W = "/api/v1/workloads"
@@ -55,15 +55,26 @@ def _row(*statuses: str, **overrides: str) -> dict[str, str]:
     return {status: overrides.get(f"s{status}", REASONS.get(status, "")) for status in statuses}
 
 
+def _template_rows(kind: WorkloadKind) -> dict[tuple[str, str], dict[str, str]]:
+    """The rows of a kind's template routes (Run:ai declares the same on each kind's; an inference template
+    has no PUT or PATCH)."""
+    base = f"{T}/{kind.template_segment}"
+    rows = {
+        ("GET", base): _row("400", "413"),
+        ("POST", base): _row("409", "413"),
+        ("GET", f"{base}/{{templateId}}"): _row("400", "413"),
+        ("DELETE", f"{base}/{{templateId}}"): _row("400", "412", "413"),
+    }
+    if kind.template_updates:
+        rows[("PUT", f"{base}/{{templateId}}")] = _row("409", "412", "413")
+        rows[("PATCH", f"{base}/{{templateId}}")] = _row("409", "412", "413")
+    return rows
+
+
 _SUSPENDED = _row("400", "409", "413", s409=_DELETED)
 #: ``(method, path)`` (the service's path) -> every status it declares beyond Run:ai's, with its reason.
 DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
-    ("GET", f"{T}/distributed"): _row("400", "413"),
-    ("POST", f"{T}/distributed"): _row("409", "413"),
-    ("GET", f"{T}/distributed/{{templateId}}"): _row("400", "413"),
-    ("PUT", f"{T}/distributed/{{templateId}}"): _row("409", "412", "413"),
-    ("PATCH", f"{T}/distributed/{{templateId}}"): _row("409", "412", "413"),
-    ("DELETE", f"{T}/distributed/{{templateId}}"): _row("400", "412", "413"),
+    **{key: row for kind in TEMPLATE_KINDS for key, row in _template_rows(kind).items()},
     ("GET", T): _row("400", "413"),
     ("GET", f"{T}/{{templateId}}"): _row("400", "413"),
     ("GET", f"{T}/count"): _row("400", "413"),

@@ -32,11 +32,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from template_engine.errors import Problem
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader import values
 from template_engine.loader.rules import document_rules
 from template_engine.loader.validate import validate
 from template_engine.models.documents import (
     ASSET_MODELS,
+    AnyTemplateDocument,
     AssetKind,
     ComputeAsset,
     DatasourceAsset,
@@ -223,18 +225,31 @@ def _rules(data: Mapping[str, Any], model: type[BaseModel] = TemplateDocument) -
     return document_rules(model, data, BODY, {})
 
 
-def template_problems(data: Any, rest: Any = None) -> tuple[TemplateDocument | None, list[Problem]]:
-    """A template document and every problem it has: the schema's and the rules beyond it.  With ``rest``
-    the caller has reported the schema's problems already: only the rules are checked on ``data``, and the
-    document is ``rest`` (what the schema's problems left of ``data``) when that is valid, else ``None``."""
-    rules = _rules(data) if isinstance(data, Mapping) else []
+def template_problems(
+    data: Any, rest: Any = None, kind: WorkloadKind = DISTRIBUTED
+) -> tuple[AnyTemplateDocument | None, list[Problem]]:
+    """A template document of ``kind`` and every problem it has: the schema's of the kind's template model
+    and the rules beyond it.  A body never says its kind (the route does): a kind other than distributed is
+    given to the model as a file says it, ``kind:``.  With ``rest`` the caller has reported the schema's
+    problems already: only the rules are checked on ``data``, and the document is ``rest`` (what the
+    schema's problems left of ``data``) when that is valid, else ``None``."""
+    model = kind.template_model
+    assert model is not None  # the routes are made for the kinds Run:ai has templates of
+    rules = _rules(data, model) if isinstance(data, Mapping) else []
     if rest is not None:
         try:
-            return TemplateDocument.model_validate(rest), rules
+            return model.model_validate(_with_kind(rest, kind)), rules  # type: ignore[return-value]
         except ValueError:
             return None, rules
-    doc, problems = validate(TemplateDocument, data, BODY, {})
-    return doc, problems + rules
+    doc, problems = validate(model, _with_kind(data, kind), BODY, {})
+    return doc, problems + rules  # type: ignore[return-value]
+
+
+def _with_kind(data: Any, kind: WorkloadKind) -> Any:
+    """``data`` as a file of ``kind`` holds it: ``kind:`` said when the kind is not distributed."""
+    if kind is DISTRIBUTED or not isinstance(data, Mapping):
+        return data
+    return {**data, "kind": kind.name}
 
 
 def check_defaults(data: Any) -> LayerDocument:

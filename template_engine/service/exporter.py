@@ -35,6 +35,7 @@ from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import AssetRow, Audit, Repository, unstorable
+from template_engine.service.stored import kind_document
 from template_engine.service.yamltext import dump_yaml
 from template_engine.staging import exists, sibling
 
@@ -190,9 +191,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
     for template in templates:
         where, scope = folder(template.scope_key)
         label = f"template {template.name!r} of {scope} ({template.id})"
-        files.append(_File(f"{where}/templates/{template.name}.yaml", label, template.document))
+        document = kind_document(template)  # a file says its kind (a distributed one as it was written)
+        files.append(_File(f"{where}/templates/{template.name}.yaml", label, document))
         audit = _audit(template.audit)
-        entries[files[-1].rel] = {"id": template.id, "sha256": fingerprint(template.document), **audit}
+        entries[files[-1].rel] = {"id": template.id, "sha256": fingerprint(document), **audit}
 
     dept_entries = {
         f"department {d.name!r} ({d.id})": {"name": d.name, "id": d.id, "description": d.description}

@@ -32,7 +32,7 @@ from template_engine.loader.tree import load_org, read_source, reference_problem
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import quantities_as_text
 from template_engine.models.documents import AssetKind, OrgDocument
-from template_engine.org import Org, Scope, Source
+from template_engine.org import Org, Scope, Source, Template
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
 from template_engine.service.policy_store import stored_problems
 from template_engine.service.schemas import NAME_PATTERN, NAME_RULE
@@ -457,16 +457,19 @@ class _Import:
         for scope, by_name in self.folder.org.templates.items():
             key, dept_id, project_id = self.place(scope)
             for name, template in by_name.items():
-                data = quantities_as_text(dict(template.source.data))
+                data = _stored_template(template)
+                kind = template.kind.name
                 existing = self.repo.template_named(key, name)
                 kept = self.kept(template.source)
                 if existing is None:
                     template_id = str(kept[0] if kept is not None and kept[0] else uuid.uuid4())
-                    self.repo.add_template(template_id, scope.type, dept_id or project_id, data, self.subject)
+                    unit = dept_id or project_id
+                    self.repo.add_template(template_id, scope.type, unit, data, self.subject, kind)
                     self.restamp(t.templates, template_id, kept)
                 else:
                     template_id = existing.id
-                    self.repo.update_template(template_id, existing.audit.version, data, self.subject)
+                    version = existing.audit.version
+                    self.repo.update_template(template_id, version, data, self.subject, kind)
                 refs = [
                     asset_ids.get((k, n)) or _asset_id(self.repo, k, n)
                     for k, n, _ in asset_refs(template.doc)
@@ -496,6 +499,15 @@ class _Import:
             for w in meta.workloads
         ]
         snapshot.insert_rows(self.repo.connection, t.workloads, rows)
+
+
+def _stored_template(template: Template) -> dict[str, Any]:
+    """The document the database keeps of a template file: as written, but a kind other than distributed,
+    which ``templates.kind`` keeps (the API's bodies never say it; ``db export`` writes it back)."""
+    data: dict[str, Any] = quantities_as_text(dict(template.source.data))
+    if template.kind is not DISTRIBUTED:
+        data.pop("kind", None)
+    return data
 
 
 def _asset_id(repo: Repository, kind: AssetKind, name: str) -> str:

@@ -19,10 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from template_engine.kinds import TEMPLATE_KINDS
 from template_engine.loader.values import LONGEST_TEXT, TEXT_BOUNDS
 
-#: The components a spec's fields start from (shapes of :data:`TEXT_BOUNDS` are paths in a spec).
-SPEC_COMPONENTS = ("WorkerSpec", "MasterSpec", "WorkloadMasterSpec")
+#: The components a spec's fields start from (shapes of :data:`TEXT_BOUNDS` are paths in a spec): the
+#: distributed ones and each template kind's spec (``TrainingSpec``...).
+SPEC_COMPONENTS = tuple(
+    dict.fromkeys(
+        ("WorkerSpec", "MasterSpec", "WorkloadMasterSpec", *(k.spec_model.__name__ for k in TEMPLATE_KINDS))
+    )
+)
 NUL = {"pattern": "\\u0000"}
 
 

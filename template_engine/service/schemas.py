@@ -8,12 +8,24 @@ schemathesis suite checks that what the server sends matches these models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import functools
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    WithJsonSchema,
+    create_model,
+)
 
-from template_engine.kinds import KINDS
+from template_engine.kinds import KINDS, TEMPLATE_KINDS, WorkloadKind
 from template_engine.models import documents as _documents
 from template_engine.models import orgunit as _orgunit
 from template_engine.models.documents import (
@@ -310,6 +322,12 @@ class RunnableOut(BaseModel):
     warnings: list[RunnableIssueOut]
 
 
+#: Run:ai's ``WorkloadType`` of a template: one of the kinds it has templates of.
+WorkloadTypeOut = Annotated[
+    str, Field(json_schema_extra={"enum": [kind.workload_type for kind in TEMPLATE_KINDS]})
+]
+
+
 class TemplateMetaOut(BaseModel):
     """Run:ai's ``TemplateMetaFields``: ``scopeId`` is always a string (the tenant's id for the top scope);
     ``projectId`` is an integer, ``departmentId`` a string, as in Run:ai."""
@@ -317,7 +335,7 @@ class TemplateMetaOut(BaseModel):
     id: UUID
     name: str
     description: str | None = None
-    workloadType: Literal["Distributed"]
+    workloadType: WorkloadTypeOut
     scopeType: OwnScopeType
     scopeId: str
     clusterId: UUID | None = None
@@ -374,6 +392,104 @@ class TemplateListOut(BaseModel):
 
 class CountOut(BaseModel):
     count: int
+
+
+@dataclass(frozen=True)
+class TemplateShapes:
+    """The bodies of one kind's template routes (``/api/v1/workload-templates/{segment}``): the request
+    bodies, each Run:ai's ``<Kind>TemplateCreationRequest``... without ``kind`` (the route says it), and the
+    answers, Run:ai's ``<Kind>Template`` and its list."""
+
+    create: type[BaseModel]
+    #: The body of ``POST .../{segment}/preview`` (an extension): a create body, composed and not stored.
+    preview: type[BaseModel]
+    replace: type[BaseModel]
+    patch: type[BaseModel]
+    out: type[BaseModel]
+    entry: type[BaseModel]
+    listed: type[BaseModel]
+
+
+_FIELDS_TO_CLEAR = Field(
+    default=None, description="Field paths to clear before merging, such as spec.image or master."
+)
+
+
+def _one_role_shapes(kind: WorkloadKind) -> TemplateShapes:
+    """The bodies of a kind of one replica: ``meta``, ``spec`` (the kind's spec model) and ``assets``."""
+    title = kind.workload_type
+    spec: Any = kind.spec_model
+    common: dict[str, Any] = {"spec": (spec | None, None), "assets": (TemplateAssets | None, None)}
+    create = create_model(f"{title}TemplateCreate", __base__=_Body, meta=(TemplateCreateMeta, ...), **common)
+    replace = create_model(f"{title}TemplateReplace", __base__=_Body, meta=(TemplateMeta, ...), **common)
+    patch = create_model(
+        f"{title}TemplatePatch",
+        __base__=_Body,
+        meta=(TemplatePatchMeta | None, None),
+        fieldsToClear=(list[FieldPath] | None, _FIELDS_TO_CLEAR),
+        **common,
+    )
+    out = create_model(
+        f"{title}TemplateOut",
+        meta=(TemplateMetaOut, ...),
+        spec=(spec, ...),
+        assets=(TemplateAssets, ...),
+        runnable=(RunnableOut, ...),
+        combinedSpec=(spec | None, ...),
+    )
+    entry = create_model(
+        f"{title}TemplateEntryOut", __base__=out, complianceIssues=(list[ComplianceInfoOut] | None, None)
+    )
+    entries: Any = list[entry]
+    listed = create_model(f"{title}TemplateListOut", entries=(entries, ...), pagination=(Pagination, ...))
+    return TemplateShapes(create, create, replace, patch, out, entry, listed)
+
+
+#: The bodies of each kind's template routes, by kind name.
+TEMPLATE_SHAPES: dict[str, TemplateShapes] = {
+    kind.name: (
+        TemplateShapes(
+            TemplateCreate,
+            TemplatePreview,
+            TemplateReplace,
+            TemplatePatch,
+            TemplateOut,
+            TemplateEntryOut,
+            TemplateListOut,
+        )
+        if kind.is_distributed
+        else _one_role_shapes(kind)
+    )
+    for kind in TEMPLATE_KINDS
+}
+
+
+#: Any template kind's spec (Run:ai's ``SupersetSpec``).
+AnySpec: Any = functools.reduce(operator.or_, [kind.spec_model for kind in TEMPLATE_KINDS])
+
+
+#: Run:ai's ``SupersetTemplate``: a template of any kind, :class:`TemplateOut` with any kind's spec, and the
+#: master's keys (a distributed template's only) optional.
+_OPTIONAL_MASTER: dict[str, Any] = {
+    name: (Optional[TemplateOut.model_fields[name].annotation], None)  # noqa: UP045 - a value, not a hint
+    for name in ("masterSpecSameAsWorker", "master", "combinedMasterSpec")
+}
+SupersetTemplateOut: type[TemplateOut] = create_model(
+    "SupersetTemplateOut",
+    __base__=TemplateOut,
+    spec=(AnySpec, ...),
+    combinedSpec=(AnySpec | None, ...),
+    **_OPTIONAL_MASTER,
+)
+
+
+class SupersetEntryOut(SupersetTemplateOut):
+    complianceIssues: list[ComplianceInfoOut] | None = None
+
+
+class SupersetListOut(BaseModel):
+    entries: list[SupersetEntryOut]
+    pagination: Pagination
 
 
 class ExplainEntryOut(BaseModel):

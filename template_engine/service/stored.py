@@ -19,7 +19,6 @@ from pydantic import BaseModel, ValidationError
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
 from template_engine.kinds import DISTRIBUTED, kind_named
-from template_engine.loader.kind_of import template_kind
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument
 from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, policy_ref
 from template_engine.policy.document import PolicyDocument
@@ -131,15 +130,21 @@ def stored_cluster(row: ClusterRow | None) -> tuple[ClusterSettings, Source | No
     return settings, source, []
 
 
+def kind_document(row: TemplateRow) -> dict[str, Any]:
+    """The document of ``row`` as its kind's template model reads it, and as a file of a templates folder
+    holds it: the stored document (which never says a kind but a distributed file's own ``kind:``) with
+    the row's kind (``tables.templates.kind``) when that is not distributed."""
+    kind = kind_named(row.kind)
+    return row.document if kind is DISTRIBUTED else {"kind": kind.name, **row.document}
+
+
 def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:
-    """The template of ``row`` in ``scope``, or the problems (located in its document) that stop it."""
+    """The template of ``row`` in ``scope``, of the row's kind, or the problems (located in its document)
+    that stop it."""
     source = template_source(row)
-    # The kind its document says, as a file's (``db import`` stores a file's ``kind:``).
-    kind, problems = template_kind(row.document, source.file, {})
-    model = kind.template_model if kind is not None else None
-    if model is None:
-        return None, problems
-    doc = stored_model(model, "template", row.id, row.audit, row.document)
+    model = kind_named(row.kind).template_model
+    assert model is not None  # a stored template is of a kind Run:ai has templates of
+    doc = stored_model(model, "template", row.id, row.audit, kind_document(row))
     if isinstance(doc, list):
         return None, [Problem(p.message, p.path, Location(source.file)) for p in doc]
     return Template(row.name, scope, source, doc), []  # type: ignore[arg-type]
@@ -216,6 +221,7 @@ def org_of_rows(
 __all__ = [
     "CLUSTER_SOURCE",
     "asset_scope",
+    "kind_document",
     "org_of_rows",
     "stored_asset",
     "stored_assets",

@@ -42,6 +42,7 @@ _BAD = {
     values._NAME: "Bad_Secret",
     values._QUANTITY: "12 GB",
     values._uuid: "not-a-uuid",
+    values._not_empty: "",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import ADMIN, VIEWER, VISION, Ids, bearer
 
+from template_engine.kinds import TEMPLATE_KINDS
 from template_engine.service.ids import id_number
 
 NOT_IDS = ("\u00b3", "\u0661", "1\u0661", "\uff11", "1x", "-1", " 1", "1 ", "+1", "0x1", "9" * 19)
@@ -39,9 +40,12 @@ def _id_queries(client: Any) -> list[tuple[str, str, str]]:
     return found
 
 
-def _concrete(path: str, ids: Ids) -> str:
+def _concrete(path: str, ids: Ids, templates: dict[str, str]) -> str:
+    """``path`` with an id of each parameter: a template of the path's kind (issue 32: another kind's id is
+    a 404 there)."""
+    kind = next((segment for segment in templates if f"/workload-templates/{segment}/" in path), None)
     values = {
-        "templateId": ids.template("pytorch-elastic"),
+        "templateId": templates[kind] if kind is not None else ids.template("pytorch-elastic"),
         "departmentId": ids.departments["research"],
         "projectId": ids.projects["vision"],
     }
@@ -53,8 +57,20 @@ def _template(ids: Ids) -> dict[str, Any]:
     return {"meta": {"name": "ids-probe", **scope}, "spec": {"image": "python:3.12"}}
 
 
+def _kind_templates(client: Any) -> dict[str, str]:
+    """A template of each kind but distributed (the example org has distributed ones), by its path segment."""
+    made = {}
+    for kind in TEMPLATE_KINDS:
+        if kind.name != "distributed":
+            body = {"meta": {"name": f"ids-{kind.name}", "scopeType": "system"}, "spec": {"image": "a:1"}}
+            url = f"/api/v1/workload-templates/{kind.template_segment}"
+            made[str(kind.template_segment)] = client.post(url, json=body).json()["meta"]["id"]
+    return made
+
+
 def test_every_query_id_is_refused_unless_it_is_ascii_digits(client: Any, ids: Ids) -> None:
     queries = _id_queries(client)
+    templates = _kind_templates(client)
     names = {name for _, _, name in queries}
     assert {"departmentId", "projectId", "scopeId"} <= names, names
     assert len(queries) >= 15, queries
@@ -69,7 +85,7 @@ def test_every_query_id_is_refused_unless_it_is_ascii_digits(client: Any, ids: I
             for text in NOT_IDS:
                 response = client.request(
                     method,
-                    _concrete(path, ids),
+                    _concrete(path, ids, templates),
                     params={**extra, name: text},
                     json=body,
                     headers=bearer(token),

@@ -54,9 +54,10 @@ def test_every_path_parameter_of_the_api_is_typed() -> None:
     """Every parameter has a convertor, and a route whose parameter could take any segment cannot be built."""
     # 14, the manifests of a template and of a workload (issue 18), the resources of a department and of a
     # project, and each data source kind at its own path (issue 19: nfs, pvc, git, s3, host-path, config-map
-    # and secrets instead of one datasource path), and the workload paths of each other kind (issue 32: read
-    # and delete of trainings, workspaces, inferences; suspend and resume of trainings and workspaces)
-    assert len(WITH_PARAMETERS) == 31
+    # and secrets instead of one datasource path), the workload paths of each other kind (issue 32: read
+    # and delete of trainings, workspaces, inferences; suspend and resume of trainings and workspaces) and a
+    # template of each other kind (trainings, workspaces, inferences: one, its explain and its manifests)
+    assert len(WITH_PARAMETERS) == 40
     for template in WITH_PARAMETERS:
         assert re.sub(r"{\w+:\w+}", "", template).count("{") == 0, template
 
@@ -115,7 +116,7 @@ def test_a_method_the_path_does_not_take_is_a_405_naming_those_it_takes(client: 
     [
         ("GET", "/api/v1/org-unit/projects/telemetry", 404, None),
         ("GET", "/api/v1/org-unit/departments/telemetry", 404, None),
-        ("GET", "/api/v1/workload-templates/trainings", 404, None),
+        ("GET", "/api/v1/workload-templates/distributed-inferences", 404, None),
         ("GET", "/api/v1/workloads/trainings", 405, "POST, OPTIONS"),  # issue 32: trainings are submitted
         ("OPTIONS", "/api/v1/workloads/distributed", 204, "POST, OPTIONS"),
         ("GET", "/api/v1/workloads/distributed", 405, "POST, OPTIONS"),

@@ -14,10 +14,11 @@ from __future__ import annotations
 import email.message
 import re
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Query, Request
+from fastapi._compat import ModelField
 from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
@@ -25,7 +26,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from template_engine.errors import Problem
 from template_engine.loader.rules import asset_refs
-from template_engine.models.documents import TemplateDocument
+from template_engine.models.documents import AnyTemplateDocument
 from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate, authenticate_first
 from template_engine.service.composer import asset_scope_problems
@@ -116,11 +117,19 @@ register_url_convertor("orgid", _IdConvertor())
 _PARAMETER = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)}")
 
 
+def _path_params(dependant: Dependant) -> Iterator[ModelField]:
+    """The path parameters of a handler and of its dependencies."""
+    yield from dependant.path_params
+    for dependency in dependant.dependencies:
+        yield from _path_params(dependency)
+
+
 def _convertor(route: APIRoute, name: str) -> str:
     """The convertor of path parameter ``name`` from its declared type: ``uuid`` for a ``uuid.UUID``
     (Starlette's: hex digits, hyphens optional), ``orgid`` for a text of :data:`ID_PATTERN`.  A parameter
-    is found by its name or its alias (a route factory's handler names it once for every family)."""
-    for param in route.dependant.path_params:
+    is found by its name or its alias (a route factory's handler names it once for every family), on the
+    handler or on one of its dependencies."""
+    for param in _path_params(route.dependant):
         if name not in (param.name, param.alias):
             continue
         if param.field_info.annotation is uuid.UUID:
@@ -303,7 +312,7 @@ def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placeme
 
 
 def asset_problems(
-    ctx: Ctx, doc: TemplateDocument, own: Placement | None = None
+    ctx: Ctx, doc: AnyTemplateDocument, own: Placement | None = None
 ) -> tuple[list[str], list[Problem]]:
     """The ids of the assets a template document names, and a problem on the field of each unknown one and,
     with the template's scope ``own``, of each outside its scope (the core's :func:`..org.out_of_scope`)."""

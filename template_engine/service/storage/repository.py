@@ -162,6 +162,9 @@ class TemplateRow:
     #: A head (:meth:`Repository.template_heads`): ``document`` holds only its ``meta`` (name, description);
     #: :meth:`Repository.template` reads the whole row, :meth:`Repository.template_size` its stored size.
     head: bool = False
+    #: The workload kind's name (``template_engine.kinds``; ``tables.templates.kind``): the document never
+    #: says it but for a distributed file's own ``kind: distributed``, as written.
+    kind: str = "distributed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,6 +694,7 @@ class Repository:
             row.project_id,
             row.document,
             _audit(row),
+            kind=row.kind,
         )
 
     def templates(self, scope_keys: Sequence[str] | None = None) -> list[TemplateRow]:
@@ -730,6 +734,7 @@ class Repository:
                 {"meta": meta},
                 _audit(row),
                 head=True,
+                kind=row.kind,
             )
             out.append(head)
         return out
@@ -756,10 +761,13 @@ class Repository:
         scope_id: int | None,
         document: dict[str, Any],
         subject: str,
+        kind: str = "distributed",
     ) -> None:
+        """Add a template of ``kind`` (its document without ``kind``: the column says it)."""
         meta = document["meta"]
         values = {
             "id": template_id,
+            "kind": kind,
             "name": meta["name"],
             "description": meta.get("description"),
             "scope_type": scope_type,
@@ -770,9 +778,20 @@ class Repository:
         }
         self._insert(t.templates, subject, values)
 
-    def update_template(self, template_id: str, version: int, document: dict[str, Any], subject: str) -> int:
+    def update_template(
+        self,
+        template_id: str,
+        version: int,
+        document: dict[str, Any],
+        subject: str,
+        kind: str | None = None,
+    ) -> int:
+        """Replace a template's document (and its kind, when ``kind`` is given: ``db import`` of a file whose
+        ``kind:`` changed; the API never changes a template's kind)."""
         meta = document["meta"]
         values = {"name": meta["name"], "description": meta.get("description"), "document": document}
+        if kind is not None:
+            values["kind"] = kind
         return self._update(t.templates, template_id, version, subject, values)
 
     def delete_template(self, template_id: str, version: int) -> None:
