@@ -46,7 +46,6 @@ from template_engine.cluster.pods import (
 )
 from template_engine.cluster.problems import ObjectPath
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
-from template_engine.cluster.workloads import workload_manifests
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.models.spec import WORKER_ONLY_FIELDS
 from template_engine.paths import Path
@@ -97,7 +96,9 @@ def manifests_of(
     A kind of one role (training, workspace, inference) has no master: ``master_spec`` is ``None`` and
     its objects are :func:`template_engine.cluster.workloads.workload_manifests`'.
     """
-    if kind is not DISTRIBUTED:
+    if kind is not DISTRIBUTED:  # the other kinds' builders, imported when one is composed (start-up)
+        from template_engine.cluster.workloads import workload_manifests
+
         return workload_manifests(
             kind, spec, name=name, project=project, settings=settings, name_source=name_source
         )

@@ -37,6 +37,22 @@ def _all_field_names() -> tuple[str, ...]:
 _KIND_OF_SPEC: dict[type[BaseModel], WorkloadKind] = {kind.spec_model: kind for kind in TEMPLATE_KINDS}
 
 
+def another_kinds_field(
+    holder: type[BaseModel] | None, name: str, path: Path, location: Location | None
+) -> Problem | None:
+    """The problem of a field ``name`` that a kind's spec (``holder``) lacks and another kind's has: said
+    with the kinds that have it, at every door (a file, an API body, a form); ``None`` for any other."""
+    kind = _KIND_OF_SPEC.get(holder) if holder is not None else None
+    if kind is None or not kinds_with_field((name,)):
+        return None
+    return Problem(
+        f"unknown field {name!r}: {kind_note(kind, (name,))}",
+        path,
+        location,
+        f"a field of {kind.a_noun}'s spec",
+    )
+
+
 def _has(value: Any, part: int | str) -> bool:
     if isinstance(value, Mapping):
         return isinstance(part, str) and part in value
@@ -182,14 +198,9 @@ def _problem(
             )
         holder = model_at(model, loc)
         allowed = sorted(holder.model_fields) if holder is not None else list(_all_field_names())
-        kind = _KIND_OF_SPEC.get(holder) if holder is not None else None
-        if kind is not None and len(kinds_with_field((name,))) > 0:  # a field of another kind's spec
-            return Problem(
-                f"unknown field {name!r}: {kind_note(kind, (name,))}",
-                path,
-                locate(file, lines, path),
-                f"a field of {kind.a_noun}'s spec",
-            )
+        of_kind = another_kinds_field(holder, name, path, locate(file, lines, path))
+        if of_kind is not None:
+            return of_kind
         if name in _all_field_names() and name not in allowed:
             return Problem(
                 f"field {name!r} is not allowed here",

@@ -116,6 +116,9 @@ class TemplateDocument(_Strict):
 class _OneRoleTemplate(_Strict):
     """A template of a kind of one replica: no master (``master`` is an unknown field, and reads ``None``)."""
 
+    #: Built when first used (as the kinds' spec models: ``models/kind_specs.py``).
+    model_config = ConfigDict(defer_build=True)
+
     meta: TemplateMeta
     assets: TemplateAssets | None = None
     master: ClassVar[None] = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, create_model
+from pydantic import ConfigDict, Field, create_model
 
 from template_engine.models.spec import MasterSpec
 from template_engine.models.spec_items import Int32, SpecModel
@@ -62,8 +62,19 @@ LEADER_WORKER_LACKS: tuple[str, ...] = (
 )
 
 
+#: The kinds' models are built when first used, not at import: a distributed-only org never pays for them
+#: (``check``'s start-up, docs/performance.md).
+_DEFERRED = ConfigDict(defer_build=True)
+
+
+class _DeferredSpec(SpecModel):
+    model_config = _DEFERRED
+
+
 class TrainingSpec(MasterSpec):
     """A standard training's spec (``TrainingTemplateSpec``): one pod spec, run to completion."""
+
+    model_config = _DEFERRED
 
     #: The successful pods the job must reach (Hyperparameter Optimization).
     completions: Int32 | None = Field(default=None, ge=1)
@@ -74,6 +85,8 @@ class TrainingSpec(MasterSpec):
 class WorkspaceSpec(MasterSpec):
     """A workspace's spec (``WorkspaceTemplateSpec``): exactly the master spec's fields."""
 
+    model_config = _DEFERRED
+
 
 #: Who may send requests to an inference's serving endpoint (Run:ai's ``servingPort.authorizationType``).
 ServingAuthorization = Literal[
@@ -81,7 +94,7 @@ ServingAuthorization = Literal[
 ]
 
 
-class ServingPort(SpecModel):
+class ServingPort(_DeferredSpec):
     """Where an inference serves (``servingPort``); ``container`` is mandatory to run."""
 
     container: Int32 | None = Field(default=None, ge=1, le=65535)
@@ -97,7 +110,7 @@ class ServingPort(SpecModel):
     clusterLocalAccessOnly: bool | None = None
 
 
-class Autoscaling(SpecModel):
+class Autoscaling(_DeferredSpec):
     """An inference's autoscaling (``autoscaling``), Knative Serving's settings once on the cluster."""
 
     minReplicas: Int32 | None = Field(default=None, ge=0)
@@ -113,7 +126,7 @@ class Autoscaling(SpecModel):
     metricThresholdPercentage: float | None = Field(default=None, ge=1, le=100)
 
 
-class ServingConfiguration(SpecModel):
+class ServingConfiguration(_DeferredSpec):
     """How an inference's requests are served (``servingConfiguration``)."""
 
     initializationTimeoutSeconds: Int32 | None = Field(default=None, ge=1)
@@ -128,7 +141,7 @@ def _without(base: type[SpecModel], name: str, doc: str, lacks: tuple[str, ...],
         if field not in lacks
     }
     fields.update(added)
-    model = create_model(name, __base__=SpecModel, __doc__=doc, __module__=__name__, **fields)
+    model = create_model(name, __base__=_DeferredSpec, __doc__=doc, __module__=__name__, **fields)
     return model
 
 

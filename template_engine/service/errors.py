@@ -29,7 +29,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from template_engine.errors import Problem, TemplateEngineError
-from template_engine.loader.validate import NUMBER_KINDS, model_at, placed, real_path, yaml_number_hint
+from template_engine.loader.validate import (
+    NUMBER_KINDS,
+    another_kinds_field,
+    model_at,
+    placed,
+    real_path,
+    yaml_number_hint,
+)
 from template_engine.paths import Path, format_path
 from template_engine.service.schemas import ID_PATTERN, PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
@@ -121,6 +128,9 @@ def _unknown_field(name: str, path: Path, model: type[BaseModel] | None, loc: tu
     holder = model_at(model, loc) if model is not None else None
     if holder is None:
         return Problem(f"unknown field {name!r}", path, None, "a field of this object")
+    of_kind = another_kinds_field(holder, name, path, None)
+    if of_kind is not None:
+        return of_kind
     allowed = sorted(field.alias or key for key, field in holder.model_fields.items())
     close = difflib.get_close_matches(name, allowed, n=1)
     if close:

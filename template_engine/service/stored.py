@@ -135,7 +135,11 @@ def kind_document(row: TemplateRow) -> dict[str, Any]:
     holds it: the stored document (which never says a kind but a distributed file's own ``kind:``) with
     the row's kind (``tables.templates.kind``) when that is not distributed."""
     kind = kind_named(row.kind)
-    return row.document if kind is DISTRIBUTED else {"kind": kind.name, **row.document}
+    if kind is DISTRIBUTED:
+        return row.document
+    # ``kind:`` right after ``meta``, where a file of the example org says it (an export reads as written)
+    head = {key: value for key, value in row.document.items() if key == "meta"}
+    return {**head, "kind": kind.name, **{k: v for k, v in row.document.items() if k != "meta"}}
 
 
 def stored_template(row: TemplateRow, scope: Scope) -> tuple[Template | None, list[Problem]]:

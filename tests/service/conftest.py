@@ -37,6 +37,7 @@ from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 from waiting import READY_WITHIN, wait_until
 
+from template_engine.kinds import TEMPLATE_KINDS
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
 
@@ -281,8 +282,16 @@ class Ids:
             d["name"]: d["id"] for d in get("/api/v1/org-unit/departments").json()["departments"]
         }
         self.projects = {p["name"]: p["id"] for p in get("/api/v1/org-unit/projects").json()["projects"]}
-        entries = get("/api/v1/workload-templates/distributed", params={"limit": 500}).json()["entries"]
+        entries = get("/api/v1/workload-templates", params={"limit": 500}).json()["entries"]  # every kind
         self.templates = {(e["meta"]["scopeType"], e["meta"]["name"]): e["meta"]["id"] for e in entries}
+        #: Each template's route: ``/api/v1/workload-templates/{segment}/{id}`` of its kind (issue 32).
+        segments = {kind.workload_type: kind.template_segment for kind in TEMPLATE_KINDS}
+        self.urls = {
+            (e["meta"]["scopeType"], e["meta"]["name"]): (
+                f"/api/v1/workload-templates/{segments[e['meta']['workloadType']]}/{e['meta']['id']}"
+            )
+            for e in entries
+        }
         self.assets = {
             (kind, a["meta"]["name"]): a["meta"]["id"]
             for kind in ("environment", "compute", "datasource")
@@ -291,6 +300,10 @@ class Ids:
 
     def template(self, name: str, scope: str = "system") -> str:
         return self.templates[(scope, name)]
+
+    def url(self, name: str, scope: str = "system") -> str:
+        """The template's own route, of its kind."""
+        return self.urls[(scope, name)]
 
 
 @pytest.fixture

@@ -194,6 +194,11 @@ def test_an_asset_in_use_is_neither_deleted_nor_renamed(client: Any, ids: Ids) -
         ("vit-finetune", "project"),
     ):
         assert client.delete(f"{TEMPLATES_URL}/{ids.template(name, scope)}").status_code == 204
+    (hpo,) = (  # the training that uses it too (issue 32)
+        e["meta"]["id"]
+        for e in client.get("/api/v1/workload-templates", params={"search": "hpo-sweep"}).json()["entries"]
+    )
+    assert client.delete(f"/api/v1/workload-templates/trainings/{hpo}").status_code == 204
     assert client.delete(f"/api/v1/asset/environment/{pytorch}").status_code == 202
 
 

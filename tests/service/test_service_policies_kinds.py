@@ -350,8 +350,8 @@ def test_each_kind_s_policy_round_trips_through_export_and_import(
         assert _put(client, TRAINING, vision, trained).status_code == 200
         assert _put(client, TRAINING, vision, {**trained, "imposedAssets": [datasets]}).status_code == 200
         served = {"leader": {"image": "vllm:1"}, "worker": {"image": "vllm:1"}}
-        tenant = {"name": "tenant", "scope": "tenant"}
-        assert _put(client, LEADER_WORKER, tenant, {"defaults": served}).status_code == 200
+        # the project's own (the tenant's is the example org's file, exported as written below)
+        assert _put(client, LEADER_WORKER, vision, {"defaults": served}).status_code == 200
         before = _every_policy(client, ids)
     assert before[("training", "vision")][0] == '"2"'
     engine = create_db_engine(database_url)
@@ -363,7 +363,9 @@ def test_each_kind_s_policy_round_trips_through_export_and_import(
             assert (first / "system" / kind.policy_file).read_bytes() == file.read_bytes()
     written = yaml.safe_load((first / "projects/vision" / TRAINING.policy_file).read_text())
     assert written == {**trained, "imposedAssets": ["datasets"]}
-    assert yaml.safe_load((first / "system" / LEADER_WORKER.policy_file).read_text()) == {"defaults": served}
+    assert yaml.safe_load((first / "projects/vision" / LEADER_WORKER.policy_file).read_text()) == {
+        "defaults": served
+    }
     exported = load_org(first)
     assert not exported.broken
     assert exported.policy_of(Scope("project", "vision"), TRAINING).value_defaults == {

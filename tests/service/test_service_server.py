@@ -51,8 +51,8 @@ def test_two_processes_on_one_postgresql(postgres_url: str, auth_file: Path) -> 
         a.client() as left,
         b.client() as right,
     ):
-        assert left.get("/api/v1/workload-templates/count").json() == {"count": 7}  # seeded once
-        assert right.get("/api/v1/workload-templates/count").json() == {"count": 7}
+        assert left.get("/api/v1/workload-templates/count").json() == {"count": 10}  # seeded once
+        assert right.get("/api/v1/workload-templates/count").json() == {"count": 10}
         created = left.post(T, json={"meta": {"name": "replicated", "scopeType": "system"}})
         template_id = created.json()["meta"]["id"]
         seen = right.get(f"{T}/{template_id}")

@@ -22,8 +22,9 @@ def _answer(client: Any, token: str, project: str, template: str) -> tuple[int, 
 def test_a_template_the_caller_cannot_read_is_an_unknown_template(client: Any, ids: Ids) -> None:
     hidden = {}
     for token, project in ((VISION, "vision"), (NLP, "nlp")):
-        for (_scope, name), template in ids.templates.items():
-            if client.get(f"{T}/{template}", headers=bearer(token)).status_code in (403, 404):
+        for key, template in ids.templates.items():
+            name = key[1]
+            if client.get(ids.urls[key], headers=bearer(token)).status_code in (403, 404):
                 hidden[(token, template)] = (project, name)
     assert len(hidden) >= 2, hidden
     for (token, template), (project, name) in hidden.items():

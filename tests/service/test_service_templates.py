@@ -75,9 +75,8 @@ def test_every_composition_equals_the_engine_on_the_same_folder(client: Any, ids
     seen = 0
     for view, template in org.views():
         expected = compose(org, template, view).to_response()
-        template_id = ids.template(template.name, template.scope.type)
         params = {"projectId": ids.projects[view.project]} if view.project else {}
-        got = client.get(f"{BASE}/{template_id}", params=params).json()
+        got = client.get(ids.url(template.name, template.scope.type), params=params).json()
         for key in (
             "spec",
             "assets",
@@ -86,7 +85,8 @@ def test_every_composition_equals_the_engine_on_the_same_folder(client: Any, ids
             "combinedSpec",
             "combinedMasterSpec",
         ):
-            assert got[key] == expected[key], (template.name, view, key)
+            if key in expected or key in got:  # a kind of one role has no master keys (issue 32)
+                assert got[key] == expected[key], (template.name, view, key)
         assert got["runnable"]["issues"] == expected["runnable"]["issues"]
         assert got["runnable"]["isRunnable"] == expected["runnable"]["isRunnable"]
         seen += 1
@@ -304,7 +304,7 @@ def test_bad_list_parameters(client: Any, params: dict[str, Any]) -> None:
 
 
 def test_count(client: Any) -> None:
-    total = len(client.get(BASE).json()["entries"])
+    total = len(client.get("/api/v1/workload-templates", params={"limit": 500}).json()["entries"])
     assert client.get("/api/v1/workload-templates/count").json() == {"count": total}
     assert client.get("/api/v1/workload-templates/count", params={"filterBy": "runnable==false"}).json() == {
         "count": 1

@@ -33,7 +33,7 @@ from template_engine.service.policy_store import OrgUnits
 from template_engine.service.routes.templates import router as templates_router
 from template_engine.service.storage.repository import Audit, DepartmentRow, ProjectRow, TemplateRow
 from template_engine.service.ui import pages
-from template_engine.service.ui.routes import TEMPLATES_API, environment
+from template_engine.service.ui.routes import TEMPLATES_API, environment, policy_links
 from template_engine.views.model import explain_page
 
 BASE = "http://localhost"
@@ -134,6 +134,7 @@ def test_the_scope_page_names_each_templates_kind_and_its_runnable_state() -> No
             writable=False,
             own_scope=str(place.scope()),
             creates=True,
+            kinds=policy_links(),
         )
     )
     assert '<th scope="col">Kind</th>' in html_page
