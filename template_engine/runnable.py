@@ -182,8 +182,10 @@ def _spec_issues(
 
     # Run:ai's value rules once more, on the rendered values: a file or a body is held to them as written,
     # and a value written as an expression ("{{ project.name }}_db") is held to them here, as rendered.
+    mandatory = {issue.field for issue in issues if issue.mandatory}
     for problem in spec_value_problems(spec, ()):
-        if problem.path not in _QUANTITY_CHECKED:  # said above, in the words of a quantity
+        # said above: a quantity in its own words, an empty mandatory value as not provided
+        if problem.path not in _QUANTITY_CHECKED and problem.path not in mandatory:
             path = _keyed(spec, problem.path, plan)
             add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
     return issues

@@ -77,4 +77,4 @@ def test_the_documented_neovim_setup_attaches_and_shows_a_diagnostic(tmp_path: P
     assert answer["clients"] == 1 and answer["found"], answer
     (found,) = [d for d in answer["diagnostics"] if "NoExecute" in d["message"]]
     assert found["line"] == effect_line and found["severity"] == 1
-    assert "not runnable in 8 of 8 pairs" in found["message"]
+    assert "not runnable in 8 of 13 pairs" in found["message"]

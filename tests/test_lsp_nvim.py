@@ -39,13 +39,13 @@ def test_neovim_receives_the_diagnostic_at_the_edited_line_and_the_hover(tmp_pat
     )
     answer = json.loads(out.read_text("utf-8"))
     assert answer["opened"] and answer["edited"] and answer["undone"], answer
-    assert answer["events"][0] == 18  # the first load composes every pair; the edits, research's 8
-    assert answer["events"][1:] == [8, 8]
+    assert answer["events"][0] == 23  # the first load composes every pair; the edits, research's 13
+    assert answer["events"][1:] == [13, 13]
     assert not [d for d in answer["before"] if "NoExecute" in d["message"]]
     (found,) = [d for d in answer["after"] if "NoExecute" in d["message"]]
     assert found["line"] == answer["edited_line"]  # `effect: NoExecute`, the line the edit wrote
     assert found["severity"] == 1  # an error
-    assert "not runnable in 8 of 8 pairs: nlp/mpi-horovod, nlp/pytorch-elastic" in found["message"]
+    assert "not runnable in 8 of 13 pairs: nlp/mpi-horovod, nlp/pytorch-elastic" in found["message"]
     hover = answer["hover"]
     assert hover.startswith("**`labels[name=cost-center].value`** (department research defaults)")
     assert 'overrode `"cc-1000"` of system defaults (`system/defaults.yaml:12`)' in hover

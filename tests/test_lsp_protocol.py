@@ -159,11 +159,22 @@ def _file(uri: str, org: Path) -> str:
 #: The pairs that use the research defaults: vision's four, nlp's three, research's own template.
 RESEARCH_PAIRS = sorted(
     [
+        "departments/research/jupyter-lab",
         "departments/research/tf-parameter-server",
-        *(f"projects/nlp/{t}" for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server")),
+        *(
+            f"projects/nlp/{t}"
+            for t in ("jupyter-lab", "llm-serve", "mpi-horovod", "pytorch-elastic", "tf-parameter-server")
+        ),
         *(
             f"projects/vision/{t}"
-            for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server", "vit-finetune")
+            for t in (
+                "hpo-sweep",
+                "jupyter-lab",
+                "mpi-horovod",
+                "pytorch-elastic",
+                "tf-parameter-server",
+                "vit-finetune",
+            )
         ),
     ]
 )
@@ -177,7 +188,7 @@ def test_an_edit_of_a_department_default_shows_where_it_breaks_pairs_and_undo_cl
     async def scenario(editor: Editor) -> None:
         uri = _open(editor, research)
         first = await editor.next_analysis()
-        assert len(first.composed) == first.pairs == 18  # the first load composes every pair
+        assert len(first.composed) == first.pairs == 23  # the first load composes every pair
         assert not [d for d in editor.diagnostics.get(uri, []) if "NoExecute" in d.message]
 
         _change(editor, uri, 2, edited)  # unsaved: the file on disk is unchanged
@@ -188,7 +199,7 @@ def test_an_edit_of_a_department_default_shows_where_it_breaks_pairs_and_undo_cl
         diagnostic = found[0]
         assert diagnostic.range.start.line == _line_of(edited, "effect: NoExecute")
         assert diagnostic.severity == types.DiagnosticSeverity.Error
-        assert "not runnable in 8 of 8 pairs: nlp/mpi-horovod, nlp/pytorch-elastic" in diagnostic.message
+        assert "not runnable in 8 of 13 pairs: nlp/mpi-horovod, nlp/pytorch-elastic" in diagnostic.message
         assert "and 3 more" in diagnostic.message
 
         _change(editor, uri, 3, saved)  # undo: the diagnostic goes
@@ -227,9 +238,9 @@ def test_hover_shows_the_chain_system_department_project_template_and_definition
         assert "overridden by template vit-finetune" in text
         # vision's defaults override it in vision's other three pairs, the template in its own; nlp's three
         # pairs and research's own template keep this value.
-        assert re.search(r"Overridden by `projects/vision/defaults.yaml:\d+` in 3 of 8 pairs", text), text
-        assert re.search(r"Overridden by `projects/vision/templates/vit-finetune.yaml:\d+` in 1 of 8", text)
-        assert "(4 of 8): `40`, set by department research defaults" in text
+        assert re.search(r"Overridden by `projects/vision/defaults.yaml:\d+` in 5 of 13 pairs", text), text
+        assert re.search(r"Overridden by `projects/vision/templates/vit-finetune.yaml:\d+` in 1 of 13", text)
+        assert "(6 of 13): `40`, set by department research defaults" in text
 
         definition = await editor.client.text_document_definition_async(
             types.DefinitionParams(types.TextDocumentIdentifier(uri), where)
@@ -289,7 +300,7 @@ def test_completion_and_code_actions_over_the_protocol(org: Path) -> None:
         )
         assert actions is not None
         titles = [a.title for a in actions if isinstance(a, types.CodeAction)]
-        assert "Exclude labels[name=org] here (from system defaults, in vision/mpi-horovod)" in titles
+        assert "Exclude labels[name=org] here (from system defaults, in vision/hpo-sweep)" in titles
         exclude = next(
             a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Exclude")
         )
@@ -336,7 +347,14 @@ def test_a_file_changed_on_disk_is_read_again_when_the_client_says_so(org: Path)
         after = await editor.next_analysis()
         assert sorted(after.composed) == [
             f"projects/vision/{t}"
-            for t in ("mpi-horovod", "pytorch-elastic", "tf-parameter-server", "vit-finetune")
+            for t in (
+                "hpo-sweep",
+                "jupyter-lab",
+                "mpi-horovod",
+                "pytorch-elastic",
+                "tf-parameter-server",
+                "vit-finetune",
+            )
         ]
         assert uri
 

@@ -94,7 +94,8 @@ def field_hover(found: Sequence[FieldInPair]) -> str | None:
         lines += ["", f"Overridden by `{place}` in {len(set(names))} of {total} pairs."]
     chains: dict[tuple[str, ...], None] = {}
     for item in found:
-        chains[tuple(_layer(c) + (" (excludes)" if c.excluded else "") for c in item.chain)] = None
+        if item.chain:  # a pair whose kind lacks the field has none (its line says "not in the result")
+            chains[tuple(_layer(c) + (" (excludes)" if c.excluded else "") for c in item.chain)] = None
     lines += ["", "Layers, lowest first:"]
     for chain in list(chains)[:3]:
         lines.append("- " + " → ".join(chain))
