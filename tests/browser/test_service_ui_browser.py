@@ -28,6 +28,7 @@ from browser_helpers import EXAMPLE, BrowserLog, LiveService, cli_json
 from playwright.sync_api import Locator, Page, expect
 
 from template_engine import View, compose, load_org
+from template_engine.kinds import TEMPLATE_KINDS
 from template_engine.service.asset_shapes import BY_KIND
 from template_engine.service.auth import DEV_TOKENS
 
@@ -75,10 +76,17 @@ def project_id(api: httpx.Client, name: str) -> str:
 
 
 def templates(api: httpx.Client, **params: Any) -> list[dict[str, Any]]:
+    """The templates of every kind (issue 32)."""
     entries: list[dict[str, Any]] = ok(
-        api.get("/api/v1/workload-templates/distributed", params={"limit": 500, **params})
+        api.get("/api/v1/workload-templates", params={"limit": 500, **params})
     )["entries"]
     return entries
+
+
+def template_url(meta: dict[str, Any]) -> str:
+    """A template's own route, of its kind."""
+    segments = {kind.workload_type: kind.template_segment for kind in TEMPLATE_KINDS}
+    return f"/api/v1/workload-templates/{segments[meta['workloadType']]}/{meta['id']}"
 
 
 def template_named(
@@ -387,7 +395,7 @@ def test_a_projects_templates_table_matches_the_api_and_check(
     runnable = {True: 0, False: 0}
     for row in rows.all():
         template_id = row.get_attribute("data-template-id") or ""
-        read = ok(api.get(f"/api/v1/workload-templates/distributed/{template_id}", params={"projectId": nlp}))
+        read = ok(api.get(template_url(by_id[template_id]), params={"projectId": nlp}))
         name = read["meta"]["name"]
         assert row.get_attribute("data-template") == name
         # The template the row links to is the one check composes for nlp (a nearer scope's shadows).
