@@ -146,7 +146,13 @@ class FieldAcrossKinds:
         found: dict[tuple[Any, ...], list[KindSide]] = {}
         for side in self.sides:
             found.setdefault(side.signature(), []).append(side)
-        return [(tuple(group), group[0].summary()) for group in found.values()]
+        return [
+            (
+                tuple(group),
+                group[0].summary() if len(group) == 1 or group[0].has_field else "not a field of their specs",
+            )
+            for group in found.values()
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -487,3 +487,19 @@ def test_policy_reads_the_policies_of_the_kind_asked_for() -> None:
     assert json.loads(distributed.stdout)["effective"]["imposedAssets"] == {"worker": ["datasets"]}
     unknown = CliRunner().invoke(main, ["policy", "--root", str(example), "-k", "trainig"])
     assert unknown.exit_code == 2 and "'trainig' is not one of" in unknown.output
+
+
+def test_kinds_refuses_a_field_of_no_kind_and_names_a_group_that_lacks_one() -> None:
+    """A field no kind's spec has is bad input (exit 2, did-you-mean); kinds that lack a field are said so
+    as a group, not in the first one's words."""
+    from click.testing import CliRunner
+
+    from template_engine.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "templates"
+    args = ["kinds", "--root", str(example), "-p", "vision"]
+    typo = CliRunner().invoke(main, [*args, "imagePullSecret"])
+    assert typo.exit_code == 2 and "did you mean 'imagePullSecrets'?" in typo.output
+    lacking = CliRunner().invoke(main, [*args, "imagePullSecrets"])
+    assert lacking.exit_code == 0
+    assert "  training, workspace, inference: not a field of their specs" in lacking.output

@@ -19,12 +19,13 @@ from template_engine.across_kinds import (
 from template_engine.cli.conventions import say
 from template_engine.cli.options import emit, fail, output_option, root_option
 from template_engine.errors import TemplateEngineError
-from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS
+from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, kinds_with_field
 from template_engine.layers import effective_policy
 from template_engine.loader.tree import load_org, resolve_root
 from template_engine.org import Scope
 from template_engine.paths import parse_path
 from template_engine.policy.effective import effective_shape
+from template_engine.suggest import closest, did_you_mean
 from template_engine.views.model import seen_from
 
 __all__ = ["kinds", "policy"]
@@ -143,6 +144,12 @@ def kinds(root: FsPath, project: str | None, department: str | None, field: str 
     except TemplateEngineError as exc:
         fail(exc)
     where = seen_from(view)
+    if path and not kinds_with_field(tuple(str(step) for step in path[:1])):
+        names = sorted({name for kind in KINDS for name in kind.fields()})
+        raise click.BadParameter(
+            f"{path[0]!r} is a field of no kind's spec{did_you_mean(closest(str(path[0]), names))}",
+            param_hint="FIELD",
+        )
     if path:
         across = field_across_kinds(org, view, path)
         if output != "text":
