@@ -214,7 +214,10 @@ def test_a_changed_default_shows_the_changed_objects(repo: Repo) -> None:
         "2 of 23 pairs differ: 2 changed",
     ]
     report = json.loads(repo.run("diff", "--against", "HEAD", "-o", "json").stdout)
-    assert [p["pair"] for p in report["pairs"]] == ["projects/nlp/llm-serve", "projects/speech/asr-sweep-draft"]
+    assert [p["pair"] for p in report["pairs"]] == [
+        "projects/nlp/llm-serve",
+        "projects/speech/asr-sweep-draft",
+    ]
     pair = report["pairs"][1]
     assert pair["objectChanges"] == [
         {"object": f"{replicas}.Master.{limits}", "change": "changed", "old": 8, "new": 16},
@@ -532,5 +535,7 @@ def test_diff_and_impact_write_no_temporary_folder(repo: Repo, monkeypatch: pyte
         main, ["impact", "templates/departments/research/defaults.yaml", "--against", "HEAD~1"]
     )
     assert isinstance(done.exception, SystemExit) and done.exit_code == 1, done.exception
-    assert done.stdout.splitlines()[0] == "departments/research/defaults.yaml against HEAD~1: used by 13 pairs"
+    assert done.stdout.splitlines()[0] == (
+        "departments/research/defaults.yaml against HEAD~1: used by 13 pairs"
+    )
     assert pairs_in(done.stdout) == RESEARCH_PAIRS
