@@ -270,7 +270,7 @@ def test_check_table_exits_1_for_the_deliberately_broken_template(runs: Runs) ->
         line.split() for line in result.stdout.splitlines() if line.startswith(("vision", "speech", "nlp"))
     ]
     (bad,) = [row for row in rows if row[1] == "asr-sweep-draft"]
-    assert bad[:6] == ["speech", "asr-sweep-draft", "project", "speech", "not", "runnable"]
+    assert bad[:7] == ["speech", "asr-sweep-draft", "distributed", "project", "speech", "not", "runnable"]
     # and the system's mpi-horovod moves the data source research imposes (policy: locked)
     assert sorted((row[0], row[1]) for row in rows if "not" in row) == [
         ("nlp", "mpi-horovod"),

@@ -186,8 +186,9 @@ def test_all_writes_one_file_per_pair_of_check(tmp_path: Path, org: Org) -> None
     assert done.returncode == 1  # three pairs of the example are not runnable
     names = check_pairs()
     assert sorted(p.name for p in out.iterdir()) == sorted([*names, ".template-engine-manifests"])
-    assert len(names) == 18
-    assert done.stdout == f"wrote 18 file(s) to {out}: 18 pair(s), 15 runnable, 3 not runnable\n"
+    assert len(names) == 23  # a training, a workspace (seen by research, vision and nlp) and an inference
+    assert {"vision--hpo-sweep.yaml", "nlp--jupyter-lab.yaml", "nlp--llm-serve.yaml"} <= set(names)
+    assert done.stdout == f"wrote 23 file(s) to {out}: 23 pair(s), 20 runnable, 3 not runnable\n"
     for view, template in org.views():
         who = view.project or f"({view.department or 'system'})"
         text = (out / f"{who}--{template.name}.yaml").read_text(encoding="utf-8")
@@ -265,7 +266,7 @@ def test_all_names_a_template_that_cannot_be_composed(tmp_path: Path) -> None:
     assert not (out / "vision--vit-finetune.yaml").exists()
     assert (out / "vision--mpi-horovod.yaml").is_file()
     assert done.stdout == (
-        f"wrote 17 file(s) to {out}: 18 pair(s), 14 runnable, 3 not runnable, 1 cannot be composed; "
+        f"wrote 22 file(s) to {out}: 23 pair(s), 19 runnable, 3 not runnable, 1 cannot be composed; "
         "1 problem(s) in the org (as `validate` reports them)\n"
     )  # as check counts them: the reference problem of the template is the org's too
     assert "error: unknown environment asset 'nosuch'" in done.stderr
@@ -306,7 +307,8 @@ def test_an_unknown_project_or_template_says_what_there_is() -> None:
     assert template.returncode == 2
     assert "error: no template 'vit-fintune' is visible from project 'vision'" in template.stderr
     assert (
-        "expected: one of: mpi-horovod, pytorch-elastic, tf-parameter-server, vit-finetune" in template.stderr
+        "expected: one of: hpo-sweep, jupyter-lab, mpi-horovod, pytorch-elastic, tf-parameter-server, "
+        "vit-finetune" in template.stderr
     )
 
 

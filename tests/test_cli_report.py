@@ -59,7 +59,7 @@ def test_the_index_lists_every_pair_with_its_status(example_report: Path) -> Non
     index = (example_report / "index.html").read_text(encoding="utf-8")
     links = Links(index)
     results = check_results(EXAMPLE)
-    assert len(links.rows) == len(results) == 18
+    assert len(links.rows) == len(results) == 23
     for result in results:
         project, department, template = result["project"], result["department"], result["template"]
         pair = f"projects/{project}/{template}" if project else f"departments/{department}/{template}"
@@ -67,7 +67,7 @@ def test_the_index_lists_every_pair_with_its_status(example_report: Path) -> Non
             pair = f"system/{template}"
         assert pair in links.rows, pair
         assert ("ok" if result["isRunnable"] else "bad") in links.rows[pair].split()
-    assert "15 runnable, 3 not runnable" in index
+    assert "20 runnable, 3 not runnable" in index
     row = index.split('data-pair="projects/speech/asr-sweep-draft"', 1)[1].split("</tr>", 1)[0]
     assert "not runnable" in row and "3 policy issue(s)" in row
     assert "compliant" in index.split('data-pair="projects/vision/vit-finetune"', 1)[1].split("</tr>", 1)[0]
@@ -75,7 +75,7 @@ def test_the_index_lists_every_pair_with_its_status(example_report: Path) -> Non
 
 def test_every_link_of_the_index_is_a_page(example_report: Path) -> None:
     links = Links((example_report / "index.html").read_text(encoding="utf-8"))
-    assert len(links.hrefs) == 18 + 4  # every pair's page, and each project's "Where kinds differ"
+    assert len(links.hrefs) == 23 + 4  # every pair's page, and each project's "Where kinds differ"
     for href in links.hrefs:
         page = example_report / unquote(href)
         assert page.is_file(), href
@@ -191,10 +191,14 @@ def test_against_a_revision_marks_changed_pairs_and_shows_their_diff(repo: Path)
     diff = run("diff", "--root", "templates", "--against", "HEAD", "-o", "json", cwd=repo)
     assert diff.returncode == 1, diff.stderr
     changed = {pair["pair"] for pair in json.loads(diff.stdout)["pairs"]}
-    assert len(changed) == 8
+    # research's label reaches its pairs of every kind (jupyter-lab, llm-serve, hpo-sweep)
+    assert len(changed) == 13
+    assert {"projects/vision/hpo-sweep", "projects/nlp/llm-serve", "departments/research/jupyter-lab"} <= (
+        changed
+    )
     done = run("report", "--root", "templates", "--out", "site", "--against", "HEAD", cwd=repo)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("8 changed against HEAD")
+    assert done.stdout.rstrip().endswith("13 changed against HEAD")
     index = (repo / "site/index.html").read_text(encoding="utf-8")
     rows = Links(index).rows
     assert {pair for pair, css in rows.items() if "changed" in css.split()} == changed

@@ -22,21 +22,28 @@ from template_engine.diffing.pairs import compose_pair, pairs
 EXAMPLE = Path(__file__).resolve().parents[1] / "templates"
 EXE = shutil.which("template-engine", path=str(Path(sys.executable).parent)) or "template-engine"
 
+#: Pairs seen from research (its projects' and its own), of every kind: research's defaults reach them all.
 RESEARCH_PAIRS = [
+    "projects/nlp/jupyter-lab",
+    "projects/nlp/llm-serve",
     "projects/nlp/mpi-horovod",
     "projects/nlp/pytorch-elastic",
     "projects/nlp/tf-parameter-server",
+    "projects/vision/hpo-sweep",
+    "projects/vision/jupyter-lab",
     "projects/vision/mpi-horovod",
     "projects/vision/pytorch-elastic",
     "projects/vision/tf-parameter-server",
     "projects/vision/vit-finetune",
+    "departments/research/jupyter-lab",
     "departments/research/tf-parameter-server",
 ]
-#: Pairs whose templates use the environment asset ``pytorch``.
+#: Pairs whose templates use the environment asset ``pytorch`` (hpo-sweep is a training).
 PYTORCH_PAIRS = [
     "projects/nlp/pytorch-elastic",
     "projects/recsys/pytorch-elastic",
     "projects/speech/pytorch-elastic",
+    "projects/vision/hpo-sweep",
     "projects/vision/pytorch-elastic",
     "projects/vision/vit-finetune",
     "system/pytorch-elastic",
@@ -100,7 +107,7 @@ def exclude_no_proxy_in_research(repo: Repo) -> None:
 
 def test_nothing_differs_exit_0(repo: Repo) -> None:
     done = repo.run("diff", "--against", "HEAD")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "no pair differs (18 pairs)\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "no pair differs (23 pairs)\n", "")
 
 
 def test_a_changed_default_between_two_revisions(repo: Repo) -> None:
@@ -126,7 +133,15 @@ def test_a_changed_default_between_two_revisions(repo: Repo) -> None:
         "combinedSpec.environmentVariables[name=NO_PROXY]",
         "combinedSpec.environmentVariables[name=NCCL_DEBUG].value",
     ]
-    assert lines[-1] == "8 of 18 pairs differ: 8 changed"
+    # A training's (and a workspace's, an inference's) one worker gets the shared defaults too.
+    at = lines.index("~ projects/vision/hpo-sweep  (project vision training template)")
+    assert lines[at + 1 : at + 3] == [
+        "    combinedSpec.environmentVariables[name=NO_PROXY]: removed (excluded by "
+        "departments/research/defaults.yaml:18, department research defaults)",
+        '    combinedSpec.environmentVariables[name=NCCL_DEBUG].value: "WARN" -> "INFO" (set by '
+        "departments/research/defaults.yaml:17, department research defaults)",
+    ]
+    assert lines[-1] == "13 of 23 pairs differ: 13 changed"
 
     # The working tree against the last commit, and the other way round, from a subfolder.
     assert repo.run("diff", "--against", "HEAD").returncode == 0
@@ -144,9 +159,9 @@ def test_json_output(repo: Repo) -> None:
     assert report["summary"] == {
         "appeared": 0,
         "invalidFiles": 0,
-        "changed": 8,
+        "changed": 13,
         "disappeared": 0,
-        "pairs": 18,
+        "pairs": 23,
         "unchanged": 10,
     }
     pair = next(p for p in report["pairs"] if p["pair"] == "projects/vision/vit-finetune")
@@ -177,6 +192,14 @@ def test_a_changed_default_shows_the_changed_objects(repo: Repo) -> None:
     done = repo.run("diff", "--against", "HEAD")
     assert done.returncode == 1
     lines = done.stdout.splitlines()
+    # llm-serve has no compute asset: the system's limit is its limit too.
+    assert pairs_in(done.stdout) == ["projects/nlp/llm-serve", "projects/speech/asr-sweep-draft"]
+    at = lines.index("~ projects/nlp/llm-serve  (project nlp inference template)")
+    assert lines[at + 1 : at + 4] == [
+        "    combinedSpec.compute.cpuCoreLimit: 8 -> 16 (set by system/defaults.yaml:56, system defaults)",
+        "    objects:",
+        "      Service.spec.template.spec.containers[0].resources.limits.cpu: 8 -> 16",
+    ]
     at = lines.index("~ projects/speech/asr-sweep-draft  (project speech template)")
     replicas = "PyTorchJob.spec.pytorchReplicaSpecs"
     limits = "template.spec.containers[0].resources.limits.cpu"
@@ -188,10 +211,14 @@ def test_a_changed_default_shows_the_changed_objects(repo: Repo) -> None:
         "    objects:",
         f"      {replicas}.Master.{limits}: 8 -> 16",
         f"      {replicas}.Worker.{limits}: 8 -> 16",
-        "1 of 18 pairs differ: 1 changed",
+        "2 of 23 pairs differ: 2 changed",
     ]
     report = json.loads(repo.run("diff", "--against", "HEAD", "-o", "json").stdout)
-    (pair,) = report["pairs"]
+    assert [p["pair"] for p in report["pairs"]] == [
+        "projects/nlp/llm-serve",
+        "projects/speech/asr-sweep-draft",
+    ]
+    pair = report["pairs"][1]
     assert pair["objectChanges"] == [
         {"object": f"{replicas}.Master.{limits}", "change": "changed", "old": 8, "new": 16},
         {"object": f"{replicas}.Worker.{limits}", "change": "changed", "old": 8, "new": 16},
@@ -215,10 +242,10 @@ def test_a_cluster_setting_changes_objects_only(repo: Repo) -> None:
             "    objects:",
             '      XGBoostJob.metadata.labels.kai.scheduler/queue: "speech" -> "speech-batch"',
         ]
-        assert lines[-1] == "4 of 18 pairs differ: 4 changed"
-    assert done.stdout.splitlines()[0] == "cluster.yaml against HEAD: used by 18 pairs"
+        assert lines[-1] == "4 of 23 pairs differ: 4 changed"
+    assert done.stdout.splitlines()[0] == "cluster.yaml against HEAD: used by 23 pairs"
     report = json.loads(repo.run("impact", "templates/cluster.yaml", "-o", "json").stdout)
-    assert len(report["usedBy"]) == 18
+    assert len(report["usedBy"]) == 23
     for pair in report["pairs"]:
         assert pair["changes"] == []
         assert pair["objectChanges"][0]["object"].endswith(".metadata.labels.kai.scheduler/queue")
@@ -242,6 +269,8 @@ def test_pairs_that_appear_and_disappear(repo: Repo) -> None:
         "projects/ads/xgboost-ctr",
     ]
     assert pairs_in(done.stdout, "-") == [
+        "projects/nlp/jupyter-lab",
+        "projects/nlp/llm-serve",
         "projects/nlp/mpi-horovod",
         "projects/nlp/pytorch-elastic",
         "projects/nlp/tf-parameter-server",
@@ -249,7 +278,7 @@ def test_pairs_that_appear_and_disappear(repo: Repo) -> None:
     assert "+ projects/ads/xgboost-ctr  (department applied template) appeared, runnable" in done.stdout
     # projects/nlp/ is still there, but org.yaml no longer lists nlp.
     assert "! projects/nlp is invalid (the pairs it would make are missing):" in done.stdout
-    assert done.stdout.splitlines()[-1] == "6 of 21 pairs differ: 3 appeared, 3 disappeared; 1 invalid file"
+    assert done.stdout.splitlines()[-1] == "8 of 26 pairs differ: 3 appeared, 5 disappeared; 1 invalid file"
 
 
 def test_an_invalid_file_is_a_difference(repo: Repo) -> None:
@@ -262,7 +291,7 @@ def test_an_invalid_file_is_a_difference(repo: Repo) -> None:
         "did not find expected ',' or ']'",
     ]
     assert pairs_in(done.stdout, "-") == ["projects/vision/vit-finetune"]
-    assert done.stdout.splitlines()[-1] == "1 of 18 pairs differ: 1 disappeared; 1 invalid file"
+    assert done.stdout.splitlines()[-1] == "1 of 23 pairs differ: 1 disappeared; 1 invalid file"
 
 
 def test_against_another_folder(repo: Repo, tmp_path: Path) -> None:
@@ -281,7 +310,7 @@ def test_a_revision_without_the_folder_makes_every_pair_new(repo: Repo) -> None:
     done = repo.run("diff", "--root", "org", "--against", "HEAD~1")
     assert done.returncode == 1
     assert done.stderr == "note: org does not exist at HEAD~1; every pair is new\n"
-    assert done.stdout.splitlines()[-1] == "18 of 18 pairs differ: 18 appeared"
+    assert done.stdout.splitlines()[-1] == "23 of 23 pairs differ: 23 appeared"
 
 
 @pytest.mark.parametrize(
@@ -363,7 +392,7 @@ def test_impact_of_an_asset_turning_pairs_unrunnable(repo: Repo) -> None:
     repo.edit("org.yaml", "  - speech\n", "")  # another change in the working tree: not part of the question
     done = repo.run("impact", "templates/assets/environments/pytorch.yaml")
     assert done.returncode == 1, done.stderr
-    assert done.stdout.splitlines()[0] == "assets/environments/pytorch.yaml against HEAD: used by 6 pairs"
+    assert done.stdout.splitlines()[0] == "assets/environments/pytorch.yaml against HEAD: used by 7 pairs"
     assert pairs_in(done.stdout) == PYTORCH_PAIRS
     lines = done.stdout.splitlines()
     at = lines.index("~ projects/recsys/pytorch-elastic  (system template)")
@@ -376,7 +405,15 @@ def test_impact_of_an_asset_turning_pairs_unrunnable(repo: Repo) -> None:
         '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
         "assets/environments/pytorch.yaml:6, environment asset pytorch); the same in combinedMasterSpec",
     ]
-    assert lines[-1] == "6 of 18 pairs differ: 6 changed"
+    # a training has no master, and the training policy does not require an image: only the kind's mandatory
+    at = lines.index("~ projects/vision/hpo-sweep  (project vision training template)")
+    assert lines[at + 1 : at + 4] == [
+        "    runnable.isRunnable: true -> false",
+        '    runnable.issues: added "worker image: mandatory image is not provided"',
+        '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
+        "assets/environments/pytorch.yaml:6, environment asset pytorch)",
+    ]
+    assert lines[-1] == "7 of 23 pairs differ: 7 changed"
 
     report = json.loads(repo.run("impact", "templates/assets/environments/pytorch.yaml", "-o", "json").stdout)
     assert report["file"] == "assets/environments/pytorch.yaml"
@@ -395,7 +432,7 @@ def test_impact_of_a_template_that_no_longer_composes(repo: Repo) -> None:
         "    now fails to compose:",
         "      projects/vision/templates/vit-finetune.yaml:10: assets.compute: "
         "template 'vit-finetune' refers to an unknown compute asset 'a100-x16'",
-        "1 of 18 pairs differ: 1 changed",
+        "1 of 23 pairs differ: 1 changed",
     ]
     # Unchanged against the commit that made the change.
     assert repo.run("impact", "templates/projects/vision/templates/vit-finetune.yaml").returncode == 0
@@ -462,9 +499,13 @@ def test_skipping_unchanged_pairs_finds_what_composing_everything_finds(tmp_path
     assert expected, "the edit should change something"
     result = diff_orgs(old_org, new_org)
     assert {d.id for d in result.pairs} == expected
-    # A file that cannot be read makes every pair worth comparing; every pair's objects use the settings.
+    # ``composed`` counts compositions, one per side of a pair compared: composing everything makes
+    # len(before_all) + len(after_all).  A file that cannot be read makes every pair worth comparing; every
+    # pair's objects use the settings.
     if edit not in ("a broken file", "a cluster setting"):
-        assert result.composed < len(before_all)
+        assert result.composed < len(before_all) + len(after_all)
+    else:
+        assert result.composed == len(before_all) + len(after_all)
 
 
 def test_diff_and_impact_write_no_temporary_folder(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -494,5 +535,7 @@ def test_diff_and_impact_write_no_temporary_folder(repo: Repo, monkeypatch: pyte
         main, ["impact", "templates/departments/research/defaults.yaml", "--against", "HEAD~1"]
     )
     assert isinstance(done.exception, SystemExit) and done.exit_code == 1, done.exception
-    assert done.stdout.splitlines()[0] == "departments/research/defaults.yaml against HEAD~1: used by 8 pairs"
+    assert done.stdout.splitlines()[0] == (
+        "departments/research/defaults.yaml against HEAD~1: used by 13 pairs"
+    )
     assert pairs_in(done.stdout) == RESEARCH_PAIRS
