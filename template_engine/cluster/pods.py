@@ -116,8 +116,9 @@ NOT_REPRESENTABLE: Mapping[str, str] = {
     "segmentSize": "Run:ai's own segmenting of distributed workers; no operator or KAI field holds it",
     "exposedUrls": "Run:ai's ingress and tool links, made by its controller; no operator makes them",
     "relatedUrls": "links shown by Run:ai's UI; nothing in the cluster reads them",
-    "ports[].serviceType": "Run:ai's controller creates a Service per port; the operators create only their "
-    "own headless service, so only the container port is in the pod",
+    "ports[].serviceType": "Run:ai's controller creates a Service per port; a job here gets none (a "
+    "Kubeflow operator makes only its own headless service, a batch Job none), so only the container port "
+    "is in the pod",
     "ports[].external": "the external port of Run:ai's Service (see serviceType)",
     "ports[].toolType": "a Run:ai UI tool link",
     "ports[].toolName": "a Run:ai UI tool link",
