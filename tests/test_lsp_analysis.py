@@ -337,3 +337,15 @@ def test_an_edit_answers_what_a_fresh_analysis_of_the_same_buffers_answers(
     assert {p: s.outcome.status() for p, s in edited.pairs.items()} == {
         p: s.outcome.status() for p, s in fresh.pairs.items()
     }
+
+
+def test_hover_on_a_shared_default_says_which_kinds_take_it_and_which_lack_it() -> None:
+    """Issue 32: a shared default's hover shows each kind's outcome: the training's own policy default over
+    it, and the inference that has no such field."""
+    analysis = _analysis(Buffers(REPO / "templates"))
+    lines = (REPO / "templates/system/defaults.yaml").read_text("utf-8").splitlines()
+    text = hover_text(analysis, "system/defaults.yaml", lines.index("  backoffLimit: 6") + 1, 3)  # from 1
+    assert text is not None
+    lacking = "- nlp/llm-serve (1 of 23): not applied: Run:ai's inference spec has no field 'backoffLimit'"
+    assert lacking in text
+    assert "- vision/hpo-sweep (1 of 23): `2`, overridden by system training policy defaults" in text

@@ -41,7 +41,12 @@ def _layer(c: Contribution) -> str:
 
 
 def _pair_line(found: FieldInPair) -> str:
-    if not found.present:
+    composition = found.state.outcome.composition
+    lacks = composition is not None and any(n.field == found.path[:1][0] for n in composition.not_applied)
+    if not found.present and lacks:
+        assert composition is not None
+        text = f"not applied: Run:ai's {composition.kind.noun} spec has no field {found.path[0]!r}"
+    elif not found.present:
         text = "not in the result"
         if found.chain and found.chain[-1].excluded:
             text += f", excluded by {_layer(found.chain[-1])}"
@@ -94,7 +99,7 @@ def field_hover(found: Sequence[FieldInPair]) -> str | None:
         lines += ["", f"Overridden by `{place}` in {len(set(names))} of {total} pairs."]
     chains: dict[tuple[str, ...], None] = {}
     for item in found:
-        if item.chain:  # a pair whose kind lacks the field has none (its line says "not in the result")
+        if item.chain:  # a pair whose kind lacks the field has none (its line says "not applied")
             chains[tuple(_layer(c) + (" (excludes)" if c.excluded else "") for c in item.chain)] = None
     lines += ["", "Layers, lowest first:"]
     for chain in list(chains)[:3]:
