@@ -13,19 +13,13 @@ Three sources of refusal, in this order for each object (docs/cluster.md, "Valid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from template_engine.cluster.kube import dns1035_label, metadata_problems, pod_template_problems
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 from template_engine.cluster.schemas import core_problems, knative_schema_problems, schema_problems
-from template_engine.cluster.workload_rules import (
-    job_problems,
-    knative_problems,
-    service_problems,
-    statefulset_problems,
-)
 
 #: The replica types each operator accepts, and the one it requires (the webhooks' ``validateReplicaSpecs``).
 REPLICA_TYPES: Mapping[str, tuple[frozenset[str], str | None]] = {
@@ -49,10 +43,14 @@ SINGLE = frozenset({"Master", "Chief", "Launcher"})
 
 #: The built-in kinds with a pod template at ``spec.template`` (the one-role kinds' objects), and their own
 #: rules (:mod:`~template_engine.cluster.workload_rules`).
-TEMPLATED: Mapping[tuple[str, str], Callable[[Mapping[str, Any]], list[ObjectProblem]]] = {
-    ("batch/v1", "Job"): job_problems,
-    ("apps/v1", "StatefulSet"): statefulset_problems,
-}
+TEMPLATED: tuple[tuple[str, str], ...] = (("batch/v1", "Job"), ("apps/v1", "StatefulSet"))
+
+
+def _kind_rules() -> Any:
+    """The one-role kinds' own rules, imported when one of their objects is checked (start-up)."""
+    from template_engine.cluster import workload_rules
+
+    return workload_rules
 
 
 def object_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
@@ -67,17 +65,17 @@ def object_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
         return found
     if api_version.startswith("serving.knative.dev/"):  # an inference's Knative Service
         found = knative_schema_problems(obj)
-        found += knative_problems(obj)
+        found += _kind_rules().knative_problems(obj)
         found += _template_problems(obj)
         return found
     found = core_problems(obj)
-    rules = TEMPLATED.get((api_version, kind))
-    if rules is not None:
-        found += rules(obj)
+    if (api_version, kind) in TEMPLATED:
+        rules = _kind_rules()
+        found += rules.job_problems(obj) if kind == "Job" else rules.statefulset_problems(obj)
         found += _template_problems(obj)
         return found
     if (api_version, kind) == ("v1", "Service"):
-        found += service_problems(obj)
+        found += _kind_rules().service_problems(obj)
         metadata = obj.get("metadata")
         if isinstance(metadata, Mapping):  # ValidateService: a Service's name is a DNS-1035 label
             found += metadata_problems(kind, ("metadata",), metadata, dns1035_label)

@@ -27,7 +27,6 @@ from template_engine.policy.attribute_defaults import (
     read_role_defaults,
 )
 from template_engine.policy.bounds import FLOAT_MAX, RULE_INTEGER, Bounds, field_bounds
-from template_engine.policy.value_defaults import flat_note, value_default_problems
 from template_engine.policy.vocabulary import (
     ItemsFamily,
     Node,
@@ -214,7 +213,12 @@ class _Reader:
         flat = self.names_a_role(name, path, what)
         close = difflib.get_close_matches(name, allowed, n=1) if not flat else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        note = ": " + flat_note(self.kind) if flat else self.note(path, what)
+        if flat:  # a kind of one role: its module is imported for such a policy only (start-up)
+            from template_engine.policy.value_defaults import flat_note
+
+            note = ": " + flat_note(self.kind)
+        else:
+            note = self.note(path, what)
         self.fail(
             f"unknown {what} {name!r}{hint}{note}",
             path,
@@ -297,6 +301,8 @@ class _Reader:
         found, values = read_role_defaults(self, replica, data, path, kind=self.kind)
         self.attribute_defaults.extend(found)
         if values:
+            from template_engine.policy.value_defaults import value_default_problems
+
             problems = value_default_problems(self.kind, replica, values, path, self.file, self.lines)
             self.problems.extend(problems)
             self.value_defaults[replica] = values
