@@ -81,6 +81,7 @@ class WorkloadKind:
     #: The fields each role must have to be submitted (``runnable``), in the order they are reported.
     mandatory: Mapping[Replica, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     _plans: dict[Replica, PlanNode] = field(default_factory=dict, repr=False)
+    _fields: dict[Replica, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def primary(self) -> Replica:
@@ -101,8 +102,12 @@ class WorkloadKind:
         return found
 
     def fields(self, role: Replica | None = None) -> frozenset[str]:
-        """The top-level fields of ``role``'s spec."""
-        return frozenset(self.spec_models[role or self.primary].model_fields)
+        """The top-level fields of ``role``'s spec, read once (every layer of a composition asks)."""
+        role = role or self.primary
+        found = self._fields.get(role)
+        if found is None:
+            found = self._fields[role] = frozenset(self.spec_models[role].model_fields)
+        return found
 
     @property
     def a_noun(self) -> str:
