@@ -61,7 +61,7 @@ def _spec_text(composition: Composition, source: SpecSource) -> str:
 
 
 def _setting_text(org: Org, composition: Composition, source: SettingSource) -> str:
-    found = org.cluster_source
+    found = org.settings_of(composition.view)[1]
     if found is None or source.key not in found.data:
         return f"cluster setting {source.key} (default)"
     key: Path = (source.key,)

@@ -178,7 +178,7 @@ def compose(
         template_name=template.name if template is not None else None,
         workload_name=submission.name if submission is not None else None,
         project=view.project,
-        settings=org.cluster,
+        settings=org.settings_of(view)[0],
         known=runnable.issues,
         kind=kind,
     )
@@ -273,7 +273,7 @@ def _department_prefix(
     if view.project is None or view.department is None:
         return None
     try:
-        parent = _defaults_merge(org, View(view.department), master, cache, kind)
+        parent = _defaults_merge(org, replace(view, project=None), master, cache, kind)
     except TemplateEngineError:
         return None
     shared = parent.layers
@@ -340,6 +340,8 @@ def composition_context(
             ]
         )
     context: dict[str, Any] = dict(variables)
+    if view.cluster is not None:
+        context["cluster"] = {"name": view.cluster}
     if view.department is not None:
         context["department"] = {"name": view.department}
     if view.project is not None:
@@ -403,7 +405,7 @@ def _workers_only_by_department(
     entry = same.decided_by
     if template is None or same.value or master is not None or not isinstance(entry, Defaults):
         return []
-    if entry.scope.type not in ("department", "system"):
+    if entry.scope.type == "project":
         return []
     line, column = entry.source.lines.get(("masterSpecSameAsWorker",), (None, None))
     return [

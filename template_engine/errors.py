@@ -29,6 +29,10 @@ class Location:
     line: int | None = None
     column: int | None = None
     layer: str | None = None
+    #: The kind of the layer, as a value (``views.model.KINDS``' keys: ``system``, ``cluster``,
+    #: ``department``, ``project``, ``template``, ``policy``...): what a page colours it by, never read back
+    #: out of :attr:`layer`'s text.  Not part of equality: two places are the same place whatever names them.
+    kind: str | None = field(default=None, compare=False)
 
     def place(self, column: bool = False) -> str:
         """``file:line`` (with ``column``: ``file:line:column``); the file alone when the line is unknown."""

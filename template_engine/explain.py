@@ -229,7 +229,7 @@ def _with_policy(composition: Composition, entries: list[Entry]) -> list[Entry]:
             layer = origin_text(origin, entry.path)
             # set by the policy (derived by defaultFrom, or filled by an attribute default): it overrides no
             # lower layer's value (the explain view says so too)
-            entry = replace(entry, location=replace(origin.location, layer=layer), replaced=())
+            entry = replace(entry, location=replace(origin.location, layer=layer, kind="policy"), replaced=())
         rules = _governing(composition, entry.replica, entry.path)
         out.append(replace(entry, rules=rules) if rules else entry)
     return out

@@ -135,7 +135,7 @@ def _for_kind(layer: Layer, kind: WorkloadKind, role: Replica) -> Layer:
     if all(name in fields for name in layer.spec):
         return layer
     kept = {name: value for name, value in layer.spec.items() if name in fields}
-    return Layer(layer.label, layer.file, kept, layer.lines, layer.root)
+    return Layer(layer.label, layer.file, kept, layer.lines, layer.root, layer.kind)
 
 
 def _left_out(layer: Layer, kind: WorkloadKind, role: Replica) -> list[NotApplied]:
@@ -180,7 +180,9 @@ def default_layers(
         if entry is not None:
             spec = _section(entry.source.data, *root)
             if spec is not None:
-                layer = Layer(scope_label(scope), entry.source.file, spec, entry.source.lines, root)
+                layer = Layer(
+                    scope_label(scope), entry.source.file, spec, entry.source.lines, root, scope.type
+                )
                 layers.append(layer if kind is None else _for_kind(layer, kind, role))
         if kind is not None and kind is not DISTRIBUTED:
             layers += _kind_defaults(org, scope, kind, role)
@@ -197,7 +199,7 @@ def _kind_defaults(org: Org, scope: Scope, kind: WorkloadKind, role: Replica) ->
     if not found:
         return []
     label = f"{scope_label(scope).removesuffix(' defaults')} {kind.name} policy defaults"
-    return [Layer(label, policy.file, found, policy.lines, policy.value_default_roots[role])]
+    return [Layer(label, policy.file, found, policy.lines, policy.value_default_roots[role], scope.type)]
 
 
 def scope_defaults(
@@ -265,6 +267,7 @@ def imposed_assets(
             {"storage": {storage: [item]}},
             asset.source.lines,
             ("spec",),
+            "imposed",
         )
         for imposed, asset, storage, item in _imposed(org, view, master, kind or DISTRIBUTED)
     ]
@@ -321,10 +324,19 @@ def template_spec(
         if own is None:
             return []
         label = f"template {template.name} master"
-        return [Layer(label, written.file, own, written.lines, ("master", "spec"))]
+        return [Layer(label, written.file, own, written.lines, ("master", "spec"), "template")]
     if not written.data.get("spec"):
         return []
-    return [Layer(f"template {template.name}", written.file, written.data["spec"], written.lines, ("spec",))]
+    return [
+        Layer(
+            f"template {template.name}",
+            written.file,
+            written.data["spec"],
+            written.lines,
+            ("spec",),
+            "template",
+        )
+    ]
 
 
 def submission_spec(
@@ -516,6 +528,7 @@ def _asset_layers(org: Org, assets: TemplateAssets | None, template: Template, r
                     {"storage": {kind: [override]}},
                     template.source.lines,
                     (*root, "datasources", index, "overrides", "containerPath"),
+                    "template",
                 )
             )
     return layers
@@ -528,7 +541,7 @@ def asset_layer(asset: Asset) -> Layer:
     if asset.kind != "datasource":
         data = asset.source.data.get("spec") or {}
         label = f"{asset.kind} asset {asset.name}"
-        return Layer(label, asset.source.file, data, asset.source.lines, ("spec",))
+        return Layer(label, asset.source.file, data, asset.source.lines, ("spec",), asset.kind)
     storage = asset.source.data["spec"]["storage"]
     kind = next(k for k, v in storage.items() if v)
     item = dict(storage[kind][0])
@@ -541,6 +554,7 @@ def asset_layer(asset: Asset) -> Layer:
         {"storage": {kind: [item]}},
         asset.source.lines,
         ("spec",),
+        "datasource",
     )
 
 

@@ -21,14 +21,15 @@ from template_engine.models.documents import (
     DatasourceAsset,
     EnvironmentAsset,
     LayerDocument,
-    ScopeType,
     TemplateAssets,
 )
 from template_engine.paths import Path
+from template_engine.scopes import LEVELS, ScopeType, depth
 
 
 class Scope(NamedTuple):
-    """``Scope("system", None)``, ``Scope("department", "research")``, ``Scope("project", "vision")``."""
+    """``Scope("system", None)``, ``Scope("cluster", "east")``, ``Scope("department", "research")``,
+    ``Scope("project", "vision")``: a level of :data:`template_engine.scopes.LEVELS` and a name."""
 
     type: ScopeType
     name: str | None
@@ -158,18 +159,37 @@ def _either(names: list[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """Where a template is seen from: the department and project whose layers apply (either may be absent)."""
+    """Where a template is seen from: the cluster, department and project whose layers apply (any may be
+    absent: an org of one cluster declares none, a department's own view has no project)."""
 
     department: str | None = None
     project: str | None = None
+    cluster: str | None = None
 
     def chain(self) -> tuple[Scope, ...]:
+        """The view's scopes in the order of :data:`~template_engine.scopes.LEVELS`, system first."""
         scopes = [SYSTEM]
-        if self.department is not None:
-            scopes.append(Scope("department", self.department))
-        if self.project is not None:
-            scopes.append(Scope("project", self.project))
+        for level in LEVELS[1:]:
+            name = getattr(self, level.view_field or "")
+            if name is not None:
+                scopes.append(Scope(level.type, name))
         return tuple(scopes)
+
+    @property
+    def nearest(self) -> Scope:
+        """The view's own scope: the lowest of its chain."""
+        return self.chain()[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEntry:
+    """A cluster of ``org.yaml``: its departments and its settings (``clusters/NAME/cluster.yaml``)."""
+
+    name: str
+    departments: tuple[str, ...] = ()
+    settings: ClusterSettings = DEFAULT_SETTINGS
+    #: Where the settings were read (``None``: their defaults).
+    source: Source | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +218,31 @@ class Org:
     #: The policies of the other kinds, by scope and kind name (``training``...): a scope's
     #: ``training-policy.yaml`` and its siblings (``WorkloadKind.policy_file``).
     kind_policies: Mapping[tuple[Scope, str], Any] = field(default_factory=dict)
+    #: The clusters ``org.yaml`` names, each with its departments and settings; empty for an org of one
+    #: cluster that names none (its settings are :attr:`cluster`), as every org was before issue 33.
+    clusters: Mapping[str, ClusterEntry] = field(default_factory=dict)
+
+    @cached_property
+    def _cluster_by_department(self) -> dict[str, str]:
+        return {d: entry.name for entry in self.clusters.values() for d in entry.departments}
+
+    def cluster_of(self, department: str) -> str | None:
+        """The cluster a department belongs to (``None`` in an org that names no clusters)."""
+        return self._cluster_by_department.get(department)
+
+    def check_cluster(self, cluster: str) -> None:
+        if cluster not in self.clusters:
+            raise NotFoundError(
+                [Problem(f"unknown cluster {cluster!r}", (), None, _known(list(self.clusters)))]
+            )
+
+    def settings_of(self, view: View) -> tuple[ClusterSettings, Source | None]:
+        """The cluster settings a view's workloads run with, and where they were read: its cluster's, or the
+        org's one ``cluster.yaml`` when the org names no clusters."""
+        entry = self.clusters.get(view.cluster) if view.cluster is not None else None
+        if entry is None:
+            return self.cluster, self.cluster_source
+        return entry.settings, entry.source
 
     def policy_of(self, scope: Scope, kind: WorkloadKind) -> Any:
         """The policy of ``kind`` at ``scope`` (a ``PolicyDocument``), or ``None``."""
@@ -237,8 +282,11 @@ class Org:
                 [Problem(f"unknown department {department!r}", (), None, _known(list(self.departments)))]
             )
 
-    def view_of(self, project: str | None = None, department: str | None = None) -> View:
-        """The view of a project (its department implied) or of a department alone."""
+    def view_of(
+        self, project: str | None = None, department: str | None = None, cluster: str | None = None
+    ) -> View:
+        """The view of a project (its department and cluster implied), of a department alone (its cluster
+        implied) or of a cluster alone."""
         if project is not None:
             owner = self.department_of(project)
             if department is not None and department != owner:
@@ -252,27 +300,45 @@ class Org:
                         )
                     ]
                 )
-            return View(owner, project)
+            return self._within(cluster, View(owner, project, self.cluster_of(owner)))
         if department is not None:
             self.check_department(department)
-            return View(department)
+            return self._within(cluster, View(department, None, self.cluster_of(department)))
+        if cluster is not None:
+            self.check_cluster(cluster)
+            return View(cluster=cluster)
         return View()
+
+    def _within(self, cluster: str | None, view: View) -> View:
+        """``view``, when it is in ``cluster`` (or no cluster is asked); else the problem."""
+        if cluster is None or cluster == view.cluster:
+            return view
+        self.check_cluster(cluster)
+        unit = f"project {view.project!r}" if view.project else f"department {view.department!r}"
+        raise NotFoundError(
+            [
+                Problem(
+                    f"{unit} belongs to cluster {view.cluster!r}, not {cluster!r}",
+                    (),
+                    None,
+                    "another --cluster",
+                )
+            ]
+        )
+
+    def scope_view(self, scope: Scope) -> View:
+        """The view down to ``scope``: the scope and the scopes that contain it."""
+        if scope.name is None:
+            return View()
+        return self.view_of(**{scope.type: scope.name})
 
     def chain_of(self, scope: Scope) -> tuple[Scope, ...]:
         """``scope`` and the scopes that contain it, system first: the scopes whose assets it may use."""
-        if scope.type == "project" and scope.name is not None:
-            return View(self.department_of(scope.name), scope.name).chain()
-        if scope.type == "department":
-            return View(scope.name).chain()
-        return (SYSTEM,)
+        return self.scope_view(scope).chain()
 
     def own_view(self, template: Template) -> View:
         """The view down to a template's own scope."""
-        if template.scope.type == "project" and template.scope.name is not None:
-            return View(self.department_of(template.scope.name), template.scope.name)
-        if template.scope.type == "department":
-            return View(template.scope.name)
-        return View()
+        return self.scope_view(template.scope)
 
     def visible(self, view: View) -> dict[str, Template]:
         """Templates visible from ``view``; the nearest scope's template shadows farther ones."""
@@ -286,7 +352,7 @@ class Org:
 
         With no department or project, the system template of that name, or else the only one anywhere.
         """
-        if view.department is None and view.project is None:
+        if view.nearest == SYSTEM:
             system = self.templates.get(SYSTEM, {})
             if name in system:
                 return system[name]
@@ -314,11 +380,8 @@ class Org:
             self.require_intact(template_ref(scope, name))
         template = self.visible(view).get(name)
         if template is None:
-            where = (
-                f"project {view.project!r}"
-                if view.project
-                else (f"department {view.department!r}" if view.department else "the system scope")
-            )
+            nearest = view.nearest
+            where = "the system scope" if nearest.name is None else f"{nearest.type} {nearest.name!r}"
             raise NotFoundError(
                 [
                     Problem(
@@ -351,7 +414,7 @@ class Org:
         for project in sorted(self.projects()):
             view = self.view_of(project)
             out.extend((view, t) for _, t in sorted(self.visible(view).items()))
-        for scope in sorted(self.templates, key=lambda s: (s.type != "system", s.type, s.name or "")):
+        for scope in sorted(self.templates, key=lambda s: (depth(s.type), s.name or "")):
             if scope.type == "project":
                 continue
             for _, template in sorted(self.templates[scope].items()):

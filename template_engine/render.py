@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: Names the composition itself provides; user variables may not shadow them.
-RESERVED = frozenset({"department", "project", "template"})
+RESERVED = frozenset({"cluster", "department", "project", "template"})
 
 
 def is_expression(text: str) -> bool:
@@ -118,7 +118,7 @@ def _problem(text: str, exc: Exception, context: Mapping[str, Any]) -> tuple[str
 
 
 #: The names of the scopes a view may lack (a department's own view has no ``project``).
-_VIEW_NAMES = frozenset({"department", "project"})
+_VIEW_NAMES = frozenset({"cluster", "department", "project"})
 
 
 def _view_words(context: Mapping[str, Any]) -> str:

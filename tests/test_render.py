@@ -203,7 +203,7 @@ def test_an_unknown_name_offers_the_closest_known_one() -> None:
 
 def test_reserved_names() -> None:
     # The composition's own names (a variable would hide them); the language has no globals.
-    assert {"department", "project", "template"} == RESERVED
+    assert {"cluster", "department", "project", "template"} == RESERVED
 
 
 @pytest.mark.parametrize(

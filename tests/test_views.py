@@ -19,7 +19,7 @@ from template_engine.diff import diff_orgs
 from template_engine.runnable import RunnableIssue
 from template_engine.views.html import render_page
 from template_engine.views.manifests import ObjectNode, ValueLabel, manifests_view
-from template_engine.views.model import KINDS, NodeView, PageView, explain_page, layer_kind
+from template_engine.views.model import KINDS, NodeView, PageView, explain_page
 from template_engine.views.site import build_site
 
 WriteTree = Callable[[Mapping[str, Any]], Path]
@@ -199,32 +199,24 @@ def test_workers_only_has_no_master_tree(write_tree: WriteTree, preview: Preview
     assert "workers only" in master.note
 
 
-@pytest.mark.parametrize(
-    ("label", "kind"),
-    [
-        ("system defaults", "system"),
-        ("department research defaults", "department"),
-        ("department template x defaults", "department"),
-        ("project environment asset y defaults", "project"),
-        ("datasource asset datasets (imposed by the department research policy)", "imposed"),
-        ("environment asset torch", "environment"),
-        ("compute asset gpu", "compute"),
-        ("datasource asset imagenet", "datasource"),
-        ("template train", "template"),
-        ("template train master", "template"),
-        ("template train (containerPath of imagenet)", "template"),
-        ("workload submission", "submission"),
-        ("workload submission master", "submission"),
-        ("defaultFrom rule of the system policy: a = b x 2", "policy"),
-        (
-            "attribute default of the project vision policy: ports[name=web].serviceType = 'ClusterIP'",
-            "policy",
+def test_a_value_carries_its_layer_kind_as_a_value(write_tree: WriteTree, preview: Preview) -> None:
+    """A page colours a value by the kind its layer carries (``Location.kind``), never by parsing the label:
+    a department named like a template, or a project named like an asset, is still a department's or a
+    project's layer (labels once parsed back sorted these wrongly)."""
+    files = {
+        "org.yaml": "departments:\n- name: template-x\n  projects: [environment-asset-y]\n",
+        "system/defaults.yaml": "spec:\n  image: sys\n",
+        "departments/template-x/defaults.yaml": "spec:\n  workingDir: /dept\n",
+        "projects/environment-asset-y/defaults.yaml": "spec:\n  nodePools: [a]\n",
+        "system/templates/job.yaml": (
+            "meta: {name: job}\nspec:\n  distributedFramework: PyTorch\n  command: run\n"
         ),
-        (None, "none"),
-    ],
-)
-def test_layer_kind_of_every_label(label: str | None, kind: str) -> None:
-    assert layer_kind(label) == kind
+    }
+    worker = nodes(explain_page(preview(write_tree(files), "job", project="environment-asset-y")))
+    assert worker["image"].kind == "system"
+    assert worker["workingDir"].kind == "department"
+    assert worker["nodePools"].kind == "project"
+    assert worker["command"].kind == "template"
 
 
 # -- HTML: hostile values stay text --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from template_engine.cli.options import (
     root_option,
     vars_option,
 )
+from template_engine.cli.pick import cluster_option, compose_one, org_problems
 from template_engine.compose import Composition, MergeCache, compose, unused_variable
 from template_engine.errors import CompositionWarning, Location, Problem, TemplateEngineError, WarningKind
 from template_engine.explain import explain, not_applied
@@ -64,33 +65,11 @@ def _load(root: FsPath, jobs: int = 1) -> Org:
     return org
 
 
-def org_problems(org: Org) -> list[Problem]:
-    """What ``validate`` reports of ``org``: every problem of its broken files, then its references."""
-    return [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
-
-
-def _compose_one(
-    org: Org, template: str, project: str | None, department: str | None, variables: dict[str, str]
-) -> Composition:
-    try:
-        view = org.view_of(project, department)
-        found = org.find_template(template, view)
-    except TemplateEngineError as exc:
-        # A template or scope that cannot be found may be one of the org's broken files: say them too.
-        more = [p for p in org_problems(org) if p not in exc.problems]
-        fail(TemplateEngineError([*exc.problems, *more]))
-    if project is None and department is None:
-        view = org.own_view(found)
-    try:
-        return compose(org, found, view, variables)
-    except TemplateEngineError as exc:
-        fail(exc)
-
-
 @click.command()
 @root_option
 @click.option("--project", "-p", help="Preview as seen from this project.")
 @click.option("--department", "-d", help="Preview as seen from this department (no project).")
+@cluster_option
 @click.option("--template", "-t", required=True, help="The template's name.")
 @vars_option
 @output_option("json")
@@ -98,6 +77,7 @@ def preview(
     root: FsPath,
     project: str | None,
     department: str | None,
+    cluster: str | None,
     template: str,
     variables: tuple[str, ...],
     output: str,
@@ -105,7 +85,7 @@ def preview(
     """Print the composed template: meta, spec, master, runnable, combinedSpec, combinedMasterSpec."""
     org = _load(root)
     with phase("composed"):
-        composition = _compose_one(org, template, project, department, parse_vars(variables))
+        composition = compose_one(org, template, project, department, cluster, parse_vars(variables))
     for warning in composition.runnable.warnings:
         warn(warning.one_line())
     emit(composition.to_response(), output)
@@ -152,6 +132,8 @@ class _Row:
     #: The name of the template's workload kind (a name, not the kind, since rows cross processes: see
     #: :attr:`workload`); ``None``: its file is invalid, so its kind is not known.
     kind: str | None = DISTRIBUTED.name
+    #: The pair's cluster, in an org that names clusters.
+    cluster: str | None = None
 
     def issue_dicts(self) -> list[dict[str, Any]]:
         """Each issue's record, a runnable issue's with the ``file``, ``line``, ``layer`` and ``value``
@@ -177,6 +159,7 @@ class _Row:
         out: dict[str, Any] = {
             "project": self.project,
             "department": self.department,
+            **({"cluster": self.cluster} if self.cluster is not None else {}),
             "template": self.template,
             "scope": self.scope,
             "workloadType": self.workload.workload_type if self.workload is not None else None,
@@ -211,7 +194,7 @@ def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[V
         try:
             result = compose(org, found, view, values, cache=cache)
         except TemplateEngineError as exc:
-            rows.append(_Row(*pair, "error", exc.problems, kind=kind))
+            rows.append(_Row(*pair, "error", exc.problems, kind=kind, cluster=view.cluster))
             continue
         runnable = result.runnable
         per_var = {w.variable: w for w in runnable.warnings if w.kind is WarningKind.UNUSED_VARIABLE}
@@ -220,7 +203,7 @@ def _check_run(org: Org, values: dict[str, str], ci: bool, run: Sequence[tuple[V
         others = tuple(w for w in runnable.warnings if w.kind is not WarningKind.UNUSED_VARIABLE)
         facts = _facts(result) if ci else None
         seen = _seen(result) if runnable.issues else ()
-        rows.append(_Row(*pair, status, runnable.issues, others, facts, seen, kind))
+        rows.append(_Row(*pair, status, runnable.issues, others, facts, seen, kind, view.cluster))
     return _Checked(rows, unused)
 
 
@@ -290,11 +273,18 @@ def check(
             continue
         if project is not None and ref.scope != Scope("project", project):
             continue
-        scope = ref.scope
-        project_of = scope.name if scope.type == "project" else None
-        department_of = scope.name if scope.type == "department" else None
+        own = org.scope_view(ref.scope)
         rows.append(
-            _Row(project_of, department_of, ref.name, str(scope), "error", org.broken[file], kind=None)
+            _Row(
+                own.project,
+                own.department,
+                ref.name,
+                str(ref.scope),
+                "error",
+                org.broken[file],
+                kind=None,
+                cluster=own.cluster,
+            )
         )
     if template is not None and not rows:
         fail(TemplateEngineError([_no_pairs(template, project), *org_problems(org)]))  # as validate says
@@ -366,7 +356,9 @@ def _check_report(org: Org, root: FsPath, rows: list[_Row], problems: list[Probl
                 else "compose/failed"
             )
             findings, job = tuple(_finding(i, rule) for i in row.issues), None
-        namespace = org.cluster.namespace(row.project) if row.project is not None else None
+        namespace = (
+            org.settings_of(org.view_of(row.project))[0].namespace(row.project) if row.project else None
+        )
         warnings = warning_findings(row.warnings or ())
         status: Any = row.status
         pairs.append(
@@ -552,6 +544,7 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
 @root_option
 @click.option("--project", "-p", help="As seen from this project.")
 @click.option("--department", "-d", help="As seen from this department (no project).")
+@cluster_option
 @click.option("--template", "-t", required=True, help="The template's name.")
 @vars_option
 @click.argument("field", required=False)
@@ -560,6 +553,7 @@ def explain_command(
     root: FsPath,
     project: str | None,
     department: str | None,
+    cluster: str | None,
     template: str,
     variables: tuple[str, ...],
     field: str | None,
@@ -572,7 +566,7 @@ def explain_command(
         raise click.BadParameter(str(exc), param_hint="FIELD") from None
     org = _load(root)
     with phase("composed"):
-        composition = _compose_one(org, template, project, department, parse_vars(variables))
+        composition = compose_one(org, template, project, department, cluster, parse_vars(variables))
     entries = explain(composition, path)
     left_out = not_applied(composition, path)  # what the layers give that the kind lacks: said, not dropped
     if field and not entries and not left_out:

@@ -20,6 +20,7 @@ import click
 
 from template_engine.cli.conventions import error_prefix, say, warn
 from template_engine.cli.options import EXIT_ERROR, EXIT_FINDINGS, fail, parse_vars, root_option, vars_option
+from template_engine.cli.pick import cluster_option, compose_one
 from template_engine.cluster.mapping import Manifests
 from template_engine.cluster.yamlout import dump_documents
 from template_engine.cluster_objects import origin_comments
@@ -43,13 +44,10 @@ def _load(root: FsPath) -> Org:
         fail(exc)
 
 
-def _org_problems(org: Org) -> list[Problem]:
-    return [p for file in sorted(org.broken) for p in org.broken[file]] + reference_problems(org)
-
-
 def _who(view: View) -> str:
-    """The pair's first column as ``check`` shows it: the project, ``(DEPARTMENT)`` or ``(system)``."""
-    return view.project or (f"({view.department})" if view.department else "(system)")
+    """The pair's first column as ``check`` shows it: the project, ``(DEPARTMENT)``, ``(CLUSTER)`` or
+    ``(system)``."""
+    return view.project or f"({view.nearest.name or 'system'})"
 
 
 def file_name(view: View, template: str, output: str) -> str:
@@ -145,23 +143,6 @@ def not_runnable_header(composition: Composition) -> str:
     ]
     lines += [f"#   {_issue_text(issue)}" for issue in composition.runnable.issues]
     return "\n".join(lines) + "\n"
-
-
-def _compose_one(
-    org: Org, template: str, project: str | None, department: str | None, values: dict[str, str]
-) -> Composition:
-    try:
-        view = org.view_of(project, department)
-        found = org.find_template(template, view)
-    except TemplateEngineError as exc:
-        more = [p for p in _org_problems(org) if p not in exc.problems]
-        fail(TemplateEngineError([*exc.problems, *more]))
-    if project is None and department is None:
-        view = org.own_view(found)
-    try:
-        return compose(org, found, view, values)
-    except TemplateEngineError as exc:
-        fail(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +253,7 @@ def _usage(ctx: click.Context, message: str) -> None:
 @root_option
 @click.option("--project", "-p", help="The pair's project.")
 @click.option("--department", "-d", help="As seen from this department (no project).")
+@cluster_option
 @click.option("--template", "-t", help="The template's name.")
 @vars_option
 @click.option("--annotate", is_flag=True, help="Write each value's origin beside it (a YAML comment).")
@@ -297,6 +279,7 @@ def manifests_command(
     root: FsPath,
     project: str | None,
     department: str | None,
+    cluster: str | None,
     template: str | None,
     variables: tuple[str, ...],
     annotate: bool,
@@ -314,7 +297,8 @@ def manifests_command(
     if every:
         if out is None:
             _usage(ctx, "--all writes one file per pair: give the folder with --out DIR")
-        given = [name for name, value in (("--project", project), ("--department", department)) if value]
+        named = (("--project", project), ("--department", department), ("--cluster", cluster))
+        given = [name for name, value in named if value]
         given += ["--template"] if template else []
         if given:
             _usage(ctx, f"--all writes every pair: it cannot be used with {', '.join(given)}")
@@ -329,7 +313,7 @@ def manifests_command(
     org = _load(root)
     if not every:
         assert template is not None
-        composition = _compose_one(org, template, project, department, values)
+        composition = compose_one(org, template, project, department, cluster, values)
         click.echo(render(org, composition, output, annotate), nl=False)
         sys.exit(0 if _report(composition, "") else EXIT_FINDINGS)
     assert out is not None

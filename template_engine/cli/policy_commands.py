@@ -18,6 +18,7 @@ from template_engine.across_kinds import (
 )
 from template_engine.cli.conventions import say
 from template_engine.cli.options import emit, fail, output_option, root_option
+from template_engine.cli.pick import cluster_option
 from template_engine.errors import TemplateEngineError
 from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, kinds_with_field
 from template_engine.layers import effective_policy
@@ -25,6 +26,7 @@ from template_engine.loader.tree import load_org, resolve_root
 from template_engine.org import Scope
 from template_engine.paths import parse_path
 from template_engine.policy.effective import effective_shape
+from template_engine.scopes import LEVEL_BY_TYPE
 from template_engine.suggest import closest, did_you_mean
 from template_engine.views.model import seen_from
 
@@ -33,8 +35,10 @@ __all__ = ["kinds", "policy"]
 
 def source_of_rule(scope: Scope) -> dict[str, Any]:
     """Run:ai's ``sourceOfRule``: the scope, and the department or project it names (by name here)."""
-    out: dict[str, Any] = {"scope": "tenant" if scope.type == "system" else scope.type}
-    if scope.type == "department":
+    out: dict[str, Any] = {"scope": LEVEL_BY_TYPE[scope.type].runai_scope}
+    if scope.type == "cluster":
+        out["clusterId"] = scope.name
+    elif scope.type == "department":
         out["departmentId"] = scope.name
     elif scope.type == "project":
         out["projectId"] = scope.name
@@ -45,6 +49,7 @@ def source_of_rule(scope: Scope) -> dict[str, Any]:
 @root_option
 @click.option("--project", "-p", help="The effective policy of this project (system, department, project).")
 @click.option("--department", "-d", help="The effective policy of this department (system, department).")
+@cluster_option
 @click.option(
     "--kind",
     "-k",
@@ -55,16 +60,26 @@ def source_of_rule(scope: Scope) -> dict[str, Any]:
     help="The workload kind whose policies are read (each kind has its own: training-policy.yaml...).",
 )
 @output_option("yaml")
-def policy(root: FsPath, project: str | None, department: str | None, kind_name: str, output: str) -> None:
+def policy(
+    root: FsPath,
+    project: str | None,
+    department: str | None,
+    cluster: str | None,
+    kind_name: str,
+    output: str,
+) -> None:
     """Print the effective policy of a scope: every rule with its sourceOfRule, and the imposed assets."""
     try:
         org = load_org(resolve_root(root))
-        view = org.view_of(project, department)
+        view = org.view_of(project, department, cluster)
         kind = KIND_BY_NAME[kind_name]
         shape = effective_shape(effective_policy(org, view, kind), source_of_rule)
     except TemplateEngineError as exc:
         fail(exc)
-    scope: dict[str, Any] = {"scope": "project" if project else "department" if department else "tenant"}
+    nearest = LEVEL_BY_TYPE[view.nearest.type]
+    scope: dict[str, Any] = {"scope": nearest.runai_scope}
+    if view.cluster is not None:
+        scope["clusterId"] = view.cluster
     if view.department is not None:
         scope["departmentId"] = view.department
     if view.project is not None:
@@ -125,9 +140,17 @@ def _kinds_table(rows: list[FieldAcrossKinds]) -> list[str]:
 @root_option
 @click.option("--project", "-p", help="As seen from this project (system, department, project).")
 @click.option("--department", "-d", help="As seen from this department (no project).")
+@cluster_option
 @click.argument("field", required=False)
 @output_option("text")
-def kinds(root: FsPath, project: str | None, department: str | None, field: str | None, output: str) -> None:
+def kinds(
+    root: FsPath,
+    project: str | None,
+    department: str | None,
+    cluster: str | None,
+    field: str | None,
+    output: str,
+) -> None:
     """Compare the workload kinds of a scope: FIELD's policy-side value, imposed assets and rules per kind.
 
     The policy side of a kind is what every template of that kind seen from the scope starts from: the
@@ -140,7 +163,7 @@ def kinds(root: FsPath, project: str | None, department: str | None, field: str 
         raise click.BadParameter(str(exc), param_hint="FIELD") from None
     try:
         org = load_org(resolve_root(root))
-        view = org.view_of(project, department)
+        view = org.view_of(project, department, cluster)
     except TemplateEngineError as exc:
         fail(exc)
     where = seen_from(view)

@@ -221,7 +221,7 @@ class Answers:
         if org.broken:
             return None
         shape = repr(sorted(org.departments.items()))
-        cluster = f"{org.cluster!r}\0{org.cluster_source!r}"
+        cluster = f"{org.cluster!r}\0{org.cluster_source!r}\0{sorted(org.clusters.items())!r}"
         given = repr(sorted((variables or {}).items()))
         return cls(store, org, contents, f"{_libraries()}\0{shape}\0{cluster}\0{given}")
 
@@ -230,7 +230,7 @@ class Answers:
         parts = [self._context, pair.id, repr(pair.view), str(pair.template.scope), pair.template.name]
         parts = [what, *parts] if what else parts
         for dep in deps:
-            if dep.startswith("?") or dep == CLUSTER_FILE:  # absent (by its name), or in the context
+            if dep.startswith("?") or dep.endswith(CLUSTER_FILE):  # absent (by its name), or in the context
                 parts.append(dep)
                 continue
             content = self.contents.get(dep)

@@ -19,6 +19,7 @@ from template_engine.errors import Problem, TemplateEngineError
 from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Asset, Defaults, Org, Template, View
+from template_engine.scopes import LEVEL_BY_TYPE
 
 #: Characters kept as they are in a pair id segment; anything else is percent-encoded (project names are
 #: free text in org.yaml, and a pair id becomes a file path).
@@ -74,11 +75,20 @@ class Pair:
 
 
 def pair_id(view: View, template: Template) -> str:
-    if view.project is not None:
-        return f"projects/{pair_segment(view.project)}/{pair_segment(template.name)}"
-    if view.department is not None:
-        return f"departments/{pair_segment(view.department)}/{pair_segment(template.name)}"
-    return f"system/{pair_segment(template.name)}"
+    """``projects/P/T``, ``departments/D/T``, ``clusters/C/T`` or ``system/T``: the view's nearest scope."""
+    nearest = view.nearest
+    if nearest.name is None:
+        return f"system/{pair_segment(template.name)}"
+    folder = LEVEL_BY_TYPE[nearest.type].folder
+    return f"{folder}/{pair_segment(nearest.name)}/{pair_segment(template.name)}"
+
+
+def settings_file(org: Org, view: View) -> str:
+    """The file of the cluster settings a view's objects are built with: ``cluster.yaml``, or its cluster's
+    ``clusters/C/cluster.yaml`` in an org that names clusters (present or not)."""
+    if view.cluster is not None and view.cluster in org.clusters:
+        return f"clusters/{view.cluster}/{CLUSTER_FILE}"
+    return CLUSTER_FILE
 
 
 def pairs(org: Org) -> list[Pair]:
@@ -172,7 +182,7 @@ def dependencies(org: Org, pair: Pair) -> tuple[str, ...]:
     for kind, name in template.asset_refs():
         asset = org.assets.get(kind, {}).get(name)
         deps.append(asset.file if asset is not None else f"?{kind}/{name}")
-    deps.append(CLUSTER_FILE)
+    deps.append(settings_file(org, pair.view))
     return tuple(deps)
 
 
@@ -187,6 +197,8 @@ def documents(org: Org) -> dict[str, Document]:
     added with the default settings changes no object, one that changes a setting changes every pair's.
     """
     found: dict[str, Document] = {CLUSTER_FILE: org.cluster}
+    for name, cluster in org.clusters.items():
+        found[f"clusters/{name}/{CLUSTER_FILE}"] = cluster.settings
     for entry in org.defaults.values():
         found[entry.file] = entry
     for by_name in org.templates.values():

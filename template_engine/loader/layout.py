@@ -1,13 +1,16 @@
 """The layout of a templates folder: which of its entries are read, and a problem for every other one.
 
     org.yaml
+    cluster.yaml            the cluster's settings, in an org that names no clusters
     system/                 defaults.yaml, policy.yaml, templates/NAME.yaml
+    clusters/C/             the same, for each cluster C of org.yaml, with cluster.yaml and assets/ (below)
     departments/D/          the same, for each department D of org.yaml, and assets/ (below)
     projects/P/             the same, for each project P of org.yaml, and assets/ (below)
     assets/environments/NAME.yaml, assets/computes/NAME.yaml, assets/datasources/NAME.yaml
 
-An asset's folder is its scope, as Run:ai's ``AssetMeta.scope`` (``tenant``, ``department``, ``project``):
-``assets/`` at the top holds the tenant's (the system scope: usable everywhere), ``departments/D/assets/``
+An asset's folder is its scope, as Run:ai's ``AssetMeta.scope`` (``tenant``, ``cluster``, ``department``,
+``project``): ``assets/`` at the top holds the tenant's (the system scope: usable everywhere),
+``clusters/C/assets/`` cluster C's (usable in C's departments and projects), ``departments/D/assets/``
 department D's (usable in D and its projects), ``projects/P/assets/`` project P's (usable in P only), each
 with the same three kind folders (:func:`asset_scope`).  An asset's name is unique per kind in the whole org,
 whatever its scope: two files of one kind and name are an error naming both, and neither is read.
@@ -36,6 +39,9 @@ from template_engine.kinds import KINDS
 from template_engine.loader.sources import Kind, Source, Unreadable
 from template_engine.models.documents import ASSET_FOLDERS, AssetKind, ScopeType
 from template_engine.org import SYSTEM, Scope, asset_ref, defaults_ref, policy_ref, template_ref
+from template_engine.scopes import LEVEL_BY_TYPE, NAMED_LEVELS, ScopeLevel, depth
+
+_LEVEL_BY_FOLDER: dict[str, ScopeLevel] = {str(level.folder): level for level in NAMED_LEVELS}
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: The top-level folder where tools keep metadata of their own (``db export``); the loader never reads it.
@@ -55,7 +61,12 @@ _LAYER = (
 _UNIT = _LAYER + "; assets/ holds the assets of this scope"
 #: The folder of the assets of a scope (under the top, a department's folder or a project's).
 ASSETS = "assets"
-_TOP = "org.yaml, cluster.yaml, system/, departments/, projects/, assets/ and documentation (README, *.md)"
+_TOP = (
+    "org.yaml, cluster.yaml, system/, clusters/, departments/, projects/, assets/ "
+    "and documentation (README, *.md)"
+)
+#: A cluster's settings: ``cluster.yaml`` at the top (an org that names no clusters) or in ``clusters/C/``.
+CLUSTER_SETTINGS = "cluster.yaml"
 #: How alike a name and a layout name must be for a did-you-mean hint (difflib's ratio).
 _CLOSE = 0.7
 
@@ -100,33 +111,40 @@ def is_documentation(name: str) -> bool:
 
 def asset_scope(rel: str) -> Scope:
     """The scope of the asset file at ``rel``, from its folder: ``projects/P/assets/...`` is project P's,
-    ``departments/D/assets/...`` department D's, ``assets/...`` (and any other place) the tenant's, which is
-    the system scope (Run:ai's ``AssetMeta.scope``: ``project``, ``department``, ``tenant``)."""
+    ``departments/D/assets/...`` department D's, ``clusters/C/assets/...`` cluster C's, ``assets/...`` (and
+    any other place) the tenant's, which is the system scope (Run:ai's ``AssetMeta.scope``: ``project``,
+    ``department``, ``cluster``, ``tenant``)."""
     parts = rel.split("/")
     if len(parts) > 3 and parts[2] == ASSETS:
-        if parts[0] == "projects":
-            return Scope("project", parts[1])
-        if parts[0] == "departments":
-            return Scope("department", parts[1])
+        level = _LEVEL_BY_FOLDER.get(parts[0])
+        if level is not None:
+            return Scope(level.type, parts[1])
     return SYSTEM
+
+
+def scope_folder(scope: Scope) -> str:
+    """The folder of a scope's layer: ``system``, ``clusters/C``, ``departments/D``, ``projects/P``."""
+    level = LEVEL_BY_TYPE[scope.type]
+    return f"{level.folder}/{scope.name}" if level.named else str(level.own_folder)
 
 
 def asset_file(kind: AssetKind, name: str, scope: Scope = SYSTEM) -> str:
     """Where the asset ``name`` of ``kind`` and ``scope`` goes in a templates folder (``.yaml``)."""
     top = f"{ASSETS}/{ASSET_FOLDERS[kind]}/{name}.yaml"
-    if scope.type == "project":
-        return f"projects/{scope.name}/{top}"
-    if scope.type == "department":
-        return f"departments/{scope.name}/{top}"
-    return top
+    return top if scope == SYSTEM else f"{scope_folder(scope)}/{top}"
 
 
-def read_layout(source: Source, departments: Mapping[str, tuple[str, ...]]) -> Layout:
-    """Walk the templates folder of ``source`` (whose org.yaml names ``departments`` and their projects).
+def read_layout(
+    source: Source,
+    departments: Mapping[str, tuple[str, ...]],
+    clusters: Mapping[str, tuple[str, ...]] | None = None,
+) -> Layout:
+    """Walk the templates folder of ``source`` (whose org.yaml names ``departments`` and their projects, and
+    the ``clusters`` and their departments, if it names any).
 
     Raises :class:`InputError` only when the folder itself cannot be listed.
     """
-    walk = _Walk(source, departments)
+    walk = _Walk(source, departments, clusters or {})
     walk.top()
     return walk.finish()
 
@@ -138,9 +156,15 @@ class _Walk:
     is found there is not read, it only names what the entry would have provided.
     """
 
-    def __init__(self, source: Source, departments: Mapping[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        source: Source,
+        departments: Mapping[str, tuple[str, ...]],
+        clusters: Mapping[str, tuple[str, ...]],
+    ) -> None:
         self.source = source
         self.known: dict[ScopeType, list[str]] = {
+            "cluster": list(clusters),
             "department": list(departments),
             "project": [p for ps in departments.values() for p in ps],
         }
@@ -159,10 +183,10 @@ class _Walk:
             "org.yaml": ("file", None),  # read (or refused) before the walk
             "cluster.yaml": ("file", None),  # the same
             "system": ("folder", lambda rel, blame: self.layer(rel, SYSTEM, blame)),
-            "departments": ("folder", lambda rel, blame: self.scopes(rel, "department", blame)),
-            "projects": ("folder", lambda rel, blame: self.scopes(rel, "project", blame)),
-            "assets": ("folder", lambda rel, blame: self.assets(rel, blame)),
         }
+        for level in NAMED_LEVELS:
+            handlers[str(level.folder)] = ("folder", self._level_folder(level.type))
+        handlers["assets"] = ("folder", lambda rel, blame: self.assets(rel, blame))
         order = list(handlers)
         for entry in sorted(entries, key=lambda e: (order.index(e.name) if e.name in order else 9, e.name)):
             if (entry.name == META_FOLDER and entry.kind == "folder") or self.skipped(entry, None):
@@ -172,6 +196,9 @@ class _Walk:
                 self.misnamed(entry, handlers, "the templates folder", _TOP, None)
             elif handler[1] is not None and self.expect(entry, handler[0], None):
                 handler[1](entry.rel, None)
+
+    def _level_folder(self, kind: ScopeType) -> Walker:
+        return lambda rel, blame: self.scopes(rel, kind, blame)
 
     def scopes(self, rel: str, kind: ScopeType, blame: str | None) -> None:
         entries = self.entries(rel, blame) or []
@@ -247,8 +274,14 @@ class _Walk:
             elif entry.name == ASSETS and scope != SYSTEM:
                 if self.expect(entry, "folder", blame):
                     self.assets(entry.rel, blame)
+            elif entry.name == CLUSTER_SETTINGS and scope.type == "cluster":
+                self.expect(
+                    entry, "file", blame
+                )  # the cluster's settings: read with org.yaml, before the walk
             else:
                 expected = _LAYER if scope == SYSTEM else _UNIT
+                if scope.type == "cluster":
+                    expected += f"; {CLUSTER_SETTINGS} holds the cluster's settings"
                 if entry.name == ASSETS:
                     expected += " (the system's assets are the tenant's: assets/ at the top of the folder)"
                 self.misnamed(entry, handlers, f"{rel}/", expected, blame)
@@ -464,9 +497,8 @@ class _Walk:
         """Each asset name once per kind in the whole org: a name written in several scopes is an error on
         every file but the first (naming both), and none of them is read (the compositions that use it fail
         with the error)."""
-        rank = {"system": 0, "department": 1, "project": 2}
         for (kind, stem), found in self.asset_files.items():
-            paths = sorted(found, key=lambda rel: (rank[asset_scope(rel).type], rel))
+            paths = sorted(found, key=lambda rel: (depth(asset_scope(rel).type), rel))
             if len(paths) == 1:
                 self.layout.assets.setdefault(kind, {})[stem] = paths[0]
                 continue

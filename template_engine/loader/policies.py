@@ -8,16 +8,26 @@ from collections.abc import Mapping
 
 from template_engine.errors import Problem
 from template_engine.models.documents import AssetKind
-from template_engine.org import SYSTEM, Asset, Org, Scope, out_of_scope, policy_user
+from template_engine.org import SYSTEM, Asset, ClusterEntry, Org, Scope, out_of_scope, policy_user
 from template_engine.policy.document import PolicyDocument
 from template_engine.policy.effective import ownership_problems
 
 
-def branches(departments: Mapping[str, tuple[str, ...]]) -> list[tuple[Scope, ...]]:
-    """Every branch of the org, from the system down to each department and each project."""
+def branches(
+    departments: Mapping[str, tuple[str, ...]], clusters: Mapping[str, tuple[str, ...]] | None = None
+) -> list[tuple[Scope, ...]]:
+    """Every branch of the org, from the system down to each cluster (of an org that names ``clusters``, each
+    with its departments), each department and each project."""
     out: list[tuple[Scope, ...]] = [(SYSTEM,)]
+    cluster_of = {d: c for c, ds in (clusters or {}).items() for d in ds}
     for department, projects in departments.items():
-        top = (SYSTEM, Scope("department", department))
+        top: tuple[Scope, ...] = (SYSTEM,)
+        cluster = cluster_of.get(department)
+        if cluster is not None:
+            top = (SYSTEM, Scope("cluster", cluster))
+            if top not in out:
+                out.append(top)
+        top = (*top, Scope("department", department))
         out.append(top)
         out.extend((*top, Scope("project", project)) for project in projects)
     return out
@@ -28,10 +38,11 @@ def org_policy_problems(
     departments: Mapping[str, tuple[str, ...]],
     assets: Mapping[AssetKind, Mapping[str, Asset]],
     broken_assets: set[str],
+    clusters: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, list[Problem]]:
     """The problems of each policy file that only the whole org shows, by file."""
     found: dict[str, list[Problem]] = {}
-    tree = Org(departments)
+    tree = Org(departments, clusters={c: ClusterEntry(c, ds) for c, ds in (clusters or {}).items()})
     for document in policies.values():
         for imposed in document.imposed:
             datasource = assets.get("datasource", {}).get(imposed.name)
@@ -60,7 +71,7 @@ def org_policy_problems(
                     "one of: " + ", ".join(known) if known else "a file assets/datasources/NAME.yaml",
                 )
             )
-    for branch in branches(departments):
+    for branch in branches(departments, clusters):
         chain = [policies[scope] for scope in branch if scope in policies]
         for file, problems in ownership_problems(chain).items():
             listed = found.setdefault(file, [])

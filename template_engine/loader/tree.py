@@ -37,10 +37,12 @@ from template_engine.models.documents import (
     AnyTemplateDocument,
     AssetKind,
     LayerDocument,
+    OrgDepartment,
     OrgDocument,
 )
 from template_engine.org import (
     Asset,
+    ClusterEntry,
     Defaults,
     Org,
     Scope,
@@ -53,6 +55,7 @@ from template_engine.org import (
     template_ref,
     template_user,
 )
+from template_engine.paths import Path
 
 if TYPE_CHECKING:  # policy files are read by the policy modules, imported when an org has one
     from template_engine.loader.facts import FactCache
@@ -392,23 +395,40 @@ def _org_document(files: sources.Source) -> OrgDocument:
     doc, problems = validate(OrgDocument, source.data, "org.yaml", source.lines)
     if doc is None:
         raise InputError(problems)
-    seen: dict[str, str] = {}
-    for d_index, dept in enumerate(doc.departments):
-        if dept.name in {d.name for d in doc.departments[:d_index]}:
+    if doc.clusters is not None and doc.departments:
+        problems.append(
+            Problem(
+                "org.yaml names clusters and departments outside them",
+                ("departments",),
+                locate("org.yaml", source.lines, ("departments",)),
+                "either departments: (an org of one cluster) or clusters: [{name, departments}]",
+            )
+        )
+    for c_index, entry in enumerate(doc.clusters or ()):
+        if entry.name in {c.name for c in (doc.clusters or [])[:c_index]}:
             problems.append(
                 Problem(
-                    f"department {dept.name!r} is listed twice",
-                    ("departments", d_index),
-                    locate("org.yaml", source.lines, ("departments", d_index)),
+                    f"cluster {entry.name!r} is listed twice",
+                    ("clusters", c_index),
+                    locate("org.yaml", source.lines, ("clusters", c_index)),
                 )
             )
+    seen: dict[str, str] = {}
+    seen_departments: set[str] = set()
+    for at, dept in department_entries(doc):
+        if dept.name in seen_departments:
+            problems.append(
+                Problem(f"department {dept.name!r} is listed twice", at, locate("org.yaml", source.lines, at))
+            )
+        seen_departments.add(dept.name)
         for p_index, project in enumerate(dept.project_names()):
+            path = (*at, "projects", p_index)
             if project in seen:
                 problems.append(
                     Problem(
                         f"project {project!r} is listed in {seen[project]!r} and {dept.name!r}",
-                        ("departments", d_index, "projects", p_index),
-                        locate("org.yaml", source.lines, ("departments", d_index, "projects", p_index)),
+                        path,
+                        locate("org.yaml", source.lines, path),
                         "project names unique across the org",
                     )
                 )
@@ -418,37 +438,85 @@ def _org_document(files: sources.Source) -> OrgDocument:
     return doc
 
 
+def department_entries(doc: OrgDocument) -> list[tuple[Path, OrgDepartment]]:
+    """Every department of ``org.yaml`` with its path there (``("departments", 0)`` or ``("clusters", 0,
+    "departments", 1)``), in the file's order."""
+    if doc.clusters is None:
+        return [(("departments", index), dept) for index, dept in enumerate(doc.departments)]
+    return [
+        (("clusters", c_index, "departments", index), dept)
+        for c_index, entry in enumerate(doc.clusters)
+        for index, dept in enumerate(entry.departments)
+    ]
+
+
 CLUSTER_FILE = "cluster.yaml"
 
 
-def _cluster_settings(files: sources.Source) -> tuple[ClusterSettings, Source | None]:
-    """``cluster.yaml``, the org's cluster settings (docs/cluster.md); their defaults when there is none.
+def _cluster_settings(
+    files: sources.Source, rel: str = CLUSTER_FILE
+) -> tuple[ClusterSettings, Source | None]:
+    """A cluster's settings (``cluster.yaml``, or ``clusters/C/cluster.yaml``; docs/cluster.md); their
+    defaults when there is none.
 
     Like ``org.yaml``, a broken one stops every command: no composition's objects can be known without it.
     """
-    if files.kind(CLUSTER_FILE) != "file":
+    if files.kind(rel) != "file":
         return DEFAULT_SETTINGS, None
-    source, problems = read_source(files, CLUSTER_FILE)
+    source, problems = read_source(files, rel)
     if source is None:
         raise InputError(problems)
-    doc, problems = validate(ClusterSettings, source.data, CLUSTER_FILE, source.lines)
+    doc, problems = validate(ClusterSettings, source.data, rel, source.lines)
     if doc is None:
         raise InputError(problems)
     return doc, source
 
 
+def _clusters(files: sources.Source, doc: OrgDocument) -> dict[str, ClusterEntry]:
+    """The clusters ``org.yaml`` names, each with its departments and settings; a ``cluster.yaml`` at the top
+    of an org that names clusters is an error (whose settings would it be?)."""
+    if doc.clusters is None:
+        return {}
+    if files.kind(CLUSTER_FILE) == "file":
+        raise InputError(
+            [
+                Problem(
+                    f"{CLUSTER_FILE} at the top of the folder, but org.yaml names clusters",
+                    (),
+                    Location(CLUSTER_FILE),
+                    f"each cluster's settings in clusters/NAME/{CLUSTER_FILE}",
+                )
+            ]
+        )
+    out: dict[str, ClusterEntry] = {}
+    problems: list[Problem] = []
+    for entry in doc.clusters:
+        try:
+            settings, source = _cluster_settings(files, f"clusters/{entry.name}/{CLUSTER_FILE}")
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        out[entry.name] = ClusterEntry(entry.name, tuple(d.name for d in entry.departments), settings, source)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
 def _cluster_warnings(
     cluster: ClusterSettings, source: Source | None, departments: Mapping[str, tuple[str, ...]]
 ) -> list[Problem]:
-    """A queue named for a project the org does not list (a typo?): a warning, as a hidden file is."""
+    """A queue named for a project the org (or the cluster) does not list (a typo?): a warning, as a hidden
+    file is."""
     if source is None:
         return []
     projects = [p for ps in departments.values() for p in ps]
     return [
         Problem(
-            f"queues names project {name!r}, which org.yaml does not list: the queue is not used",
+            f"queues names project {name!r}, which org.yaml does not list"
+            + (" in this cluster" if source.file != CLUSTER_FILE else "")
+            + ": the queue is not used",
             ("queues", name),
-            locate(CLUSTER_FILE, source.lines, ("queues", name)),
+            locate(source.file, source.lines, ("queues", name)),
             "one of the projects: " + ", ".join(projects),
         )
         for name in cluster.queues
@@ -544,15 +612,18 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
             ]
         )
     org_doc = _org_document(files)
-    departments = {d.name: tuple(d.project_names()) for d in org_doc.departments}
+    departments = {d.name: tuple(d.project_names()) for _, d in department_entries(org_doc)}
     cluster, cluster_source = _cluster_settings(files)
+    clusters = _clusters(files, org_doc)
+    in_clusters = {name: entry.departments for name, entry in clusters.items()}
     listing = getattr(files, "listing", None)
-    key = (listing, tuple(sorted(departments.items()))) if listing is not None else None
+    shape = (tuple(sorted(departments.items())), tuple(sorted(in_clusters.items())))
+    key = (listing, shape) if listing is not None else None
     kept = _Reuse.layout
     if key is not None and kept is not None and kept[0] == key:
         layout = kept[1]  # nothing was added, removed or renamed: the same walk would find the same
     else:
-        layout = read_layout(files, departments)
+        layout = read_layout(files, departments, in_clusters)
         _Reuse.layout = (key, layout) if key is not None else None
     broken: dict[str, tuple[Problem, ...]] = {rel: tuple(ps) for rel, ps in layout.errors.items()}
     refs: dict[tuple[str, ...], str] = dict(layout.refs)
@@ -609,18 +680,29 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         if policy is not None:
             kind_policies[at] = policy
     broken_assets = {ref[2] for ref in refs if ref[:2] == ("asset", "datasource")}
-    for file, problems in _org_policy_problems(policies, departments, assets, broken_assets).items():
+    for file, problems in _org_policy_problems(
+        policies, departments, assets, broken_assets, in_clusters
+    ).items():
         scope = next(s for s, p in policies.items() if p.file == file)
         del policies[scope]
         note(file, problems, policy_ref(scope))
     for kind_name in {kind for _scope, kind in kind_policies}:
         of_kind = {scope: p for (scope, kind), p in kind_policies.items() if kind == kind_name}
-        for file, problems in _org_policy_problems(of_kind, departments, assets, broken_assets).items():
+        for file, problems in _org_policy_problems(
+            of_kind, departments, assets, broken_assets, in_clusters
+        ).items():
             scope = next(s for s, p in of_kind.items() if p.file == file)
             del kind_policies[(scope, kind_name)]
             note(file, problems, policy_ref(scope, kind_name))
     _Reuse.last = current
     drafts, unknown = _drafts(org_doc, layout.templates, files)
+    per_cluster = [
+        warning
+        for entry in clusters.values()
+        for warning in _cluster_warnings(
+            entry.settings, entry.source, {d: departments[d] for d in entry.departments}
+        )
+    ]
     return Org(
         departments,
         defaults,
@@ -628,12 +710,13 @@ def _load_org(where: sources.SourceOrPath, facts: FactCache | None, spread: Spre
         assets,
         broken,
         refs,
-        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments), *unknown),
+        (*layout.warnings, *_cluster_warnings(cluster, cluster_source, departments), *unknown, *per_cluster),
         policies,
         cluster,
         cluster_source,
         drafts,
         kind_policies,
+        clusters,
     )
 
 
@@ -666,13 +749,14 @@ def _org_policy_problems(
     departments: dict[str, tuple[str, ...]],
     assets: dict[AssetKind, dict[str, Asset]],
     broken_assets: set[str],
+    clusters: Mapping[str, tuple[str, ...]],
 ) -> dict[str, list[Problem]]:
     """:func:`~template_engine.loader.policies.org_policy_problems`; an org without policies has none."""
     if not policies:
         return {}
     from template_engine.loader.policies import org_policy_problems
 
-    return org_policy_problems(policies, departments, assets, broken_assets)
+    return org_policy_problems(policies, departments, assets, broken_assets, clusters)
 
 
 def reference_problems(org: Org) -> list[Problem]:

@@ -101,7 +101,7 @@ def fields_at(analysis: Analysis, file: str, raw: Path) -> Iterator[FieldInPair]
                 setter = result.location(origin) if origin is not None else None
                 policy = composition.policy_origins.get((replica, path))
                 if policy is not None:  # set by the policy (defaultFrom, attribute default), as explain says
-                    setter = replace(policy.location, layer=origin_text(policy, path))
+                    setter = replace(policy.location, layer=origin_text(policy, path), kind="policy")
                 yield FieldInPair(
                     state,
                     replica,

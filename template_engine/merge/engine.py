@@ -38,6 +38,9 @@ class Layer:
     lines: Mapping[Path, tuple[int, int]] = field(default_factory=dict)
     #: Where ``spec`` sits inside ``file`` (``("spec",)`` for a defaults file, ``("master", "spec")``...).
     root: Path = ()
+    #: What the layer is, as a value (a scope level's type, ``imposed``, an asset kind, ``template``,
+    #: ``submission``): :attr:`Location.kind` of its values.
+    kind: str = "submission"
 
     def location(self, raw: Path) -> Location:
         """File, line and column of the value at ``raw`` (relative to ``spec``), or of its nearest parent."""
@@ -45,9 +48,9 @@ class Layer:
         while True:
             pos = self.lines.get(full)
             if pos is not None:
-                return Location(self.file, pos[0], pos[1], self.label)
+                return Location(self.file, pos[0], pos[1], self.label, self.kind)
             if not full:
-                return Location(self.file, None, None, self.label)
+                return Location(self.file, None, None, self.label, self.kind)
             full = full[:-1]
 
 

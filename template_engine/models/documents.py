@@ -16,8 +16,8 @@ from template_engine.models.spec import (
     WorkerSpec,
 )
 from template_engine.models.spec_items import DEFAULT_MODE_PATTERN
+from template_engine.scopes import ScopeType as ScopeType  # re-exported: the models name scopes by it
 
-ScopeType = Literal["system", "department", "project"]
 #: The workload kinds (``template_engine.kinds.KINDS`` describes each): a template file says its kind in
 #: ``kind:`` (none: ``distributed``, as every template was before issue 32).
 KindName = Literal["distributed", "training", "workspace", "inference", "distributed-inference"]
@@ -233,10 +233,21 @@ class OrgDepartment(DepartmentRunaiFields):
         return self.model_dump(mode="json", exclude_unset=True, exclude={"name", "description", "projects"})
 
 
+class OrgCluster(_Strict):
+    """A cluster of ``org.yaml``: its name and its departments (each with its projects).  Its settings, and
+    any defaults, policies, templates and assets of its own, are in ``clusters/NAME/``."""
+
+    name: str = _NAME
+    description: str | None = None
+    departments: list[OrgDepartment] = Field(default_factory=list)
+
+
 class OrgDocument(_Strict):
-    """``org.yaml``: the departments and their projects, and the templates that are drafts."""
+    """``org.yaml``: the departments and their projects (or the clusters, each with its departments), and
+    the templates that are drafts.  An org that names no clusters runs on one, set by ``cluster.yaml``."""
 
     departments: list[OrgDepartment] = Field(default_factory=list)
+    clusters: list[OrgCluster] | None = None
     #: Template files (``projects/speech/templates/asr-sweep.yaml``) that are deliberately unfinished:
     #: ``check`` reports their pairs and does not fail on them (docs/decisions.md, "Draft templates").
     drafts: list[str] = Field(default_factory=list)
@@ -246,6 +257,7 @@ class OrgDocument(_Strict):
 #: where a list belongs...).  Keyed by the model that holds the mis-shaped field.
 SHAPE_EXAMPLES: dict[type[BaseModel], str] = {
     OrgDocument: "departments: [{name: research, projects: [vision, nlp]}]",
+    OrgCluster: "{name: east, departments: [{name: research, projects: [vision, nlp]}]}",
     OrgDepartment: "{name: research, projects: [vision, nlp]}",
     OrgProject: "vision, or {name: vision, resources: [{nodePool: {id: '1'}, gpu: {deserved: 2}}]}",
 }

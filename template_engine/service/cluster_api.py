@@ -157,7 +157,9 @@ def composition_resolver(composition: Composition, cluster: ClusterRow | None) -
         location = result.locate(found.path) if result is not None else None
         origin = composition.policy_origins.get((found.replica, found.path))
         if origin is not None:
-            location = replace(origin.location, layer=f"{origin_kind(origin)} of the {origin.scope} policy")
+            location = replace(
+                origin.location, layer=f"{origin_kind(origin)} of the {origin.scope} policy", kind="policy"
+            )
         return out | _located(location)
 
     return resolve

@@ -5,9 +5,9 @@ pair's diff) and returns a :class:`PageView`; nothing here knows about HTML, fil
 templates of :mod:`template_engine.views.html` render it; the service can render the same values.
 
 Every value of ``combinedSpec`` and ``combinedMasterSpec`` becomes a :class:`NodeView` with the layer that set
-it (:func:`layer_kind` sorts layers into the kinds of the legend), the values of lower layers it overrode,
-the policy rules that govern it, and the runnable and compliance issues, warnings and diff lines about it.
-Items excluded by a layer and fields an issue names but no layer set get nodes of their own.
+it (of the legend's kind its layer carries: ``Location.kind``), the values of lower layers it overrode, the
+policy rules that govern it, and the runnable and compliance issues, warnings and diff lines about it.  Items
+excluded by a layer and fields an issue names but no layer set get nodes of their own.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ __all__ = [
     "failed_page",
     "file_place",
     "index_row",
-    "layer_kind",
     "seen_from",
 ]
 
@@ -83,6 +82,7 @@ class LayerKind:
 #: The kinds of layer in precedence order (lowest first), then the values no layer wrote.
 KINDS: tuple[LayerKind, ...] = (
     LayerKind("system", "system", "system defaults", "system/defaults.yaml"),
+    LayerKind("cluster", "cluster", "cluster defaults", "clusters/C/defaults.yaml"),
     LayerKind("department", "department", "department defaults", "departments/D/defaults.yaml"),
     LayerKind("project", "project", "project defaults", "projects/P/defaults.yaml"),
     LayerKind("imposed", "imposed", "data source asset imposed by a policy", "imposedAssets"),
@@ -107,36 +107,6 @@ SOURCE_KINDS: tuple[LayerKind, ...] = (
     LayerKind("derived", "derived", "decided by the mapping (a generated name, an operator's default)"),
 )
 _KIND_BY_KEY = {kind.key: kind for kind in (*KINDS, *SOURCE_KINDS)}
-
-
-def layer_kind(label: str | None) -> str:
-    """The kind key of a layer label (``department research defaults`` -> ``department``).
-
-    Labels are made by :mod:`template_engine.layers` (and ``defaultFrom rule of ...``, ``attribute default of
-    ...`` by :mod:`explain`);
-    department and project names are free text, so only the fixed prefixes and suffixes are read.
-    """
-    if not label:
-        return "none"
-    if label == "system defaults":
-        return "system"
-    if label.startswith(("defaultFrom rule of ", "attribute default of ")):
-        return "policy"
-    if label.startswith("department ") and label.endswith(" defaults"):
-        return "department"
-    if label.startswith("project ") and label.endswith(" defaults"):
-        return "project"
-    if label.startswith("datasource asset ") and " (imposed by the " in label:
-        return "imposed"
-    for prefix, kind in (
-        ("environment asset ", "environment"),
-        ("compute asset ", "compute"),
-        ("datasource asset ", "datasource"),
-        ("template ", "template"),
-    ):
-        if label.startswith(prefix):
-            return kind
-    return "submission"
 
 
 def _text(value: Any) -> str:
@@ -179,7 +149,8 @@ class Provenance:
             return None
         layer = location.layer or "unknown layer"
         named = None if name is file_place else name(location)
-        return Provenance(layer_kind(location.layer), layer, location.file, location.line, named)
+        kind = location.kind if location.kind in _KIND_BY_KEY else "none"
+        return Provenance(kind, layer, location.file, location.line, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,12 +343,16 @@ class PageView:
 
 
 def seen_from(view: View) -> str:
-    """``project vision (department research)``, ``department research``, ``the system scope``."""
+    """``project vision (department research)``, ``department research``, ``the system scope``; in an org
+    that names clusters, ``project vision (department research, cluster east)``, ``department research
+    (cluster east)``, ``cluster east``."""
+    cluster = f"cluster {view.cluster}" if view.cluster is not None else None
     if view.project is not None:
-        return f"project {view.project} (department {view.department})"
+        within = ", ".join(x for x in (f"department {view.department}", cluster) if x)
+        return f"project {view.project} ({within})"
     if view.department is not None:
-        return f"department {view.department}"
-    return "the system scope"
+        return f"department {view.department}" + (f" ({cluster})" if cluster else "")
+    return cluster or "the system scope"
 
 
 # -- building the tree --------------------------------------------------------------------------------------
