@@ -37,7 +37,7 @@ from template_engine.diffing.objects import diff_objects
 from template_engine.diffing.pairs import Outcome, Pair, compose_pair, pair_segment, pairs
 from template_engine.errors import TemplateEngineError
 from template_engine.loader.tree import load_org
-from template_engine.org import Org, TemplateRef
+from template_engine.org import Org, Scope, TemplateRef
 from template_engine.render import RESERVED
 from template_engine.snapshots.document import (
     MANIFESTS,
@@ -139,14 +139,19 @@ class OrgSnapshots:
             if not isinstance(ref, TemplateRef):
                 continue
             name = pair_segment(ref.name)
-            if ref.scope_type == "project":
+            scope = ref.scope
+            if scope.type == "project":
                 out[f"projects/{pair_segment(ref.scope_name)}/{name}"] = file
                 continue
-            if ref.scope_type == "system":
+            if scope.type == "cluster":
+                out[f"clusters/{pair_segment(ref.scope_name)}/{name}"] = file
+            if scope.type == "system":
                 out[f"system/{name}"] = file
-                below = dict(org.departments)
-            else:
-                below = {ref.scope_name: org.departments.get(ref.scope_name, ())}
+            below = {
+                department: projects
+                for department, projects in org.departments.items()
+                if scope in org.chain_of(Scope("department", department))
+            }
             for department, projects in below.items():
                 out.setdefault(f"departments/{pair_segment(department)}/{name}", file)
                 out.update({f"projects/{pair_segment(p)}/{name}": file for p in projects})

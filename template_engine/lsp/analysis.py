@@ -109,6 +109,7 @@ def _same_shape(previous: Analysis, org: Org, structure: tuple[object, ...]) -> 
     if (
         previous.structure != structure
         or before.departments != org.departments
+        or before.clusters != org.clusters
         or before.broken != org.broken
     ):
         return False

@@ -44,7 +44,7 @@ def kind_of_file(file: str) -> str | None:
     name = parts[-1]
     if file == "org.yaml":
         return "org"
-    if file == "cluster.yaml":
+    if file == "cluster.yaml" or (len(parts) == 3 and parts[0] == "clusters" and name == "cluster.yaml"):
         return "cluster"
     if name == "defaults.yaml":
         return "defaults"
@@ -240,15 +240,17 @@ def inherited_items(analysis: Analysis | None, file: str, path: Path) -> list[In
 def _scope_names(
     analysis: Analysis | None, folders: Mapping[str, Sequence[str]], path: Path
 ) -> list[Completion]:
-    """In ``org.yaml``: a department's or project's name, from the folders ``departments/`` and
-    ``projects/`` hold (those ``org.yaml`` does not name yet first)."""
-    which = (
-        "projects" if path[-2:] == ("projects", 0) else "departments" if path == ("departments", 0) else None
+    """In ``org.yaml``: a cluster's, department's or project's name, from the folders ``clusters/``,
+    ``departments/`` and ``projects/`` hold (those ``org.yaml`` does not name yet first)."""
+    which = {("projects", 0): "projects", ("departments", 0): "departments", ("clusters", 0): "clusters"}.get(
+        tuple(path[-2:])  # type: ignore[arg-type]
     )
-    if which is None:
+    if which is None or (which == "clusters" and len(path) != 2):
         return []
     org = analysis.org if analysis is not None else None
-    named = set(org.departments) if which == "departments" and org else set(org.projects()) if org else set()
+    named: set[str] = set()
+    if org is not None:
+        named = set({"departments": org.departments, "clusters": org.clusters}.get(which, org.projects()))
     what = which.removesuffix("s")
     found = [
         Completion(n, "name", f"{what} folder, not in org.yaml yet")
@@ -267,7 +269,7 @@ def completions(
     folders: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Completion]:
     """What may be written at ``line`` and ``column`` (from 0) of ``file``; ``folders``: the names of the
-    folders ``departments/`` and ``projects/`` hold (for ``org.yaml``)."""
+    folders ``clusters/``, ``departments/`` and ``projects/`` hold (for ``org.yaml``)."""
     kind = kind_of_file(file)
     if kind is None:
         return []

@@ -312,9 +312,10 @@ class OrgServer:
         return field_hover(seen)
 
     def _folders(self) -> dict[str, list[str]]:
-        """The folders ``departments/`` and ``projects/`` hold, by name (completion in ``org.yaml``)."""
+        """The folders ``clusters/``, ``departments/`` and ``projects/`` hold, by name (completion in
+        ``org.yaml``)."""
         found: dict[str, list[str]] = {}
-        for top in ("departments", "projects"):
+        for top in ("clusters", "departments", "projects"):
             listed = self.buffers.entries(top) if self.buffers is not None else []
             names = [] if isinstance(listed, Unreadable) else [e.name for e in listed if e.kind == "folder"]
             found[top] = sorted(names)
