@@ -161,6 +161,7 @@ def scratch(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     work = tmp_path / "work"
     shutil.copytree(REPO / "templates", work / "templates")
     shutil.copytree(REPO / "snapshots", work / "snapshots")
+    shutil.copytree(REPO / "examples", work / "examples")
     (tmp_path / "tmp").mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

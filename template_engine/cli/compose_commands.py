@@ -495,11 +495,22 @@ def _print_table(rows: list[_Row], problems: list[Problem]) -> None:
     # The KIND column only where some pair is not a distributed training: an org of distributed templates
     # reads as it always has (docs/decisions.md, "The kind in check's table").
     kinds = any(r.kind != DISTRIBUTED.name for r in rows)
-    head = ("PROJECT", "TEMPLATE", *(("KIND",) if kinds else ()), "SCOPE", "STATUS", "FIRST ISSUE")
+    # The CLUSTER column only in an org that names clusters, for the same reason.
+    clusters = any(r.cluster is not None for r in rows)
+    head = (
+        *(("CLUSTER",) if clusters else ()),
+        "PROJECT",
+        "TEMPLATE",
+        *(("KIND",) if kinds else ()),
+        "SCOPE",
+        "STATUS",
+        "FIRST ISSUE",
+    )
     status_at = head.index("STATUS")
     table = [
         (
-            r.project or (f"({r.department})" if r.department else "(system)"),
+            *((r.cluster or "",) if clusters else ()),
+            r.project or (f"({r.department})" if r.department else f"({r.cluster or 'system'})"),
             r.template,
             *((_kind_cell(r),) if kinds else ()),
             r.scope,
