@@ -181,7 +181,7 @@ def test_db_upgrade_refuses_a_revision_it_does_not_know(sqlite_url: str) -> None
     assert result.exit_code == 2
     assert result.output == (
         f"error: cannot upgrade {sqlite_url}: the database schema is at revision 0004, which this code does "
-        "not know (its revisions: 0005, 0006): nothing changed\n"
+        "not know (its revisions: 0005, 0006, 0007): nothing changed\n"
     )
     assert "newer" not in result.output
 
@@ -289,7 +289,7 @@ def test_serve_refuses_an_unknown_revision_naming_it_and_its_own(sqlite_url: str
     assert served.exit_code == 2
     assert served.output == (
         "error: the database schema is at revision 0004, which this service does not know (its revisions: "
-        "0005, 0006): check the database URL, or run the template-engine release that made it\n"
+        "0005, 0006, 0007): check the database URL, or run the template-engine release that made it\n"
     )
 
 
@@ -311,15 +311,15 @@ def test_ready_answers_with_the_revision_and_turns_503_when_the_schema_is_not_th
         assert unknown.status_code == 503
         assert unknown.json()["reason"] == (
             "schema unknown: the database schema is at revision 0004, which this service does not know (its "
-            "revisions: 0005, 0006)"
+            "revisions: 0005, 0006, 0007)"
         )
         with transaction(engine, write=True) as connection:  # a later release's revision
-            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0007'")
+            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0008'")
         ahead = client.get("/ready")
         assert ahead.status_code == 503
         assert ahead.json()["reason"] == (
-            "schema ahead: the database schema is at revision 0007, newer than this service knows (its "
-            "newest is revision 0006): a later release upgraded it"
+            "schema ahead: the database schema is at revision 0008, newer than this service knows (its "
+            "newest is revision 0007): a later release upgraded it"
         )
         with transaction(engine, write=True) as connection:
             connection.exec_driver_sql("DROP TABLE alembic_version")
@@ -541,7 +541,8 @@ def test_a_database_of_the_previous_release_upgraded_keeps_everything(
     assert exported.returncode == 0, exported.stderr
 
     upgraded = _cli("db", "upgrade", "--database-url", database_url)
-    assert upgraded.exit_code == 0 and "from schema version 5 (before Alembic) to revision" in upgraded.output
+    assert upgraded.exit_code == 0, upgraded.output
+    assert "from schema version 5 (before Alembic) to revision" in upgraded.output
     engine = create_db_engine(database_url)
     with engine.connect() as connection:
         assert read_schema(connection).revision == head_revision()

@@ -178,7 +178,7 @@ def create_db_engine(url: str) -> Engine:
 
 @contextmanager
 def transaction(
-    engine: Engine, write: bool, consistent: bool = False, org: bool = True
+    engine: Engine, write: bool, consistent: bool = False, org: bool = True, schema: bool = False
 ) -> Iterator[Connection]:
     """One transaction: committed when the block ends, rolled back when it raises.
 
@@ -186,16 +186,30 @@ def transaction(
     SQLite transaction always does), for a reader that must not mix two states, such as an export.
     ``org=False``: a write of the service's own runtime tables (the UI's sessions), not of the org: the org
     revision stays, so no cache of composed answers is invalidated by a sign-in.
+    ``schema``: a change of the tables themselves.  SQLite rebuilds a table to change it, and its documented
+    way to do so without firing the cascades of the rows that refer to it is foreign keys off for the
+    transaction, checked whole (``PRAGMA foreign_key_check``) before it commits.
     """
     with engine.connect() as connection:
         options: dict[str, Any] = {_WRITE: write}
         if consistent and connection.dialect.name == "postgresql":
             options["isolation_level"] = "REPEATABLE READ"
         connection.execution_options(**options)
-        with connection.begin():
-            yield connection
-            if write and org:
-                _bump(connection)
+        rebuilds = schema and connection.dialect.name == "sqlite"
+        if rebuilds:  # outside any transaction (SQLite ignores the pragma inside one)
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with connection.begin():
+                yield connection
+                if write and org:
+                    _bump(connection)
+                if rebuilds and connection.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+                    raise SchemaError(
+                        "the schema change would leave rows that refer to no row: nothing changed"
+                    )
+        finally:
+            if rebuilds:
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
 
 
 def _bump(connection: Connection) -> None:
@@ -413,7 +427,7 @@ def ensure_schema(engine: Engine) -> SchemaState:
     is used as it is; any other is refused with :class:`SchemaError` (unknown, or another application's
     tables: the message names what was found and this code's revisions; older: it says what to run).
     Returns the state found."""
-    with transaction(engine, write=True, org=False) as connection:
+    with transaction(engine, write=True, org=False, schema=True) as connection:
         _locked(connection)
         state = read_schema(connection)
         head = head_revision()
@@ -458,7 +472,7 @@ def upgrade(engine: Engine) -> Upgrade:
     the baseline revision; at 1 to 4 the baseline brings it up.  A schema this code does not know, or a
     database of another application's tables, is refused (:class:`SchemaError`); one at the head is left
     untouched."""
-    with transaction(engine, write=True, org=False) as connection:
+    with transaction(engine, write=True, org=False, schema=True) as connection:
         _locked(connection)
         state = read_schema(connection)
         head = head_revision()

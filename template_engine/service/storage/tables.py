@@ -74,12 +74,33 @@ schema_info = Table(
     Column("version", Integer, nullable=False),
 )
 
+#: The clusters of the org (revision 0007): Run:ai's ``DisplayedCluster`` (``uuid``, ``name``, ``domain``,
+#: ``version``) and the cluster's settings (the document a ``clusters/C/cluster.yaml`` holds; ``None``: their
+#: defaults), versioned apart from the cluster's own fields so that renaming a cluster does not change its
+#: settings' ETag.  A database without rows here is an org of one cluster, whose settings are the one row of
+#: ``cluster_settings``, as before; the first cluster made adopts them and every department.
+clusters = Table(
+    "clusters",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(253), nullable=False, unique=True),
+    Column("runai", JSON),
+    Column("settings", JSON),
+    Column("settings_text", Text),
+    Column("settings_version", Integer, nullable=False, default=1),
+    *_audit(),
+    sqlite_autoincrement=True,
+)
+
 departments = Table(
     "departments",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("name", String(253), nullable=False, unique=True),
     Column("description", String(250)),
+    #: The department's cluster (revision 0007); ``None`` in an org that has no cluster rows.
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="RESTRICT")),
     #: Run:ai's fields of the department that compose nothing here (``resources`` per node pool,
     #: ``schedulingRules``, ``defaultNodePools``, ``nodeTypes``...), stored as given and returned as stored;
     #: ``None`` when none was given (version 5).
@@ -101,7 +122,8 @@ projects = Table(
     sqlite_autoincrement=True,
 )
 
-#: One layer document per scope; ``scope_key`` is ``system``, ``department:<id>`` or ``project:<id>``.  A
+#: One layer document per scope; ``scope_key`` is ``system``, ``cluster:<id>``, ``department:<id>`` or
+#: ``project:<id>``.  A
 #: row whose ``document`` is JSON ``null`` is a tombstone: the scope's document was deleted, and its version
 #: goes on from there at the next write, so that a version (an ETag) never names two documents.  Tombstones
 #: read as no document (:mod:`.repository`); the row goes with its department or project.
@@ -109,6 +131,7 @@ defaults = Table(
     "defaults",
     metadata,
     Column("scope_key", String(64), primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="CASCADE")),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
     Column("document", JSON, nullable=False),
@@ -123,6 +146,7 @@ policies = Table(
     "policies",
     metadata,
     Column("scope_key", String(64), primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="CASCADE")),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
     Column("document", JSON, nullable=False),
@@ -138,6 +162,7 @@ kind_policies = Table(
     metadata,
     Column("scope_key", String(64), primary_key=True),
     Column("kind", String(24), primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="CASCADE")),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="CASCADE")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE")),
     Column("document", JSON, nullable=False),
@@ -156,6 +181,7 @@ assets = Table(
     #: Run:ai's asset scope (version 5): ``tenant`` (the whole org, every asset before version 5),
     #: ``department`` (with ``department_id``) or ``project`` (with ``project_id``).
     Column("scope_type", String(16), nullable=False, server_default="tenant"),
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="RESTRICT")),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="RESTRICT")),
     #: Run:ai's asset fields that compose nothing here (``meta.workloadSupportedTypes``, ``autoDelete``...),
@@ -173,6 +199,7 @@ templates = Table(
     Column("description", String(250)),
     Column("scope_type", String(16), nullable=False),
     Column("scope_key", String(64), nullable=False),
+    Column("cluster_id", Integer, ForeignKey("clusters.id", ondelete="RESTRICT")),
     Column("department_id", Integer, ForeignKey("departments.id", ondelete="RESTRICT")),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="RESTRICT")),
     #: The workload kind's name (``template_engine.kinds``; schema revision 0006: every earlier template is
