@@ -37,7 +37,7 @@ from template_engine.loader.validate import (
     real_path,
     yaml_number_hint,
 )
-from template_engine.paths import Path, format_path
+from template_engine.paths import Path
 from template_engine.service.schemas import ID_PATTERN, PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
 
@@ -87,13 +87,7 @@ class ApiError(Exception):
 
 
 def details(problems: Iterable[Problem]) -> str:
-    lines = []
-    for p in problems:
-        line = f"{format_path(p.path)}: {p.message}" if p.path else p.message
-        if p.expected:
-            line += f" (expected {p.expected})"
-        lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(p.field_line() for p in problems)
 
 
 def bad_request(problems: Sequence[Problem], message: str = "The request is not valid.") -> ApiError:

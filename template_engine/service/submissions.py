@@ -80,7 +80,7 @@ _COMPOSABLE = {shapes.kind.name: _composable(shapes) for shapes in WORKLOAD_KIND
 def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
     """One 400 with every problem of the request and every runnable issue (Run:ai's ``SubmissionErrorV2``:
     each in ``complianceIssues``; ``problems`` and ``details`` say the same)."""
-    requested = [{"field": format_path(p.path), "details": _words(p)} for p in problems]
+    requested = [{"field": format_path(p.path), "details": p.with_expected()} for p in problems]
     text = [details(problems)] if problems else []
     text += [f"{i['field']}: {i['details']}" if i["field"] else i["details"] for i in issues]
     records = [p.to_dict() for p in problems] + [
@@ -89,10 +89,6 @@ def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
     message = NOT_VALID if problems else NOT_RUNNABLE
     extra = {"details": "\n".join(text), "problems": records, "complianceIssues": requested + issues}
     return ApiError(400, message, extra=extra)
-
-
-def _words(problem: Problem) -> str:
-    return f"{problem.message} (expected {problem.expected})" if problem.expected else problem.message
 
 
 def _as_keyed(spec: Any, path: Path, plan: PlanNode) -> Path:

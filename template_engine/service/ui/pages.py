@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from template_engine.compose import Composition, compose
-from template_engine.diffing.fields import FieldChange
+from template_engine.diffing.fields import FieldChange, Side
 from template_engine.diffing.pairs import Pair
 from template_engine.errors import Location, Problem, TemplateEngineError
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
@@ -38,7 +38,7 @@ from template_engine.service.impact import (
     shown_changes,
 )
 from template_engine.service.yamltext import dump_yaml
-from template_engine.views.model import DiffView, PageView, diff_view, seen_from
+from template_engine.views.model import DiffRow, DiffView, PageView, diff_view, seen_from
 
 __all__ = [
     "AffectedView",
@@ -473,17 +473,6 @@ class Edited:
 
 
 @dataclass(frozen=True, slots=True)
-class WhyRow:
-    """A row of the preview's table: the field, the kind of change, the values and why (:func:`why`)."""
-
-    field: str
-    change: str
-    old: str | None
-    new: str | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class AffectedView:
     """A template a pending change would affect, seen from one scope, with its field-level diff."""
 
@@ -496,7 +485,8 @@ class AffectedView:
     before: str | None
     after: str | None
     diff: DiffView
-    rows: tuple[WhyRow, ...]
+    #: The rows of ``diff``, each with why the field changes (:func:`why`) as its text.
+    rows: tuple[DiffRow, ...]
     #: Changes not listed (past :data:`~template_engine.service.impact.MAX_CHANGES_SHOWN` in one preview).
     omitted: int = 0
 
@@ -510,7 +500,7 @@ def _view_key(ids: Mapping[str, Any]) -> str:
     return "system"
 
 
-def _named(location: Location | None, labels: Mapping[str, str], edited: Edited | None, side: str) -> str:
+def _named(location: Location | None, labels: Mapping[str, str], edited: Edited | None, side: Side) -> str:
     """A layer of a change as the preview names it: ``your edit`` for the posted document on the new side,
     the version it was read at on the old side, any other stored document by its label and version."""
     if location is None:
@@ -528,18 +518,10 @@ def why(change: FieldChange, labels: Mapping[str, str], edited: Edited | None = 
     when no layer names the value."""
     if change.kind == "reordered":
         text = "order changed"
-    elif change.kind == "removed":
-        if change.excluded_by is not None:
-            what = "its item excluded by" if change.excluded_item else "excluded by"
-            text = f"{what} {_named(change.excluded_by, labels, edited, 'new')}"
-        elif change.was_set_by is not None:
-            text = f"no longer set by {_named(change.was_set_by, labels, edited, 'old')}"
-        else:
-            text = "no longer set"
-    elif change.set_by is not None:
-        text = f"set by {_named(change.set_by, labels, edited, 'new')}"
     else:
-        text = ""  # no layer names it (the engine's own value)
+        text = change.cause(lambda location, side: _named(location, labels, edited, side))
+        if not text and change.kind == "removed":
+            text = "no longer set"
     if change.also_master:
         return f"{text}; the master too" if text else "the master too"
     return text
@@ -560,7 +542,7 @@ def affected_views(
         diff = replace(item.diff, changes=tuple(listed))
         view = diff_view(diff, "the stored version")
         rows = tuple(
-            WhyRow(row.field, row.change, row.old, row.new, why(change, labels, edited))
+            replace(row, text=why(change, labels, edited))
             for row, change in zip(view.rows, listed, strict=True)
         )
         template = item.diff.pair.template

@@ -56,7 +56,6 @@ from template_engine.loader.kind_of import template_kind
 from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
-from template_engine.paths import format_path
 from template_engine.policy.document import SECTIONS, read_policy
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import BODY, MAX_VALUES, merge_patch, read_json, strip_nulls
@@ -177,9 +176,7 @@ def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
 def _problem_text(problem: Problem) -> str:
     """``field: message (expected ...)``, the field as the form's document names it (a policy document's
     own fields, without the API body's ``policy``)."""
-    path = _document_path(problem.path)
-    text = f"{format_path(path)}: {problem.message}" if path else problem.message
-    return text + (f" (expected {problem.expected})" if problem.expected else "")
+    return problem.field_line(_document_path(problem.path))
 
 
 def _document_path(path: FieldPath) -> FieldPath:
