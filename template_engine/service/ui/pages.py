@@ -26,6 +26,7 @@ from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Scope, Template, View
 from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
+from template_engine.policy.wording import rule_phrases
 from template_engine.pricing import Pricer
 from template_engine.service.budget import REQUEST_BUDGET
 from template_engine.service.context import Ctx, Placement
@@ -317,44 +318,10 @@ class RuleRow:
     place: str
 
 
-def _bound(rules: FieldRules, key: str, value: Any) -> str:
-    """A bound as the policy wrote it (``1Ti``, not its bytes), else the number the engine read."""
-    written = rules.written.get(key)
-    if isinstance(written, str | int | float) and not isinstance(written, bool):
-        return str(written)
-    return format(value, "f") if hasattr(value, "as_tuple") else str(value)
-
-
 def rule_text(rules: FieldRules) -> tuple[str, ...]:
-    """What a rule object says, one phrase per key in :data:`~template_engine.policy.check.RULE_ORDER`
-    (Run:ai's ``IntegerRules``, ``StringRules``, ``InstancesRules``... of a ``policy.yaml``):
-    ``required``, ``cannot be edited``, ``between 1 and 16``, ``one of ClusterIP, NodePort``,
-    ``locked: PIP_INDEX_URL``, ``default 60 x terminationGracePeriodSeconds``."""
-    out: list[str] = []
-    if rules.required is not None:
-        out.append("required" if rules.required else "not required")
-    if rules.can_edit is not None:
-        out.append("can be edited" if rules.can_edit else "cannot be edited")
-    low, high = rules.minimum, rules.maximum
-    if low is not None and high is not None:
-        out.append(f"between {_bound(rules, 'min', low)} and {_bound(rules, 'max', high)}")
-    elif low is not None:
-        out.append(f"at least {_bound(rules, 'min', low)}")
-    elif high is not None:
-        out.append(f"at most {_bound(rules, 'max', high)}")
-    if rules.step is not None:
-        out.append(f"in steps of {_bound(rules, 'step', rules.step)}")
-    if rules.options is not None:
-        out.append("one of " + ", ".join(rules.options) if rules.options else "no value allowed")
-    if rules.default_from is not None:
-        factor = rules.default_from.factor
-        times = "" if factor == 1 else f"{format(factor, 'f')} x "
-        out.append(f"default {times}{rules.default_from.field}")
-    if rules.can_add is not None:
-        out.append("items can be added" if rules.can_add else "no items can be added")
-    if rules.locked:
-        out.append("locked: " + ", ".join(rules.locked))
-    return tuple(out) or ("no constraint",)
+    """What a rule object says (:func:`~template_engine.policy.wording.rule_phrases`, as ``explain`` says
+    it), or ``no constraint``."""
+    return rule_phrases(rules) or ("no constraint",)
 
 
 @dataclass(frozen=True, slots=True)
