@@ -15,7 +15,7 @@ from template_engine.errors import CompositionWarning, Location, Replica, Warnin
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader.values import spec_value_problems
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Path, format_path
+from template_engine.paths import Path, format_path, value_at
 from template_engine.quantity import parse_quantity
 from template_engine.walk import items
 
@@ -144,9 +144,7 @@ def _spec_issues(
         issues.append(RunnableIssue(replica, path, message, mandatory=True))
 
     for field in kind.mandatory.get(replica, ()):
-        value: Any = spec
-        for name in field:
-            value = value.get(name) if isinstance(value, Mapping) else None
+        value = value_at(spec, *field)
         if value is None or value == "":
             missing(field, f"mandatory {format_path(field)} is not provided")
 

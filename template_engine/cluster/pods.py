@@ -22,7 +22,7 @@ from template_engine.cluster.problems import ObjectPath, ObjectProblem
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import CompositionWarning, Replica, WarningKind
 from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
-from template_engine.paths import Path, Segment
+from template_engine.paths import Path, Segment, value_at
 from template_engine.quantity import parse_quantity
 
 # --- where each value comes from ----------------------------------------------------------------------------
@@ -467,7 +467,7 @@ class _Pod:
             self.container["ports"] = ports
 
     def _probes(self) -> None:
-        probe = _get(self.spec, "probes", "readiness")
+        probe = value_at(self.spec, "probes", "readiness")
         if not isinstance(probe, Mapping):
             return
         out: dict[str, Any] = {}
@@ -480,7 +480,7 @@ class _Pod:
         ):
             if probe.get(key) is not None:
                 out[key] = probe[key]
-        http = _get(probe, "handler", "httpGet")
+        http = value_at(probe, "handler", "httpGet")
         if isinstance(http, Mapping):
             get = {k: http[k] for k in ("path", "port", "host", "scheme") if http.get(k) is not None}
             out["httpGet"] = get
@@ -897,12 +897,6 @@ class _Pod:
 
 
 # --- small conversions --------------------------------------------------------------------------------
-
-
-def _get(value: Any, *names: str) -> Any:
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value
 
 
 def _ref(ref: Mapping[str, Any]) -> dict[str, Any]:
