@@ -18,6 +18,7 @@ import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -59,8 +60,40 @@ MESSAGES: dict[int, str] = {
 }
 
 
+class Reason(Enum):
+    """Why a request was refused, as callers branch on it (never on a status number or a message)."""
+
+    INVALID = "invalid"  # 400
+    UNAUTHENTICATED = "unauthenticated"  # 401
+    FORBIDDEN = "forbidden"  # 403
+    NOT_FOUND = "not found"  # 404
+    NOT_ALLOWED = "method not allowed"  # 405
+    CONFLICT = "conflict"  # 409
+    STALE = "stale"  # 412
+    TOO_LARGE = "too large"  # 413
+    UNSUPPORTED = "unsupported media type"  # 415
+    FAILED = "failed"  # 500 and any other status
+    UNAVAILABLE = "unavailable"  # 503
+
+
+#: The reason of each status an :class:`ApiError` is answered with: the one place they are paired.
+REASONS: dict[int, Reason] = {
+    400: Reason.INVALID,
+    401: Reason.UNAUTHENTICATED,
+    403: Reason.FORBIDDEN,
+    404: Reason.NOT_FOUND,
+    405: Reason.NOT_ALLOWED,
+    409: Reason.CONFLICT,
+    412: Reason.STALE,
+    413: Reason.TOO_LARGE,
+    415: Reason.UNSUPPORTED,
+    503: Reason.UNAVAILABLE,
+}
+
+
 class ApiError(Exception):
-    """An answer other than success, with its status, message, details and any extra body fields."""
+    """An answer other than success, with its status, message, details and any extra body fields; callers
+    branch on its :attr:`reason`."""
 
     def __init__(
         self,
@@ -76,6 +109,11 @@ class ApiError(Exception):
         self.extra = dict(extra or {})
         self.headers = dict(headers or {})
         super().__init__(self.message)
+
+    @property
+    def reason(self) -> Reason:
+        """Why the request was refused (:data:`REASONS`)."""
+        return REASONS.get(self.status, Reason.FAILED)
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.status, "message": self.message}

@@ -41,7 +41,7 @@ from template_engine.service.bodies import pruned, schema_problems, valid
 from template_engine.service.composer import compose_submission, template_of
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
-from template_engine.service.errors import ApiError, details
+from template_engine.service.errors import ApiError, Reason, details
 from template_engine.service.schemas import OrgUnitId, WorkloadMasterSpec
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of
@@ -174,7 +174,7 @@ def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]
     try:
         return ctx.project_placement(project_id, "projectId", lock="share"), []
     except ApiError as exc:
-        if exc.status != 400:
+        if exc.reason is not Reason.INVALID:
             raise
         return None, list(exc.problems)
 
