@@ -15,6 +15,7 @@ from template_engine.errors import CompositionWarning, Location, Replica, Warnin
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader.values import spec_value_problems
 from template_engine.merge.plan import PlanNode, item_key
+from template_engine.models.data_sources import DATA_SOURCES
 from template_engine.paths import Path, format_path, value_at
 from template_engine.quantity import parse_quantity
 from template_engine.walk import items
@@ -101,15 +102,7 @@ REQUIRED_ITEM_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("relatedUrls",): ("url", "type"),
     ("tolerations",): ("operator", "effect"),
     ("compute", "extendedResources"): ("quantity",),
-    ("storage", "pvc"): ("path",),
-    ("storage", "nfs"): ("server", "path", "mountPath"),
-    ("storage", "s3"): ("bucket", "path"),
-    ("storage", "git"): ("repository", "path"),
-    ("storage", "hostPath"): ("path", "mountPath"),
-    ("storage", "configMapVolume"): ("configMap", "mountPath"),
-    ("storage", "secretVolume"): ("secret", "mountPath"),
-    ("storage", "emptyDirVolume"): ("path",),
-    ("storage", "dataVolume"): ("id", "mountPath"),
+    **{("storage", kind.storage): kind.required for kind in DATA_SOURCES},
 }
 
 _MPI_ONLY = ("slotsPerWorker", "sshAuthMountPath", "mpiLauncherCreationPolicy")

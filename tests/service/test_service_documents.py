@@ -39,3 +39,16 @@ def test_clearing_and_resetting_refuse_a_bad_path_alike_in_the_request_s_order()
     reset = _refusal(lambda: reset_targets(texts))
     assert cleared[:2] == reset
     assert [index for index, _ in cleared] == [0, 1, 2]
+
+
+def test_the_asset_kinds_of_data_sources_are_the_table_s() -> None:
+    from template_engine.models.data_sources import DATA_SOURCES
+    from template_engine.service.asset_shapes import BY_STORAGE, LIST_SPEC_KEYS
+
+    served = {kind.storage: kind.runai for kind in DATA_SOURCES if kind.runai is not None}
+    assert {storage: (k.kind, k.path) for storage, k in BY_STORAGE.items()} == {
+        storage: (source.kind, source.path) for storage, source in served.items()
+    }
+    assert {source.kind: source.list_key for source in served.values()} == LIST_SPEC_KEYS
+    assert LIST_SPEC_KEYS["secret-volume"] == "secret"
+    assert BY_STORAGE["hostPath"].path == "datasource/host-path"
