@@ -7,18 +7,18 @@ replica in the order of the checks below).  Nothing here raises.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader.values import spec_value_problems
-from template_engine.merge.plan import PlanNode, item_key
+from template_engine.merge.plan import PlanNode
 from template_engine.models.data_sources import DATA_SOURCES
 from template_engine.paths import Path, format_path, value_at
 from template_engine.quantity import parse_quantity
-from template_engine.walk import items
+from template_engine.walk import items_at, keyed_path
 
 
 def issue_line(replica: str, field: str, message: str) -> str:
@@ -109,22 +109,6 @@ _MPI_ONLY = ("slotsPerWorker", "sshAuthMountPath", "mpiLauncherCreationPolicy")
 _PYTORCH_ONLY = ("minReplicas", "maxReplicas")
 
 
-def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> Iterator[tuple[Path, Any]]:
-    """``(path, item)`` of each mapping item of the list at ``names``."""
-    value: Any = spec
-    node = plan
-    for name in names:
-        if not isinstance(value, Mapping):
-            return
-        value = value.get(name)
-        node = node.child(name)
-    if not isinstance(value, list):
-        return
-    for segment, item in items(value, node):
-        if isinstance(item, Mapping):
-            yield (*names, segment), item
-
-
 def _spec_issues(
     spec: Mapping[str, Any], replica: Replica, plan: PlanNode, kind: WorkloadKind
 ) -> list[RunnableIssue]:
@@ -142,7 +126,7 @@ def _spec_issues(
             missing(field, f"mandatory {format_path(field)} is not provided")
 
     for names, required in REQUIRED_ITEM_FIELDS.items():
-        for path, item in _items(spec, names, plan):
+        for path, item in items_at(spec, names, plan):
             for attr in required:
                 if item.get(attr) in (None, ""):
                     missing((*path, attr), f"mandatory {attr} of {format_path(path)} is not provided")
@@ -156,7 +140,7 @@ def _spec_issues(
             if names == ("storage", "pvc") and not item.get("claimName") and not item.get("claimInfo"):
                 add((*path, "claimName"), f"{format_path(path)} needs claimName or claimInfo")
 
-    for path, item in _items(spec, ("environmentVariables",), plan):
+    for path, item in items_at(spec, ("environmentVariables",), plan):
         given = [source for source in VALUE_SOURCES if item.get(source) is not None]
         if len(given) > 1:
             sources = ", ".join(given)
@@ -177,7 +161,7 @@ def _spec_issues(
     for problem in spec_value_problems(spec, ()):
         # said above: a quantity in its own words, an empty mandatory value as not provided
         if problem.path not in _QUANTITY_CHECKED and problem.path not in mandatory:
-            path = _keyed(spec, problem.path, plan)
+            path = keyed_path(spec, problem.path, plan)
             add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
     return issues
 
@@ -217,24 +201,6 @@ def _autoscaling_issues(autoscaling: Any, replica: Replica) -> list[RunnableIssu
             )
         )
     return out
-
-
-def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` (list items by position) with each keyed list item named by its key, as issues name them."""
-    out: list[Any] = []
-    value, node = spec, plan
-    for segment in path:
-        if isinstance(segment, int) and isinstance(value, list):
-            item = value[segment]
-            key = node.key
-            match = item_key(item, key) if key is not None and isinstance(item, Mapping) else None
-            out.append(segment if match is None else match)
-            value = item
-        else:
-            out.append(segment)
-            value = value.get(segment) if isinstance(value, Mapping) else None
-            node = node.child(str(segment))
-    return tuple(out)
 
 
 #: The quantities :func:`_compute_issues` checks itself.

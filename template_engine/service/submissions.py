@@ -34,7 +34,7 @@ from template_engine.kinds import WorkloadKind
 from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
 from template_engine.loader.values import document_value_problems
-from template_engine.merge.plan import PlanNode, item_key
+from template_engine.merge.plan import PlanNode
 from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, schema_problems, valid
@@ -45,6 +45,7 @@ from template_engine.service.errors import ApiError, Reason, details
 from template_engine.service.schemas import OrgUnitId, WorkloadMasterSpec
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of
+from template_engine.walk import keyed_path
 
 _SUFFIX = string.ascii_lowercase + string.digits
 NOT_RUNNABLE = (
@@ -91,23 +92,6 @@ def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
     return ApiError(400, message, extra=extra)
 
 
-def _as_keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` in ``spec`` with the items of keyed lists named by their key, as runnable issues name them."""
-    out: list[Any] = []
-    node = plan
-    for part in path:
-        if isinstance(part, int) and isinstance(spec, list) and 0 <= part < len(spec):
-            item = spec[part]
-            key = item_key(item, node.key) if isinstance(item, dict) and node.key is not None else None
-            out.append(key if key is not None else part)
-            spec = item
-        else:
-            out.append(part)
-            spec = spec.get(part) if isinstance(spec, dict) and isinstance(part, str) else None
-            node = node.child(part) if isinstance(part, str) else node
-    return tuple(out)
-
-
 def _runnable_issues(
     composition: Composition, raw: dict[str, Any], set_aside: list[Path], plan: PlanNode
 ) -> list[dict[str, Any]]:
@@ -118,7 +102,7 @@ def _runnable_issues(
         for p in set_aside
         if len(p) > 1 and p[0] in _SPECS
         for prefix in ("" if p[0] == "spec" else "masterSpec.",)
-        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:], plan))
+        for form in (p[1:], keyed_path(raw.get(p[0]), p[1:], plan))
     ]
     out = []
     for issue in composition.runnable.issues:
