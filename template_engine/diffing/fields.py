@@ -188,8 +188,9 @@ def _walk(old: Any, new: Any, path: Path, node: PlanNode) -> Iterator[tuple[Kind
 def _issue_text(issue: Any) -> str:
     if not isinstance(issue, Mapping):
         return str(issue)
-    replica, field = (str(issue.get(key) or "") for key in ("replica", "field"))
-    return issue_line(replica, field, str(issue.get("message")))
+    # A recorded issue (its JSON: a snapshot, a kept answer) does not say whether its sentence names its
+    # field (``RunnableIssue.names_field``), and every sentence names what it is about: the replica, then it.
+    return issue_line(str(issue.get("replica") or ""), "", str(issue.get("message")))
 
 
 def _runnable(old: Any, new: Any) -> Iterator[FieldChange]:
