@@ -13,8 +13,7 @@ from typing import Any
 
 from template_engine.errors import Location
 from template_engine.kinds import WorkloadKind
-from template_engine.loader.rules import asset_refs
-from template_engine.models.documents import WorkloadSupportedTypes
+from template_engine.models.documents import WorkloadSupportedTypes, asset_refs
 from template_engine.org import Org, Template
 from template_engine.runnable import RunnableIssue
 

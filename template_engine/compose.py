@@ -164,7 +164,10 @@ def compose(
         if not kind.is_distributed:
             master_spec = None
         compliance = tuple(
-            RunnableIssue(i.replica, i.path, i.message, i.rule, i.source) for i in outcome.issues
+            # policy/check.py words every compliance issue from its field (``compute.gpuDevicesRequest is 8,
+            # above ...``): the sentence names it.
+            RunnableIssue(i.replica, i.path, i.message, i.rule, i.source, names_field=True)
+            for i in outcome.issues
         )
     warnings = _warnings(template, variables, same, worker, master, rendered.names)
     runnable = check(spec, master_spec, not same.value, plan, warnings, kind)

@@ -81,6 +81,15 @@ class Problem:
             lines.append(f"    expected: {self.expected}")
         return "\n".join(lines)
 
+    def with_expected(self) -> str:
+        """``message (expected ...)``: the message, and what was expected when that is known."""
+        return f"{self.message} (expected {self.expected})" if self.expected else self.message
+
+    def field_line(self, path: Path | None = None) -> str:
+        """``field: message (expected ...)``, the field named by ``path`` (by default the problem's own)."""
+        field = format_path(self.path if path is None else path)
+        return f"{field}: {self.with_expected()}" if field else self.with_expected()
+
     def one_line(self) -> str:
         """``file:line, layer: field: message`` (the parts that are known), for lists of problems."""
         where = self.location.with_layer() if self.location is not None else ""

@@ -14,6 +14,7 @@ from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.paths import Match, Path, format_path, is_prefix
 from template_engine.policy.document import FieldRules, origin_text
 from template_engine.policy.vocabulary import Replica
+from template_engine.policy.wording import rule_phrases
 from template_engine.walk import steps
 
 Action = Literal["set", "added", "excluded", "derived", "unset"]
@@ -187,16 +188,9 @@ def _entries(
 
 
 def rule_text(rules: FieldRules) -> list[str]:
-    """Each rule of a rule object as ``name value (source)``."""
+    """Each rule of a rule object as ``phrase (source)`` (:func:`~.policy.wording.rule_phrases`)."""
     where = f"{rules.policy}, {rules.location.place()}"
-    if rules.instances:
-        parts = [f"locked {list(rules.locked)}"] if rules.locked else []
-        parts += [f"canAdd {str(rules.can_add).lower()}"] if rules.can_add is not None else []
-    else:
-        parts = [f"{k} {_show(v)}" for k, v in rules.written.items() if v is not None]
-        if rules.locks_value and "canEdit" not in rules.written:
-            parts.append("canEdit false (the default for this field)")
-    return [f"{part} ({where})" for part in parts]
+    return [f"{phrase} ({where})" for phrase in rule_phrases(rules)]
 
 
 def _governing(composition: Composition, replica: Replica, path: Path) -> tuple[str, ...]:

@@ -55,6 +55,10 @@ class ExpressionRefused(SecurityError):
     """An expression uses something outside the language, or would cost more than its bounds allow."""
 
 
+class ArgumentsRefused(TypeError):
+    """A filter, test or method called with arguments its parameters do not take (``| int(1, 2, 3)``)."""
+
+
 class Budget:
     """Work units left to spend; shared by every value of one composition (or one request)."""
 
@@ -396,6 +400,18 @@ class Operation:
     bound: Bound
     run: Callable[..., Any]
     accepts_missing: bool = False
+    #: A callable with the operation's parameters, where ``run``'s own do not say them (a string method's).
+    takes: Callable[..., Any] | None = None
+
+    def accepts(self, value: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> bool:
+        """Whether the operation's parameters take these arguments (asked once a call has failed)."""
+        import inspect
+
+        try:
+            inspect.signature(self.takes or self.run).bind(value, *args, **kwargs)
+        except TypeError:
+            return False
+        return True
 
 
 def _scaled(factor: int) -> Bound:
@@ -508,8 +524,9 @@ def _length(value: Any) -> int:
 
 
 FILTERS: dict[str, Operation] = {
-    "default": Operation(lambda v, d="", b=False: max(size_of(v) if not isinstance(v, Missing) else 0,
-                                                      size_of(d)), _default, accepts_missing=True),
+    "default": Operation(lambda v, default="", boolean=False: max(size_of(v) if not isinstance(v, Missing)
+                                                                  else 0, size_of(default)), _default,
+                         accepts_missing=True),
     "lower": Operation(_cased, lambda v: _string(v, "lower").lower()),
     "upper": Operation(_cased, lambda v: _string(v, "upper").upper()),
     "title": Operation(_cased, lambda v: _string(v, "title").title()),
@@ -519,10 +536,10 @@ FILTERS: dict[str, Operation] = {
     "length": Operation(_one, _length),
     "count": Operation(_one, _length),
     "string": Operation(lambda v: _str_bound(v), _text),
-    "int": Operation(lambda v, d=0, b=10: MAX_NUMBER_TEXT, _to_int),
-    "float": Operation(lambda v, d=0.0: MAX_NUMBER_TEXT, _to_float),
+    "int": Operation(lambda v, default=0, base=10: MAX_NUMBER_TEXT, _to_int),
+    "float": Operation(lambda v, default=0.0: MAX_NUMBER_TEXT, _to_float),
     "abs": Operation(_scaled(1), lambda v: abs(_number(v, "abs"))),
-    "round": Operation(lambda v, p=0, m="common": MAX_NUMBER_TEXT, _round),
+    "round": Operation(lambda v, precision=0, method="common": MAX_NUMBER_TEXT, _round),
     "first": Operation(_scaled(1), _first),
     "last": Operation(_scaled(1), _last),
     "join": Operation(_join_bound, _join),
@@ -568,8 +585,15 @@ for _alias, _name in (("equalto", "eq"), ("==", "eq"), ("!=", "ne"), ("<", "lt")
     TESTS[_alias] = TESTS[_name]
 
 
+def _sub_range(self: str, sub: Any, start: Any = None, end: Any = None, /) -> None:
+    """The parameters of ``str.startswith``, ``endswith``, ``count``, ``find`` and ``rfind`` (their builtins
+    carry no signature)."""
+
+
 def _method(name: str, bound: Bound) -> Operation:
-    return Operation(bound, lambda s, *args: getattr(_string(s, name), name)(*(_text(a) for a in args)))
+    takes = _sub_range if name in ("startswith", "endswith", "count", "find", "rfind") else getattr(str, name)
+    run = lambda s, *args: getattr(_string(s, name), name)(*(_text(a) for a in args))  # noqa: E731
+    return Operation(bound, run, takes=takes)
 
 
 def _split_method(name: str) -> Operation:
@@ -707,8 +731,13 @@ class _Evaluator:
             if isinstance(arg, Missing):
                 arg.fail()
         self.budget.spend(size_of(value) + sum(size_of(a) for a in (*args, *kwargs.values())))
-        self.produce(operation.bound(value, *args, **kwargs))
-        return operation.run(value, *args, **kwargs)
+        try:
+            self.produce(operation.bound(value, *args, **kwargs))
+            return operation.run(value, *args, **kwargs)
+        except TypeError as exc:
+            if not isinstance(exc, ArgumentsRefused) and not operation.accepts(value, args, kwargs):
+                raise ArgumentsRefused(str(exc)) from exc
+            raise
 
     def arguments(self, node: nodes.Filter | nodes.Test | nodes.Call) -> tuple[list[Any], dict[str, Any]]:
         return [self.eval(a) for a in node.args], {

@@ -7,7 +7,8 @@ a keyed list item (``environmentVariables[name=HOME]``).  Paths are rendered as 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, TypeAlias
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TypeAlias
 
 
 class Match(NamedTuple):
@@ -68,3 +69,11 @@ def parse_path(text: str) -> Path:
 
 def is_prefix(prefix: Path, path: Path) -> bool:
     return len(prefix) <= len(path) and path[: len(prefix)] == prefix
+
+
+def value_at(value: Any, *names: str) -> Any:
+    """``value[names[0]][names[1]]...`` through nested mappings, or ``None`` where a step is not a mapping
+    or lacks the name (the one such lookup: the cluster checks, the pod mapping and the runnable rules)."""
+    for name in names:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value

@@ -21,6 +21,7 @@ from typing import Any
 from template_engine.diffing.pairs import Pair, dependencies, documents
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.org import Org
+from template_engine.render import is_expression
 
 __all__ = [
     "COMPOSITION_PRICE",
@@ -39,10 +40,6 @@ TEXT_UNIT_SHIFT = 7
 COMPOSITION_PRICE = 1_000
 
 
-def _is_expression(text: str) -> bool:
-    return "{" in text and ("{{" in text or "{%" in text)  # memchr first: render.is_expression
-
-
 def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
     """The units of one document's data: a unit per JSON value (objects, arrays and scalars; keys are not
     counted, as ``MAX_VALUES`` does not count them) and one per 128 characters of a text (its bytes, issue
@@ -54,7 +51,7 @@ def data_price(data: Any, expression: int = EXPRESSION_PRICE) -> int:
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            total += expression if _is_expression(value) else 1 + (len(value) >> TEXT_UNIT_SHIFT)
+            total += expression if is_expression(value) else 1 + (len(value) >> TEXT_UNIT_SHIFT)
         elif isinstance(value, Mapping):
             total += 1
             stack.extend(value.values())

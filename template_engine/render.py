@@ -143,7 +143,7 @@ def _operation_problem(exc: Exception) -> tuple[str, str]:
             f"the expression computes a number too large to represent ({detail})",
             "numbers within the range of a float (about 1.8e308)",
         )
-    if isinstance(exc, TypeError) and "argument" in detail:
+    if isinstance(exc, _expressions().ArgumentsRefused):
         return (
             f"the expression calls a filter or method with arguments it does not take ({detail})",
             "the arguments the filter or method takes (docs/decisions.md, 'Expressions')",

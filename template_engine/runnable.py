@@ -7,24 +7,26 @@ replica in the order of the checks below).  Nothing here raises.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from template_engine.errors import CompositionWarning, Location, Replica, WarningKind
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.loader.values import spec_value_problems
-from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Path, format_path
+from template_engine.merge.plan import PlanNode
+from template_engine.models.data_sources import DATA_SOURCES
+from template_engine.paths import Path, format_path, value_at
 from template_engine.quantity import parse_quantity
-from template_engine.walk import items
+from template_engine.walk import items_at, keyed_path
 
 
 def issue_line(replica: str, field: str, message: str) -> str:
-    """``replica field: message``, the one line an issue is shown as (``diff``, ``impact``, ``manifests``,
-    the UI's scope page); the field is left out when the sentence starts with it already, as ``check``'s
-    table does: ``worker: numWorkers is 6, ...``, not ``worker numWorkers: numWorkers is 6, ...``."""
-    where = replica if not field or message.startswith(field) else f"{replica} {field}"
+    """``replica field: message``, the one line an issue is shown as (``check``, ``impact``, ``manifests``,
+    the UI's scope page), the parts that are given: a caller leaves ``field`` out when the sentence names it
+    already (:attr:`RunnableIssue.names_field`), ``worker: numWorkers is 6, ...``, not ``worker numWorkers:
+    numWorkers is 6, ...``.  Nothing here reads the message."""
+    where = f"{replica} {field}" if replica and field else replica or field
     return f"{where}: {message}" if where else message
 
 
@@ -43,6 +45,9 @@ class RunnableIssue:
     #: A mandatory field that is not provided (Run:ai answers those with the rule ``required``): callers
     #: branch on this, never on the message.
     mandatory: bool = dataclasses.field(default=False, compare=False)
+    #: The sentence begins with the field itself (``numWorkers is 6, above ...``), so a line of the issue
+    #: does not name the field twice.  Set where the issue is worded; nobody reads the message to find out.
+    names_field: bool = dataclasses.field(default=False, compare=False)
     #: For an object the cluster would refuse (docs/cluster.md, "Validity"): the place in the object
     #: (``PyTorchJob.spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].name``) and the check
     #: (``kubernetes.dns1123Label``); ``field`` is then the spec field that set the value, where one did.
@@ -51,7 +56,7 @@ class RunnableIssue:
 
     def one_line(self) -> str:
         """:func:`issue_line` of this issue."""
-        return issue_line(self.replica, format_path(self.field), self.message)
+        return issue_line(self.replica, "" if self.names_field else format_path(self.field), self.message)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -101,35 +106,11 @@ REQUIRED_ITEM_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("relatedUrls",): ("url", "type"),
     ("tolerations",): ("operator", "effect"),
     ("compute", "extendedResources"): ("quantity",),
-    ("storage", "pvc"): ("path",),
-    ("storage", "nfs"): ("server", "path", "mountPath"),
-    ("storage", "s3"): ("bucket", "path"),
-    ("storage", "git"): ("repository", "path"),
-    ("storage", "hostPath"): ("path", "mountPath"),
-    ("storage", "configMapVolume"): ("configMap", "mountPath"),
-    ("storage", "secretVolume"): ("secret", "mountPath"),
-    ("storage", "emptyDirVolume"): ("path",),
-    ("storage", "dataVolume"): ("id", "mountPath"),
+    **{("storage", kind.storage): kind.required for kind in DATA_SOURCES},
 }
 
 _MPI_ONLY = ("slotsPerWorker", "sshAuthMountPath", "mpiLauncherCreationPolicy")
 _PYTORCH_ONLY = ("minReplicas", "maxReplicas")
-
-
-def _items(spec: Mapping[str, Any], names: tuple[str, ...], plan: PlanNode) -> Iterator[tuple[Path, Any]]:
-    """``(path, item)`` of each mapping item of the list at ``names``."""
-    value: Any = spec
-    node = plan
-    for name in names:
-        if not isinstance(value, Mapping):
-            return
-        value = value.get(name)
-        node = node.child(name)
-    if not isinstance(value, list):
-        return
-    for segment, item in items(value, node):
-        if isinstance(item, Mapping):
-            yield (*names, segment), item
 
 
 def _spec_issues(
@@ -140,18 +121,20 @@ def _spec_issues(
     def add(path: Path, message: str) -> None:
         issues.append(RunnableIssue(replica, path, message))
 
+    def about(path: Path, rest: str) -> None:
+        """An issue whose sentence begins with its field: the field's path, then ``rest``."""
+        issues.append(RunnableIssue(replica, path, format_path(path) + rest, names_field=True))
+
     def missing(path: Path, message: str) -> None:
         issues.append(RunnableIssue(replica, path, message, mandatory=True))
 
     for field in kind.mandatory.get(replica, ()):
-        value: Any = spec
-        for name in field:
-            value = value.get(name) if isinstance(value, Mapping) else None
+        value = value_at(spec, *field)
         if value is None or value == "":
             missing(field, f"mandatory {format_path(field)} is not provided")
 
     for names, required in REQUIRED_ITEM_FIELDS.items():
-        for path, item in _items(spec, names, plan):
+        for path, item in items_at(spec, names, plan):
             for attr in required:
                 if item.get(attr) in (None, ""):
                     missing((*path, attr), f"mandatory {attr} of {format_path(path)} is not provided")
@@ -161,15 +144,15 @@ def _spec_issues(
                 if item.get("seconds") is not None and item.get("effect") != "NoExecute":
                     add((*path, "seconds"), f"{format_path(path)} sets seconds without effect NoExecute")
             if names == ("exposedUrls",) and item.get("authorizedUsers") and item.get("authorizedGroups"):
-                add(path, f"{format_path(path)} sets both authorizedUsers and authorizedGroups")
+                about(path, " sets both authorizedUsers and authorizedGroups")
             if names == ("storage", "pvc") and not item.get("claimName") and not item.get("claimInfo"):
                 add((*path, "claimName"), f"{format_path(path)} needs claimName or claimInfo")
 
-    for path, item in _items(spec, ("environmentVariables",), plan):
+    for path, item in items_at(spec, ("environmentVariables",), plan):
         given = [source for source in VALUE_SOURCES if item.get(source) is not None]
         if len(given) > 1:
             sources = ", ".join(given)
-            add(path, f"{format_path(path)} has more than one value source ({sources}); give exactly one")
+            about(path, f" has more than one value source ({sources}); give exactly one")
 
     compute = spec.get("compute")
     if isinstance(compute, Mapping):
@@ -177,7 +160,7 @@ def _spec_issues(
 
     low, high = spec.get("minReplicas"), spec.get("maxReplicas")
     if isinstance(low, int) and isinstance(high, int) and low > high:
-        add(("minReplicas",), f"minReplicas {low} is above maxReplicas {high}")
+        about(("minReplicas",), f" {low} is above maxReplicas {high}")
     issues.extend(_autoscaling_issues(spec.get("autoscaling"), replica))
 
     # Run:ai's value rules once more, on the rendered values: a file or a body is held to them as written,
@@ -186,8 +169,8 @@ def _spec_issues(
     for problem in spec_value_problems(spec, ()):
         # said above: a quantity in its own words, an empty mandatory value as not provided
         if problem.path not in _QUANTITY_CHECKED and problem.path not in mandatory:
-            path = _keyed(spec, problem.path, plan)
-            add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
+            path = keyed_path(spec, problem.path, plan)
+            about(path, f": {problem.message}; expected {problem.expected}")
     return issues
 
 
@@ -197,53 +180,22 @@ def _autoscaling_issues(autoscaling: Any, replica: Replica) -> list[RunnableIssu
     if not isinstance(autoscaling, Mapping):
         return []
     out: list[RunnableIssue] = []
+
+    def about(name: str, rest: str, mandatory: bool = False) -> RunnableIssue:
+        """An issue whose sentence begins with its field, ``autoscaling.NAME``."""
+        field = ("autoscaling", name)
+        return RunnableIssue(replica, field, format_path(field) + rest, mandatory=mandatory, names_field=True)
+
     low, high = autoscaling.get("minReplicas"), autoscaling.get("maxReplicas")
     if isinstance(low, int) and isinstance(high, int):
         if low > high:
-            out.append(
-                RunnableIssue(
-                    replica,
-                    ("autoscaling", "minReplicas"),
-                    f"autoscaling.minReplicas {low} is above autoscaling.maxReplicas {high}",
-                )
-            )
+            out.append(about("minReplicas", f" {low} is above autoscaling.maxReplicas {high}"))
         elif low < high and (low, high) != (0, 1) and autoscaling.get("metric") is None:
-            out.append(
-                RunnableIssue(
-                    replica,
-                    ("autoscaling", "metric"),
-                    f"autoscaling.metric is mandatory when minReplicas {low} is below maxReplicas {high}",
-                    mandatory=True,
-                )
-            )
+            rest = f" is mandatory when minReplicas {low} is below maxReplicas {high}"
+            out.append(about("metric", rest, mandatory=True))
     if autoscaling.get("metric") is not None and autoscaling.get("metricThreshold") is None:
-        out.append(
-            RunnableIssue(
-                replica,
-                ("autoscaling", "metricThreshold"),
-                "autoscaling.metricThreshold is mandatory with autoscaling.metric",
-                mandatory=True,
-            )
-        )
+        out.append(about("metricThreshold", " is mandatory with autoscaling.metric", mandatory=True))
     return out
-
-
-def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` (list items by position) with each keyed list item named by its key, as issues name them."""
-    out: list[Any] = []
-    value, node = spec, plan
-    for segment in path:
-        if isinstance(segment, int) and isinstance(value, list):
-            item = value[segment]
-            key = node.key
-            match = item_key(item, key) if key is not None and isinstance(item, Mapping) else None
-            out.append(segment if match is None else match)
-            value = item
-        else:
-            out.append(segment)
-            value = value.get(segment) if isinstance(value, Mapping) else None
-            node = node.child(str(segment))
-    return tuple(out)
 
 
 #: The quantities :func:`_compute_issues` checks itself.
@@ -258,10 +210,15 @@ def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[Runnab
     def add(name: str, message: str) -> None:
         issues.append(RunnableIssue(replica, ("compute", name), message))
 
+    def about(name: str, rest: str) -> None:
+        """An issue whose sentence begins with its field, ``compute.NAME``."""
+        field = ("compute", name)
+        issues.append(RunnableIssue(replica, field, format_path(field) + rest, names_field=True))
+
     for name in ("cpuMemoryRequest", "cpuMemoryLimit", "gpuMemoryRequest", "gpuMemoryLimit"):
         value = compute.get(name)
         if value is not None and parse_quantity(value) is None:
-            add(name, f"compute.{name} {value!r} is not a valid quantity (such as 512Mi, 20M or 1Gi)")
+            about(name, f" {value!r} is not a valid quantity (such as 512Mi, 20M or 1Gi)")
     for request, limit in (
         ("cpuCoreRequest", "cpuCoreLimit"),
         ("cpuMemoryRequest", "cpuMemoryLimit"),
@@ -270,7 +227,7 @@ def _compute_issues(compute: Mapping[str, Any], replica: Replica) -> list[Runnab
     ):
         want, cap = parse_quantity(compute.get(request)), parse_quantity(compute.get(limit))
         if want is not None and cap is not None and want > cap:
-            add(request, f"compute.{request} {compute[request]} is above compute.{limit} {compute[limit]}")
+            about(request, f" {compute[request]} is above compute.{limit} {compute[limit]}")
     kind = compute.get("gpuRequestType")
     if kind == "portion" and compute.get("gpuPortionRequest") is None:
         add("gpuPortionRequest", "gpuRequestType portion needs compute.gpuPortionRequest")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Match, Path
+from template_engine.paths import Match, Path, Segment, value_at
 
 __all__ = ["Step", "Steps", "items", "rebuild", "steps"]
 
@@ -37,6 +37,41 @@ def items(values: Sequence[Any], node: PlanNode) -> Iterator[tuple[Match | int, 
     for index, item in enumerate(values):
         match = item_key(item, key) if type(item) is dict or isinstance(item, Mapping) else None
         yield (index if match is None else match), item
+
+
+def items_at(spec: Any, names: tuple[str, ...], plan: PlanNode) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """``(path, item)`` for each mapping item of the list at ``names`` of ``spec`` (``plan`` is the plan of
+    ``spec``): a keyed list's items named by their key, as :func:`items` names them.  The one such reader:
+    the runnable rules and the pod mapping read lists this way."""
+    node = plan
+    for name in names:
+        node = node.child(name)
+    value = value_at(spec, *names)
+    if not isinstance(value, list):
+        return
+    for segment, item in items(value, node):
+        if type(item) is dict or isinstance(item, Mapping):  # the exact type first: cheaper
+            yield (*names, segment), item
+
+
+def keyed_path(spec: Any, path: Path, plan: PlanNode) -> Path:
+    """``path`` (a path inside ``spec``, list items by position) as the merge names it: an item of a keyed
+    list by its identity, any other (or one ``spec`` does not have) by its position, :func:`items`' rule.
+    The one such naming: runnable issues, a submission's refused fields and the language server use it."""
+    out: list[Segment] = []
+    value, node = spec, plan
+    for segment in path:
+        if isinstance(segment, int):
+            item = value[segment] if isinstance(value, list) and 0 <= segment < len(value) else None
+            key = node.key
+            match = item_key(item, key) if key is not None and isinstance(item, Mapping) else None
+            out.append(segment if match is None else match)
+            value = item
+        else:
+            out.append(segment)
+            value = value.get(segment) if isinstance(value, Mapping) and isinstance(segment, str) else None
+            node = node.child(str(segment))
+    return tuple(out)
 
 
 # -- readers ------------------------------------------------------------------------------------------------

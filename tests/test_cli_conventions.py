@@ -285,7 +285,7 @@ def test_auto_colours_a_real_terminal_unless_no_color_is_set() -> None:
         ),
         ("{{ 1 < 'a' }}", "of a type it does not take", "operands of the types the operation takes"),
         ("{{ 10 ** 400 * 1.0 }}", "a number too large to represent", "numbers within the range of a float"),
-        ("{{ 'x' | int(base=99) }}", "calls a filter or method with arguments", "the arguments the filter"),
+        ("{{ 'x' | int(1, 2, 3) }}", "calls a filter or method with arguments", "the arguments the filter"),
         ("{{ project.name[99] }}", "is undefined", "an index or key that the value has"),
     ],
 )

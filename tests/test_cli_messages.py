@@ -36,3 +36,15 @@ def test_explain_of_a_field_with_nothing_to_suggest_says_only_that(field: str) -
     assert result.exit_code == 1
     assert f"{field} is neither set nor excluded by any layer\n" in result.output
     assert "did you mean" not in result.output
+
+
+def test_a_problem_line_names_its_place_field_and_message_whatever_the_message_says() -> None:
+    # The line is made from the problem's parts, never by reading its message (issue 33).
+    from template_engine.cli.compose_commands import _describe
+    from template_engine.errors import Location, Problem
+
+    at = Location("projects/vision/templates/job.yaml", 4, 3, "template job")
+    assert _describe(Problem("spec.x is odd", ("spec", "x"), at)) == (
+        "projects/vision/templates/job.yaml:4: spec.x: spec.x is odd"
+    )
+    assert _describe(Problem("not a number", ("spec", "x"))) == "spec.x: not a number"

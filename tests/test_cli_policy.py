@@ -342,7 +342,7 @@ def test_explain_names_the_default_from_origin(runs: Runs, example_root: Path) -
     assert "defaultFrom rule of the department research policy" in worker
     assert "terminationGracePeriodSeconds x 60" in worker
     assert f"departments/research/policy.yaml:{line}" in worker
-    assert "[governed by defaultFrom" in worker
+    assert "[governed by default 60 x terminationGracePeriodSeconds" in worker
 
 
 def test_explain_json_names_the_default_from_origin(runs: Runs, example_root: Path) -> None:
@@ -354,7 +354,7 @@ def test_explain_json_names_the_default_from_origin(runs: Runs, example_root: Pa
     assert worker["value"] == 3600
     assert (worker["file"], worker["line"]) == ("departments/research/policy.yaml", line)
     assert worker["layer"].startswith("defaultFrom rule of the department research policy")
-    assert [r for r in worker["rules"] if r.startswith("defaultFrom ")]
+    assert [r for r in worker["rules"] if r.startswith("default ")]
     master = next(e for e in entries if e["replica"] == "master")  # same as the worker: derived from it
     assert (master["action"], master["value"], master["file"]) == ("derived", 3600, worker["file"])
 
@@ -363,7 +363,10 @@ def test_explain_names_the_governing_rules(runs: Runs, example_root: Path) -> No
     line = line_of(example_root, "system/policy.yaml", "gpuDevicesRequest:")
     text = ok(runs, "explain-gpus").stdout
     worker = next(row for row in text.splitlines() if row.startswith("worker "))
-    assert f"[governed by max 8 (system policy, system/policy.yaml:{line}); step 1 (system policy, " in worker
+    assert (
+        f"[governed by at most 8 (system policy, system/policy.yaml:{line}); in steps of 1 (system policy, "
+        in worker
+    )
 
 
 def test_explain_names_a_project_rule_that_is_broken(runs: Runs, example_root: Path) -> None:
@@ -371,9 +374,7 @@ def test_explain_names_a_project_rule_that_is_broken(runs: Runs, example_root: P
     entries = loaded(runs, "explain-gpu-request-type-speech")["entries"]
     worker = next(e for e in entries if e["replica"] == "worker")
     assert worker["value"] == "memory"
-    assert worker["rules"] == [
-        f'options [{{"value": "portion"}}] (project speech policy, projects/speech/policy.yaml:{line})'
-    ]
+    assert worker["rules"] == [f"one of portion (project speech policy, projects/speech/policy.yaml:{line})"]
 
 
 def test_explain_outside_research_has_no_default_from_value(runs: Runs) -> None:

@@ -398,19 +398,19 @@ def test_impact_of_an_asset_turning_pairs_unrunnable(repo: Repo) -> None:
     at = lines.index("~ projects/recsys/pytorch-elastic  (system template)")
     assert lines[at + 1 : at + 6] == [
         "    runnable.isRunnable: true -> false",
-        '    runnable.issues: added "worker image: mandatory image is not provided"',
+        '    runnable.issues: added "worker: mandatory image is not provided"',
         # the system policy requires an image, on the worker and the master (each a compliance issue)
         '    runnable.issues: added "worker: image is required by the system policy"',
         '    runnable.issues: added "master: image is required by the system policy"',
-        '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
+        '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; no longer set by '
         "assets/environments/pytorch.yaml:6, environment asset pytorch); the same in combinedMasterSpec",
     ]
     # a training has no master, and the training policy does not require an image: only the kind's mandatory
     at = lines.index("~ projects/vision/hpo-sweep  (project vision training template)")
     assert lines[at + 1 : at + 4] == [
         "    runnable.isRunnable: true -> false",
-        '    runnable.issues: added "worker image: mandatory image is not provided"',
-        '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; had been set by '
+        '    runnable.issues: added "worker: mandatory image is not provided"',
+        '    combinedSpec.image: removed (was "nvcr.io/nvidia/pytorch:24.05-py3"; no longer set by '
         "assets/environments/pytorch.yaml:6, environment asset pytorch)",
     ]
     assert lines[-1] == "7 of 23 pairs differ: 7 changed"

@@ -421,7 +421,7 @@ def test_kinds_shows_what_each_kinds_own_policies_impose_and_rule(kinds_org: Pat
     )
     rules = {side["kind"]: side["rules"] for side in gpu["kinds"]}
     assert rules == {
-        "distributed": ["max 8 (system policy, system/policy.yaml:4)"],
+        "distributed": ["at most 8 (system policy, system/policy.yaml:4)"],
         "training": [],
         "workspace": [],
         "inference": [],

@@ -69,3 +69,24 @@ def test_a_broken_template_file_is_a_template_ref_that_fails_its_composition(wri
         org.find_template("ddp", org.view_of("vision"))
     with pytest.raises(InputError):  # found by name from no view at all
         org.find_template("ddp", View())
+
+
+def test_a_template_s_asset_references_are_read_once_with_the_field_that_names_each() -> None:
+    from template_engine.models.documents import TemplateDocument, asset_refs
+    from template_engine.org import Source, Template
+
+    doc = TemplateDocument.model_validate(
+        {
+            "meta": {"name": "job"},
+            "assets": {"environment": "pytorch", "datasources": [{"name": "a"}, {"name": "b"}]},
+            "master": {"assets": {"compute": "small"}},
+        }
+    )
+    assert asset_refs(doc) == (
+        ("environment", "pytorch", ("assets", "environment")),
+        ("datasource", "a", ("assets", "datasources", 0, "name")),
+        ("datasource", "b", ("assets", "datasources", 1, "name")),
+        ("compute", "small", ("master", "assets", "compute")),
+    )
+    template = Template("job", VISION, Source("t.yaml", {}), doc)
+    assert template.asset_refs() == tuple((kind, name) for kind, name, _ in asset_refs(doc))

@@ -89,3 +89,13 @@ segments = st.one_of(identifiers, st.integers(0, 99), st.builds(Match, identifie
 @given(path=st.lists(segments, min_size=1, max_size=6).map(tuple))
 def test_format_and_parse_round_trip(path: Path) -> None:
     assert parse_path(format_path(path)) == path
+
+
+def test_value_at_reads_nested_mappings_and_is_none_past_anything_else() -> None:
+    from template_engine.paths import value_at
+
+    data = {"spec": {"template": {"spec": {"containers": [1]}}, "n": 3}}
+    assert value_at(data, "spec", "template", "spec", "containers") == [1]
+    assert value_at(data, "spec", "n", "deeper") is None  # a number has no fields
+    assert value_at(data, "missing", "x") is None
+    assert value_at(data) is data

@@ -331,3 +331,30 @@ def test_a_separate_master_render_error_names_the_master(write_tree: WriteTree, 
     (problem,) = caught.value.problems
     assert problem.message.startswith("combinedMasterSpec")
     assert problem.location is not None and problem.location.line == 9
+
+
+ARGUMENTS = "calls a filter or method with arguments it does not take"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("{{ 'x' | int(1, 2, 3) }}", ARGUMENTS),  # too many
+        ("{{ 'abc'.strip('a', 'b') }}", ARGUMENTS),  # a string method, by its builtin's parameters
+        ("{{ 'abc'.startswith() }}", ARGUMENTS),  # a builtin without a signature of its own
+        ("{{ 3 is divisibleby }}", ARGUMENTS),  # a test missing its argument
+        ("{{ 1.5 | round(y=1) }}", ARGUMENTS),  # a keyword the filter does not have
+        ("{{ 'abc'.find('a', 'x') }}", "applies an operation to a value of a type it does not take"),
+        ("{{ 'a' | abs }}", "applies an operation to a value of a type it does not take"),
+    ],
+)
+def test_a_call_is_refused_for_its_arguments_by_the_parameters_not_the_message(text: str, kind: str) -> None:
+    _, problems = render({"workingDir": text})
+    assert [p.path for p in problems] == [("workingDir",)] and kind in problems[0].message
+
+
+def test_a_filter_takes_its_arguments_by_their_names() -> None:
+    assert render_string("{{ 'ff' | int(base=16) }}", {}) == "255"
+    assert render_string("{{ 'x' | float(default=1.5) }}", {}) == "1.5"
+    assert render_string("{{ 2.567 | round(precision=1) }}", {}) == "2.6"
+    assert render_string("{{ unset | default(default='d') }}", {}) == "d"

@@ -379,3 +379,65 @@ def test_an_environment_variable_takes_exactly_one_value_source(
     variable: dict[str, Any], expected: list[str]
 ) -> None:
     assert messages(run(worker(environmentVariables=[variable]))) == expected
+
+
+#: A worker with one of every issue the runnable rules word (issue 33: each says whether it names its field).
+EVERY_ISSUE = worker(
+    image=None,
+    minReplicas=4,
+    maxReplicas=2,
+    tolerations=[{"operator": "Equal", "seconds": 5, "effect": "NoSchedule"}],
+    exposedUrls=[{"container": 80, "authorizedUsers": ["a"], "authorizedGroups": ["b"]}],
+    environmentVariables=[{"name": "A", "value": "1", "secret": {"name": "s", "key": "k"}}],
+    storage={"pvc": [{"name": "data", "path": "/data"}], "nfs": [{"name": "n"}]},
+    compute={
+        "cpuCoreRequest": 4,
+        "cpuCoreLimit": 2,
+        "cpuMemoryRequest": "lots",
+        "gpuRequestType": "memory",
+        "gpuDevicesRequest": 2,
+    },
+)
+
+
+def test_each_issue_says_whether_its_sentence_names_its_field_and_its_line_follows() -> None:
+    issues = run(EVERY_ISSUE).issues
+    assert len(issues) > 10
+    for issue in issues:
+        # the flag is set where the issue is worded; here (a test) the text is read to hold it to its word
+        assert issue.names_field == issue.message.startswith(format_path(issue.field)), issue
+        field = "" if issue.names_field else f" {format_path(issue.field)}"
+        assert issue.one_line() == f"{issue.replica}{field}: {issue.message}"
+    assert {i.names_field for i in issues} == {True, False}
+
+
+def test_a_line_is_made_of_the_parts_it_is_given() -> None:
+    from template_engine.runnable import issue_line
+
+    assert issue_line("worker", "image", "mandatory image is not provided") == (
+        "worker image: mandatory image is not provided"
+    )
+    assert issue_line("worker", "", "numWorkers is 6") == "worker: numWorkers is 6"
+    # what the line says depends on the issue's record, never on its words
+    named = RunnableIssue("worker", ("image",), "image is odd", names_field=True)
+    unnamed = RunnableIssue("worker", ("image",), "image is odd")
+    assert (named.one_line(), unnamed.one_line()) == ("worker: image is odd", "worker image: image is odd")
+
+
+def test_every_issue_of_the_example_org_says_whether_it_names_its_field(example_root: Any) -> None:
+    # Compliance issues (policy/check.py words each from its field), the kinds' mandatory fields, the
+    # cluster's refusals: the flag each carries holds for its sentence.
+    from template_engine import load_org
+    from template_engine.diffing.pairs import compose_pair, pairs
+
+    org = load_org(example_root)
+    issues = [
+        issue
+        for pair in pairs(org)
+        if (composition := compose_pair(org, pair).composition) is not None
+        for issue in composition.runnable.issues
+    ]
+    assert {issue.rule is not None for issue in issues} == {True, False}
+    for issue in issues:
+        if issue.field:  # an issue of no field (an asset the kind may not use) has nothing to name
+            assert issue.names_field == issue.message.startswith(format_path(issue.field)), issue

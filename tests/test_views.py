@@ -172,7 +172,7 @@ def test_default_from_values_name_their_rule(page: PageView) -> None:
     assert limit.origin is not None
     assert limit.origin.layer.startswith("defaultFrom rule of the system policy: compute.cpuCoreLimit")
     assert limit.origin.place == "system/policy.yaml:5"
-    assert any("defaultFrom" in rule for rule in limit.rules)
+    assert any(rule.startswith("default 2 x cpuCoreRequest") for rule in limit.rules)
 
 
 def test_the_master_same_as_the_worker_is_derived(page: PageView) -> None:

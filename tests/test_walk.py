@@ -288,3 +288,42 @@ def test_rebuild_makes_plain_data_of_other_mappings_and_keeps_other_values() -> 
     assert type(out) is dict and type(out["compute"]) is dict
     assert out == {"compute": {"gpu": 1.5}, "other": marker, "flag": True}
     assert out["other"] is marker
+
+
+def test_items_at_names_the_mapping_items_of_a_list_by_their_key() -> None:
+    from template_engine.merge.plan import SPEC_PLAN
+    from template_engine.paths import Match
+    from template_engine.walk import items_at
+
+    spec = {
+        "storage": {"nfs": [{"name": "a"}, "not an item", {"server": "s"}]},
+        "tolerations": [{"key": "k"}],
+    }
+    assert list(items_at(spec, ("storage", "nfs"), SPEC_PLAN)) == [
+        (("storage", "nfs", Match("name", "a")), {"name": "a"}),
+        (("storage", "nfs", 2), {"server": "s"}),  # no key: its position
+    ]
+    assert [path for path, _ in items_at(spec, ("tolerations",), SPEC_PLAN)] == [("tolerations", 0)]
+    assert list(items_at({"storage": 3}, ("storage", "nfs"), SPEC_PLAN)) == []
+
+
+def test_keyed_path_names_a_keyed_item_by_its_identity_and_any_other_by_position() -> None:
+    from template_engine.merge.plan import SPEC_PLAN
+    from template_engine.paths import Match
+    from template_engine.walk import keyed_path
+
+    spec = {
+        "environmentVariables": [{"name": "A", "value": "1"}, {"value": "2"}],
+        "tolerations": [{"key": "k"}],
+    }
+    assert keyed_path(spec, ("environmentVariables", 0, "value"), SPEC_PLAN) == (
+        "environmentVariables",
+        Match("name", "A"),
+        "value",
+    )
+    assert keyed_path(spec, ("environmentVariables", 1), SPEC_PLAN) == ("environmentVariables", 1)  # no key
+    assert keyed_path(spec, ("environmentVariables", 7), SPEC_PLAN) == (
+        "environmentVariables",
+        7,
+    )  # not there
+    assert keyed_path(spec, ("tolerations", 0, "key"), SPEC_PLAN) == ("tolerations", 0, "key")  # not keyed

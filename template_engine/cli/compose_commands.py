@@ -457,10 +457,7 @@ def _describe(note: Note, seen: _Seen | None = None) -> str:
             text += f" [{seen.location.place()}]"
         return text
     where = note.location.place() if note.location is not None else ""
-    path, message = format_path(note.path), note.message
-    if path and message.startswith(path):  # a sentence that names its field already ("x is locked by ...")
-        path = ""
-    return ": ".join(part for part in (where, path, message) if part)
+    return ": ".join(part for part in (where, format_path(note.path), note.message) if part)
 
 
 def _counts(rows: Sequence[_Row]) -> dict[str, int]:

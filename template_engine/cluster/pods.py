@@ -21,9 +21,10 @@ from typing import Any
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import CompositionWarning, Replica, WarningKind
-from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
-from template_engine.paths import Path, Segment
+from template_engine.merge.plan import SPEC_PLAN
+from template_engine.paths import Path, Segment, value_at
 from template_engine.quantity import parse_quantity
+from template_engine.walk import items_at
 
 # --- where each value comes from ----------------------------------------------------------------------------
 
@@ -276,21 +277,8 @@ def _pairs(
 
 
 def _keyed_items(spec: Mapping[str, Any], names: tuple[str, ...]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
-    """``(path, item)`` of each mapping item of the keyed list at ``names`` (items named by their key)."""
-    value: Any = spec
-    node: PlanNode = SPEC_PLAN
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-        node = node.child(name)
-    if not isinstance(value, list):
-        return
-    key = node.key
-    for index, item in enumerate(value):
-        if type(item) is not dict and not isinstance(item, Mapping):  # the exact type first: cheaper
-            continue
-        match = item_key(item, key) if key is not None else None
-        segment: Segment = match if match is not None else index
-        yield (*names, segment), item
+    """``(path, item)`` of each mapping item of the keyed list at ``names`` (:func:`~.walk.items_at`)."""
+    return items_at(spec, names, SPEC_PLAN)
 
 
 def _priority_class(spec: Mapping[str, Any], settings: ClusterSettings) -> str | None:
@@ -467,7 +455,7 @@ class _Pod:
             self.container["ports"] = ports
 
     def _probes(self) -> None:
-        probe = _get(self.spec, "probes", "readiness")
+        probe = value_at(self.spec, "probes", "readiness")
         if not isinstance(probe, Mapping):
             return
         out: dict[str, Any] = {}
@@ -480,7 +468,7 @@ class _Pod:
         ):
             if probe.get(key) is not None:
                 out[key] = probe[key]
-        http = _get(probe, "handler", "httpGet")
+        http = value_at(probe, "handler", "httpGet")
         if isinstance(http, Mapping):
             get = {k: http[k] for k in ("path", "port", "host", "scheme") if http.get(k) is not None}
             out["httpGet"] = get
@@ -897,12 +885,6 @@ class _Pod:
 
 
 # --- small conversions --------------------------------------------------------------------------------
-
-
-def _get(value: Any, *names: str) -> Any:
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value
 
 
 def _ref(ref: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 from template_engine.cluster.kube import dns1035_label, metadata_problems, pod_template_problems
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
 from template_engine.cluster.schemas import core_problems, knative_schema_problems, schema_problems
+from template_engine.paths import value_at
 
 #: The replica types each operator accepts, and the one it requires (the webhooks' ``validateReplicaSpecs``).
 REPLICA_TYPES: Mapping[str, tuple[frozenset[str], str | None]] = {
@@ -118,7 +119,7 @@ def _template_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     metadata = obj.get("metadata")
     if isinstance(metadata, Mapping):
         found += metadata_problems(kind, ("metadata",), metadata)
-    template = _get(obj, "spec", "template")
+    template = value_at(obj, "spec", "template")
     if isinstance(template, Mapping):
         found += pod_template_problems(kind, ("spec", "template"), template)
     return found
@@ -163,7 +164,7 @@ def operator_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
                 refuse((*at, "replicas"), "replicas", f"a {rtype} has exactly 1 replica (got {count})")
             elif rtype not in SINGLE and count < 1:
                 refuse((*at, "replicas"), "replicas", f"a {rtype} has at least 1 replica (got {count})")
-        containers = _get(replica, "template", "spec", "containers")
+        containers = value_at(replica, "template", "spec", "containers")
         if not isinstance(containers, list):
             continue
         names = [c.get("name") for c in containers if isinstance(c, Mapping)]
@@ -200,7 +201,7 @@ def _mpi_problems(
             found.append(
                 ObjectProblem("MPIJob", ("spec", field), "operator.mpiDefaults", f"{field} is required")
             )
-    if _get(spec, "runPolicy", "cleanPodPolicy") is None:
+    if value_at(spec, "runPolicy", "cleanPodPolicy") is None:
         found.append(
             ObjectProblem(
                 "MPIJob",
@@ -246,19 +247,13 @@ def _pod_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     if isinstance(metadata, Mapping):
         found += metadata_problems(kind, ("metadata",), metadata)
     key, _ = REPLICAS_KEY[kind]
-    replicas = _get(obj, "spec", key)
+    replicas = value_at(obj, "spec", key)
     if isinstance(replicas, Mapping):
         for rtype, replica in replicas.items():
             template = replica.get("template") if isinstance(replica, Mapping) else None
             if isinstance(template, Mapping):
                 found += pod_template_problems(kind, ("spec", key, rtype, "template"), template)
     return found
-
-
-def _get(value: Any, *names: str) -> Any:
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
-    return value
 
 
 __all__ = ["manifests_problems", "object_problems", "operator_problems"]

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from template_engine.cluster.kube import dns1035_label, dns1123_label, label_value
-from template_engine.cluster.pods import _get
 from template_engine.cluster.problems import ObjectPath, ObjectProblem
+from template_engine.paths import value_at
 
 #: Kubernetes' default ``--service-node-port-range`` (the API server refuses a node port outside it).
 NODE_PORT_RANGE = (30000, 32767)
@@ -68,14 +68,14 @@ def job_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
         number = _int(spec.get(key))
         if number is not None and number < 0:
             out.add(("spec", key), "nonNegative", f"must be greater than or equal to 0 (got {number})")
-    restart = _get(spec, "template", "spec", "restartPolicy")
+    restart = value_at(spec, "template", "spec", "restartPolicy")
     if restart not in ("Never", "OnFailure"):
         out.add(
             (*_TEMPLATE, "spec", "restartPolicy"),
             "jobRestartPolicy",
             f"a Job's pods restart Never or OnFailure (got {restart!r})",
         )
-    name = _get(obj, "metadata", "name")
+    name = value_at(obj, "metadata", "name")
     if isinstance(name, str) and (message := label_value(name)) is not None:
         out.add(("metadata", "name"), "jobName", f"the pods' job-name label {name!r}: {message}")
     return out.found
@@ -91,20 +91,20 @@ def statefulset_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     replicas = _int(spec.get("replicas"))
     if replicas is not None and replicas < 0:
         out.add(("spec", "replicas"), "nonNegative", f"must be greater than or equal to 0 (got {replicas})")
-    selector = _get(spec, "selector", "matchLabels")
-    labels = _get(spec, "template", "metadata", "labels")
+    selector = value_at(spec, "selector", "matchLabels")
+    labels = value_at(spec, "template", "metadata", "labels")
     if not isinstance(selector, Mapping) or not selector:
         out.add(("spec", "selector"), "selector", "empty selector is not valid for statefulset")
     elif not isinstance(labels, Mapping) or any(labels.get(k) != v for k, v in selector.items()):
         out.add((*_TEMPLATE, "metadata", "labels"), "selector", "`selector` does not match template `labels`")
-    restart = _get(spec, "template", "spec", "restartPolicy")
+    restart = value_at(spec, "template", "spec", "restartPolicy")
     if restart is not None and restart != "Always":
         out.add(
             (*_TEMPLATE, "spec", "restartPolicy"),
             "statefulSetRestartPolicy",
             f"a StatefulSet's pods restart Always (got {restart!r})",
         )
-    name = _get(obj, "metadata", "name")
+    name = value_at(obj, "metadata", "name")
     if isinstance(name, str) and (message := dns1123_label(f"{name}-0")) is not None:
         out.add(("metadata", "name"), "podName", f"its pod's name {name + '-0'!r}: {message}")
     return out.found
@@ -165,7 +165,7 @@ def service_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
 def knative_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
     """Knative Serving's webhook rules for a ``Service`` a composition's objects can reach."""
     out = _Found("Service", "knative")
-    name = _get(obj, "metadata", "name")
+    name = value_at(obj, "metadata", "name")
     if isinstance(name, str):
         if (message := dns1035_label(name)) is not None:
             out.add(
@@ -173,10 +173,10 @@ def knative_problems(obj: Mapping[str, Any]) -> list[ObjectProblem]:
             )
         elif (message := dns1035_label(f"{name}-00001")) is not None:
             out.add(("metadata", "name"), "revisionName", f"its revisions' names ({name}-00001): {message}")
-    pod = _get(obj, "spec", "template", "spec")
+    pod = value_at(obj, "spec", "template", "spec")
     if isinstance(pod, Mapping):
         _knative_pod(out, pod)
-    annotations = _get(obj, "spec", "template", "metadata", "annotations")
+    annotations = value_at(obj, "spec", "template", "metadata", "annotations")
     if isinstance(annotations, Mapping):
         _knative_annotations(out, annotations)
     return out.found

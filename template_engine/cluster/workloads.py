@@ -30,7 +30,6 @@ from template_engine.cluster.pods import (
     Source,
     SpecSource,
     _dedupe,
-    _get,
     _Job,
     _job_metadata,
     _keyed_items,
@@ -43,7 +42,7 @@ from template_engine.cluster.problems import ObjectPath
 from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import CompositionWarning, WarningKind
 from template_engine.kinds import WorkloadKind
-from template_engine.paths import Path
+from template_engine.paths import Path, value_at
 
 #: The label a workspace's pod carries and its StatefulSet and Services select it by (Kubernetes' recommended
 #: label for the name of an application's instance).
@@ -352,20 +351,20 @@ def _inference(
         meta = template.setdefault("metadata", {})
         meta["annotations"] = {**meta.get("annotations", {}), **annotations}
     pod: dict[str, Any] = dict(template["spec"])
-    limit = _get(spec, "autoscaling", "concurrencyHardLimit")
+    limit = value_at(spec, "autoscaling", "concurrencyHardLimit")
     if limit is not None:
         pod["containerConcurrency"] = limit
         out.note(
             ("spec", "template", "spec", "containerConcurrency"), _src("autoscaling", "concurrencyHardLimit")
         )
-    timeout = _get(spec, "servingConfiguration", "requestTimeoutSeconds")
+    timeout = value_at(spec, "servingConfiguration", "requestTimeoutSeconds")
     if timeout is not None:
         pod["timeoutSeconds"] = timeout
         out.note(
             ("spec", "template", "spec", "timeoutSeconds"),
             _src("servingConfiguration", "requestTimeoutSeconds"),
         )
-    if _get(spec, "autoscaling", "initializationTimeoutSeconds") is not None:
+    if value_at(spec, "autoscaling", "initializationTimeoutSeconds") is not None:
         reason = KIND_NOT_REPRESENTABLE["inference"]["autoscaling.initializationTimeoutSeconds"]
         out.warn("worker", ("autoscaling", "initializationTimeoutSeconds"), reason)
     ordered = {"metadata": template["metadata"]} if "metadata" in template else {}
@@ -424,7 +423,7 @@ def _autoscaling(spec: Mapping[str, Any], out: _Out) -> dict[str, str]:
     ):
         if scaling.get(field) is not None:
             put(AUTOSCALING + annotation, f"{scaling[field]}s", "autoscaling", field)
-    deadline = _get(spec, "servingConfiguration", "initializationTimeoutSeconds")
+    deadline = value_at(spec, "servingConfiguration", "initializationTimeoutSeconds")
     if deadline is not None:
         put(PROGRESS_DEADLINE, f"{deadline}s", "servingConfiguration", "initializationTimeoutSeconds")
     return found

@@ -9,7 +9,7 @@ the old side's composition is known, a value that simply stopped being set says 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -22,6 +22,8 @@ from template_engine.runnable import issue_line
 from template_engine.walk import items
 
 Kind = Literal["added", "removed", "changed", "reordered"]
+#: The side of a change a layer is named on: the new composition's, or the old one's.
+Side = Literal["old", "new"]
 
 #: The sections of an effective output, in the order changes are listed.
 #: ``workloadType`` is in a kind of one role's output only (a template whose ``kind:`` changed says so).
@@ -30,6 +32,10 @@ _SPECS = ("combinedSpec", "combinedMasterSpec")
 _MISSING: Any = object()
 #: The longest value written inline in a text line; ``--output json`` always has the whole value.
 MAX_INLINE = 160
+
+
+def _with_layer(location: Location, side: Side) -> str:
+    return location.with_layer()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +68,27 @@ class FieldChange:
         text = self._render()
         return f"{text}; the same in combinedMasterSpec" if self.also_master else text
 
-    def _render(self) -> str:
+    def cause(self, name: Callable[[Location, Side], str] = _with_layer) -> str:
+        """The layer a change comes from, in words, each layer named by ``name`` (given the side of the change
+        it is on): ``set by L`` (added or changed), ``excluded by L``, ``its item was excluded by L`` or
+        ``no longer set by L`` (removed); empty when no layer names it (a reordering, the engine's own
+        value).  ``diff`` lines and the service's preview (``ui/pages.why``) both say it this way."""
         if self.kind == "removed":
-            notes = [] if _is_container(self.old) else [f"was {_inline(self.old)}"]
             if self.excluded_by is not None:
                 what = "its item was excluded by" if self.excluded_item else "excluded by"
-                notes.append(f"{what} {self.excluded_by.with_layer()}")
-            elif self.was_set_by is not None:
-                notes.append(f"had been set by {self.was_set_by.with_layer()}")
+                return f"{what} {name(self.excluded_by, 'new')}"
+            if self.was_set_by is not None:
+                return f"no longer set by {name(self.was_set_by, 'old')}"
+            return ""
+        if self.kind != "reordered" and self.set_by is not None:
+            return f"set by {name(self.set_by, 'new')}"
+        return ""
+
+    def _render(self) -> str:
+        cause = self.cause()
+        if self.kind == "removed":
+            notes = [] if _is_container(self.old) else [f"was {_inline(self.old)}"]
+            notes += [cause] if cause else []
             return f"{self.field}: removed" + (f" ({'; '.join(notes)})" if notes else "")
         if self.kind == "reordered":
             return f"{self.field}: order {_inline(self.old)} -> {_inline(self.new)}"
@@ -77,7 +96,7 @@ class FieldChange:
             text = f"{self.field}: added {_inline(self.new)}"
         else:
             text = f"{self.field}: {_inline(self.old)} -> {_inline(self.new)}"
-        return text + (f" (set by {self.set_by.with_layer()})" if self.set_by is not None else "")
+        return text + (f" ({cause})" if cause else "")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"field": self.field, "change": self.kind}
@@ -169,8 +188,9 @@ def _walk(old: Any, new: Any, path: Path, node: PlanNode) -> Iterator[tuple[Kind
 def _issue_text(issue: Any) -> str:
     if not isinstance(issue, Mapping):
         return str(issue)
-    replica, field = (str(issue.get(key) or "") for key in ("replica", "field"))
-    return issue_line(replica, field, str(issue.get("message")))
+    # A recorded issue (its JSON: a snapshot, a kept answer) does not say whether its sentence names its
+    # field (``RunnableIssue.names_field``), and every sentence names what it is about: the replica, then it.
+    return issue_line(str(issue.get("replica") or ""), "", str(issue.get("message")))
 
 
 def _runnable(old: Any, new: Any) -> Iterator[FieldChange]:

@@ -21,14 +21,11 @@ from template_engine.loader.values import (
     too_many_values,
 )
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
-from template_engine.models.documents import (
-    AnyTemplateDocument,
-    AssetKind,
-    DatasourceAsset,
-    LayerDocument,
-    TemplateAssets,
-    TemplateDocument,
-)
+from template_engine.models.documents import DatasourceAsset, LayerDocument, TemplateDocument
+
+# Re-exported while ``loader/tree.py`` and ``service/routes/common.py`` import it from here; it lives in
+# ``models/documents.py``.
+from template_engine.models.documents import asset_refs as asset_refs
 from template_engine.paths import Path
 
 Lines = Mapping[Path, tuple[int, int]]
@@ -94,21 +91,3 @@ def document_rules(model: type[object], data: Mapping[str, Any], file: str, line
         problems += spec_key_problems(SPEC_PLAN, data, roots, file, lines)
     problems += text_length_problems(data, roots, long, file, lines)
     return problems + document_value_problems(data, roots, file, lines)
-
-
-def asset_refs(doc: AnyTemplateDocument) -> list[tuple[AssetKind, str, Path]]:
-    """Every asset a template refers to, with the field that names it."""
-    out: list[tuple[AssetKind, str, Path]] = []
-    sections: list[tuple[Path, TemplateAssets | None]] = [(("assets",), doc.assets)]
-    if doc.master is not None:
-        sections.append((("master", "assets"), doc.master.assets))
-    for root, assets in sections:
-        if assets is None:
-            continue
-        if assets.environment:
-            out.append(("environment", assets.environment, (*root, "environment")))
-        if assets.compute:
-            out.append(("compute", assets.compute, (*root, "compute")))
-        for index, ref in enumerate(assets.datasources or ()):
-            out.append(("datasource", ref.name, (*root, "datasources", index, "name")))
-    return out

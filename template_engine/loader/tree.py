@@ -286,32 +286,12 @@ def _without_specs(doc: Doc) -> Doc:
     return doc.model_copy(update={"spec": None}) if doc.spec is not None else doc
 
 
-def load_defaults(
-    files: sources.Source,
-    rel: str,
-    scope: Scope,
-    memo: tuple[Memo, Memo] | None = None,
-    facts: FactCache | None = None,
-) -> tuple[Defaults | None, list[Problem]]:
-    return _with_text(files, rel, scope, _defaults_from, memo, facts)
-
-
 def _defaults_from(text: str, rel: str, scope: Scope) -> tuple[Defaults | None, list[Problem]]:
     source, problems = _parse_source(text, rel)
     if source is None:
         return None, problems
     doc, problems = _every_problem(LayerDocument, source, None, "")
     return (None if doc is None or problems else Defaults(scope, source, _without_specs(doc))), problems
-
-
-def load_template(
-    files: sources.Source,
-    rel: str,
-    scope: Scope,
-    memo: tuple[Memo, Memo] | None = None,
-    facts: FactCache | None = None,
-) -> tuple[Template | None, list[Problem]]:
-    return _with_text(files, rel, scope, _template_from, memo, facts)
 
 
 def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, list[Problem]]:
@@ -326,12 +306,6 @@ def _template_from(text: str, rel: str, scope: Scope) -> tuple[Template | None, 
     if doc is None or problems:
         return None, problems
     return Template(stem, scope, source, _without_specs(cast(AnyTemplateDocument, doc))), problems
-
-
-def load_policy(
-    files: sources.Source, rel: str, scope: Scope, memo: tuple[Memo, Memo] | None = None
-) -> tuple[PolicyDocument | None, list[Problem]]:
-    return _with_text(files, rel, scope, _policy_from, memo)
 
 
 def _policy_from(text: str, rel: str, scope: Scope) -> tuple[PolicyDocument | None, list[Problem]]:
@@ -354,16 +328,6 @@ def _kind_policy_from(
         return None, problems
     scope, kind = at
     return read_policy(source.data, rel, source.lines, scope, kind=KIND_BY_NAME[kind])
-
-
-def load_asset(
-    files: sources.Source,
-    rel: str,
-    kind: AssetKind,
-    memo: tuple[Memo, Memo] | None = None,
-    facts: FactCache | None = None,
-) -> tuple[Asset | None, list[Problem]]:
-    return _with_text(files, rel, kind, _asset_from, memo, facts)
 
 
 def _asset_from(text: str, rel: str, kind: AssetKind) -> tuple[Asset | None, list[Problem]]:

@@ -19,9 +19,11 @@ from template_engine.errors import Location
 # another change to it is under way; a public name for it there would be better.
 from template_engine.explain import _governing
 from template_engine.lsp.analysis import Analysis, PairState
-from template_engine.lsp.locate import Replica, layer_index, merged_path, missing, replicas, value_at
+from template_engine.lsp.locate import Replica, layer_index, missing, replicas, value_at
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.paths import Path
 from template_engine.policy.document import origin_text
+from template_engine.walk import keyed_path
 
 __all__ = ["Contribution", "FieldInPair", "fields_at"]
 
@@ -83,7 +85,7 @@ def fields_at(analysis: Analysis, file: str, raw: Path) -> Iterator[FieldInPair]
                 root = layer.root
                 if layer.file != file or tuple(raw[: len(root)]) != root or len(raw) <= len(root):
                     continue
-                path = merged_path(layer.spec, raw[len(root) :])
+                path = keyed_path(layer.spec, raw[len(root) :], SPEC_PLAN)
                 if path and path[-1] == "exclude":
                     path = path[:-1]
                 chain = []

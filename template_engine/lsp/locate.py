@@ -3,8 +3,9 @@ and the layers of each pair that this file is.
 
 The loader keeps the line and column of every value of a document (``Source.lines``, by the path inside the
 document, list items by position).  A composition's layers name their file and where their spec sits in it
-(``Layer.root``); the merge names a keyed item by its identity (``labels[name=tier]``).  :func:`merged_path`
-turns a path as written into the path the merge gives it, with the plan's one rule
+(``Layer.root``); the merge names a keyed item by its identity (``labels[name=tier]``).
+:func:`~template_engine.walk.keyed_path` turns a path as written into the path the merge gives it, with the
+plan's one rule
 (:func:`template_engine.walk.items`), and :class:`LayerIndex` the other way round, for every place a layer
 writes.
 """
@@ -17,7 +18,7 @@ from typing import Any, Literal
 
 from template_engine.compose import Composition
 from template_engine.merge.engine import Layer, MergeResult
-from template_engine.merge.plan import SPEC_PLAN, PlanNode, item_key
+from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Asset, Defaults, Org, Template
 from template_engine.paths import Match, Path
 from template_engine.walk import steps
@@ -28,7 +29,6 @@ __all__ = [
     "Spot",
     "document_at",
     "layer_index",
-    "merged_path",
     "replicas",
     "spot",
     "value_at",
@@ -85,26 +85,6 @@ def spot(document: Document, line: int, column: int) -> Spot | None:
     ):
         path = path[:-1]  # the first key of a list item: the item itself
     return Spot(document, path, line, best[1])
-
-
-def merged_path(spec: Any, raw: Path, plan: PlanNode = SPEC_PLAN) -> Path:
-    """``raw`` (a path inside ``spec``, list items by position) as the merge names it: an item of a keyed
-    list by its identity, any other by its position (:func:`template_engine.walk.items`' rule)."""
-    out: list[Any] = []
-    value, node = spec, plan
-    for segment in raw:
-        if isinstance(segment, int):
-            item = value[segment] if isinstance(value, list) and 0 <= segment < len(value) else None
-            match = None
-            if node.key is not None and not node.whole and isinstance(item, Mapping):
-                match = item_key(item, node.key)
-            out.append(match if match is not None else segment)
-            value = item
-        else:
-            out.append(segment)
-            value = value.get(segment) if isinstance(value, Mapping) else None
-            node = node.child(str(segment))
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

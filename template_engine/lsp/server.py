@@ -379,7 +379,7 @@ class OrgServer:
                     (p.location.column or 1) if p.location is not None else 1,
                     "error",
                     "files/invalid",
-                    p.message + (f" (expected {p.expected})" if p.expected else ""),
+                    p.with_expected(),
                 )
                 for p in exc.problems
             ]

@@ -16,6 +16,7 @@ from template_engine.models.spec import (
     WorkerSpec,
 )
 from template_engine.models.spec_items import DEFAULT_MODE_PATTERN
+from template_engine.paths import Path
 from template_engine.scopes import ScopeType as ScopeType  # re-exported: the models name scopes by it
 
 #: The workload kinds (``template_engine.kinds.KINDS`` describes each): a template file says its kind in
@@ -150,6 +151,26 @@ class InferenceTemplateDocument(_OneRoleTemplate):
 AnyTemplateDocument = (
     TemplateDocument | TrainingTemplateDocument | WorkspaceTemplateDocument | InferenceTemplateDocument
 )
+
+
+def asset_refs(doc: AnyTemplateDocument) -> tuple[tuple[AssetKind, str, Path], ...]:
+    """Every asset a template names, as ``(kind, name, the field that names it)``: its own (environment,
+    compute, data sources in order), then its master's.  The one reading of a template's asset names: the
+    loader's reference checks, the org's :meth:`~template_engine.org.Template.asset_refs` and the service."""
+    out: list[tuple[AssetKind, str, Path]] = []
+    sections: list[tuple[Path, TemplateAssets | None]] = [(("assets",), doc.assets)]
+    if doc.master is not None:
+        sections.append((("master", "assets"), doc.master.assets))
+    for root, assets in sections:
+        if assets is None:
+            continue
+        if assets.environment:
+            out.append(("environment", assets.environment, (*root, "environment")))
+        if assets.compute:
+            out.append(("compute", assets.compute, (*root, "compute")))
+        for index, ref in enumerate(assets.datasources or ()):
+            out.append(("datasource", ref.name, (*root, "datasources", index, "name")))
+    return tuple(out)
 
 
 class WorkloadSupportedTypes(_Strict):

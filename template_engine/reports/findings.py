@@ -106,9 +106,8 @@ def warning_finding(warning: CompositionWarning) -> Finding:
 
 def problem_finding(problem: Problem, rule: str) -> Finding:
     """A problem (of a file, a reference, or a composition that failed) under ``rule``."""
-    message = problem.message + (f" (expected {problem.expected})" if problem.expected else "")
     field = format_path(problem.path) or None
-    return Finding(rule, message, "error", field, None, problem.location, problem.related)
+    return Finding(rule, problem.with_expected(), "error", field, None, problem.location, problem.related)
 
 
 def composition_findings(composition: Composition) -> tuple[Finding, ...]:

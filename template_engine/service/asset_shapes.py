@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from template_engine.errors import Problem
+from template_engine.models.data_sources import DATA_SOURCE, DATA_SOURCES
 from template_engine.models.documents import AssetKind
 from template_engine.models.spec import Security
 from template_engine.paths import Path
@@ -84,65 +85,53 @@ _CREDENTIAL = (
     "secret's name in the folder's field {instead} instead"
 )
 
-#: Every Run:ai asset kind this service serves; adding one is a row (and a route table row).
-KINDS: tuple[RunaiKind, ...] = (
-    RunaiKind("environment", "environment", "environment", "EnvironmentAssetSpec", "environment"),
-    RunaiKind("compute", "compute", "compute", "ComputeAssetSpec", "compute"),
-    RunaiKind("nfs", "datasource/nfs", "datasource", "NFSAssetSpec", "nfs", "nfs"),
-    RunaiKind("pvc", "datasource/pvc", "datasource", "PVCAssetSpec", "pvc", "pvc", updatable=("path",)),
-    RunaiKind(
-        "git",
-        "datasource/git",
-        "datasource",
-        "GitAssetSpec",
-        "git",
-        "git",
+#: Per data source kind Run:ai has assets of (:data:`~template_engine.models.data_sources.DATA_SOURCES`, which
+#: names its ``AssetKind`` and route), in the order of the API: its spec schema and operation name, the
+#: fields refused, and the fields an update changes.
+_SOURCE_SHAPES: dict[str, tuple[tuple[str, str], Mapping[str, str], tuple[str, ...] | None]] = {
+    "nfs": (("NFSAssetSpec", "nfs"), {}, None),
+    "pvc": (("PVCAssetSpec", "pvc"), {}, ("path",)),
+    "git": (
+        ("GitAssetSpec", "git"),
         {
             "passwordAssetId": _CREDENTIAL.format(instead="passwordSecret"),
             "credentialId": _CREDENTIAL.format(instead="secretRef"),
         },
+        None,
     ),
-    RunaiKind(
-        "s3",
-        "datasource/s3",
-        "datasource",
-        "S3AssetSpec",
-        "s3",
-        "s3",
-        {"accessKeyAssetId": _CREDENTIAL.format(instead="accessKeySecret")},
-    ),
-    RunaiKind("hostPath", "datasource/host-path", "datasource", "HostPathSpec", "host_path", "hostPath"),
-    RunaiKind(
-        "config-map",
-        "datasource/config-map",
-        "datasource",
-        "ConfigMapAssetSpec",
-        "config_map",
-        "configMapVolume",
-        updatable=(),
-    ),
-    RunaiKind(
-        "secret-volume",
-        "datasource/secrets",
-        "datasource",
-        "SecretAssetSpec",
-        "secret",
-        "secretVolume",
+    "s3": (("S3AssetSpec", "s3"), {"accessKeyAssetId": _CREDENTIAL.format(instead="accessKeySecret")}, None),
+    "hostPath": (("HostPathSpec", "host_path"), {}, None),
+    "configMapVolume": (("ConfigMapAssetSpec", "config_map"), {}, ()),
+    "secretVolume": (
+        ("SecretAssetSpec", "secret"),
         {"credentialAssetId": _CREDENTIAL.format(instead="secret")},
-        updatable=(),
+        (),
+    ),
+}
+
+#: Every Run:ai asset kind this service serves; adding one is a row (and a route table row).
+KINDS: tuple[RunaiKind, ...] = (
+    RunaiKind("environment", "environment", "environment", "EnvironmentAssetSpec", "environment"),
+    RunaiKind("compute", "compute", "compute", "ComputeAssetSpec", "compute"),
+    *(
+        RunaiKind(
+            source.kind,
+            source.path,
+            "datasource",
+            *shape,
+            storage=storage,
+            refused=refused,
+            updatable=updatable,
+        )
+        for storage, (shape, refused, updatable) in _SOURCE_SHAPES.items()
+        if (source := DATA_SOURCE[storage].runai) is not None
     ),
 )
 BY_KIND: dict[str, RunaiKind] = {k.kind: k for k in KINDS}
 BY_STORAGE: dict[str, RunaiKind] = {k.storage: k for k in KINDS if k.storage is not None}
 #: The key of each data source kind in Run:ai's ``DatasourceListResponseAssetSpec``.
 LIST_SPEC_KEYS: dict[str, str] = {
-    "nfs": "nfs",
-    "pvc": "pvc",
-    "git": "git",
-    "s3": "s3",
-    "hostPath": "hostPath",
-    "config-map": "config_map",
-    "secret-volume": "secret",
+    source.kind: source.list_key for kind in DATA_SOURCES if (source := kind.runai) is not None
 }
 
 

@@ -18,7 +18,7 @@ from template_engine.compose import Composition, compose
 from template_engine.errors import Problem, TemplateEngineError
 from template_engine.kinds import WorkloadKind, kind_named
 from template_engine.layers import Submission
-from template_engine.loader.rules import asset_refs
+from template_engine.models.documents import asset_refs
 from template_engine.org import Asset, Org, Template, out_of_scope, policy_user, template_user
 from template_engine.paths import Path, format_path
 from template_engine.policy.document import ImposedAsset

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from template_engine.kinds import KINDS, TEMPLATE_KINDS, WorkloadKind
+from template_engine.service.asset_shapes import KINDS as ASSET_KINDS
 
 T = "/api/v1/workload-templates"
 W = "/api/v1/workloads"
@@ -43,7 +44,7 @@ _ASSET_IN_USE = "templates use the asset or policies impose it (or the new name 
 _STANDARD_ASSET_PATHS = (
     "environment",
     "compute",
-    *(f"datasource/{kind}" for kind in ("nfs", "pvc", "git", "s3", "config-map", "secrets")),
+    *(kind.path for kind in ASSET_KINDS if kind.storage not in (None, "hostPath")),
 )
 
 #: The workload paths of every kind that has them (Run:ai declares their submit, read and delete alike).

@@ -292,6 +292,26 @@ def merge_patch(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, 
     return out
 
 
+def field_paths(
+    texts: Sequence[str], field: str, expected: str = "a field path such as spec.image"
+) -> list[tuple[Path, str, Path | Problem]]:
+    """The field paths of a request's list ``field`` (``fieldsToClear``, ``reset``...), in its order, each
+    as ``(where, text, path)``: ``where`` its place in the request, ``path`` the path it reads as, or the
+    problem when it is too long or no field path (``expected`` says what one is)."""
+    out: list[tuple[Path, str, Path | Problem]] = []
+    for index, text in enumerate(texts):
+        where: Path = (field, index)
+        if len(text) > MAX_PATH_LENGTH:  # also keeps an index too long for int() out of parse_path
+            size = f"a field path of {len(text)} characters"
+            out.append((where, text, Problem(size, where, None, f"at most {MAX_PATH_LENGTH}")))
+            continue
+        try:
+            out.append((where, text, parse_path(text)))
+        except ValueError as exc:
+            out.append((where, text, Problem(str(exc), where, None, expected)))
+    return out
+
+
 def clear_fields(
     doc: Mapping[str, Any],
     paths: Sequence[str],
@@ -304,19 +324,10 @@ def clear_fields(
     out = copy.deepcopy(dict(doc))
     problems: list[Problem] = []
     parsed: list[Path] = []
-    for index, text in enumerate(paths):
-        where: Path = (field, index)
-        if len(text) > MAX_PATH_LENGTH:  # also keeps an index too long for int() out of parse_path
-            problems.append(
-                Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")
-            )
-            continue
-        try:
-            path = parse_path(text)
-        except ValueError as exc:
-            problems.append(Problem(str(exc), where, None, "a field path such as spec.image"))
-            continue
-        if path[0] not in roots:
+    for where, text, path in field_paths(paths, field):
+        if isinstance(path, Problem):
+            problems.append(path)
+        elif path[0] not in roots:
             problems.append(
                 Problem(f"{text!r} cannot be cleared", where, None, f"a path under {', '.join(roots)}")
             )

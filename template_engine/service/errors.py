@@ -18,6 +18,7 @@ import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -37,7 +38,7 @@ from template_engine.loader.validate import (
     real_path,
     yaml_number_hint,
 )
-from template_engine.paths import Path, format_path
+from template_engine.paths import Path
 from template_engine.service.schemas import ID_PATTERN, PATTERN_RULES
 from template_engine.service.storage.repository import StaleVersion, Unstorable
 
@@ -59,8 +60,40 @@ MESSAGES: dict[int, str] = {
 }
 
 
+class Reason(Enum):
+    """Why a request was refused, as callers branch on it (never on a status number or a message)."""
+
+    INVALID = "invalid"  # 400
+    UNAUTHENTICATED = "unauthenticated"  # 401
+    FORBIDDEN = "forbidden"  # 403
+    NOT_FOUND = "not found"  # 404
+    NOT_ALLOWED = "method not allowed"  # 405
+    CONFLICT = "conflict"  # 409
+    STALE = "stale"  # 412
+    TOO_LARGE = "too large"  # 413
+    UNSUPPORTED = "unsupported media type"  # 415
+    FAILED = "failed"  # 500 and any other status
+    UNAVAILABLE = "unavailable"  # 503
+
+
+#: The reason of each status an :class:`ApiError` is answered with: the one place they are paired.
+REASONS: dict[int, Reason] = {
+    400: Reason.INVALID,
+    401: Reason.UNAUTHENTICATED,
+    403: Reason.FORBIDDEN,
+    404: Reason.NOT_FOUND,
+    405: Reason.NOT_ALLOWED,
+    409: Reason.CONFLICT,
+    412: Reason.STALE,
+    413: Reason.TOO_LARGE,
+    415: Reason.UNSUPPORTED,
+    503: Reason.UNAVAILABLE,
+}
+
+
 class ApiError(Exception):
-    """An answer other than success, with its status, message, details and any extra body fields."""
+    """An answer other than success, with its status, message, details and any extra body fields; callers
+    branch on its :attr:`reason`."""
 
     def __init__(
         self,
@@ -77,6 +110,11 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
         super().__init__(self.message)
 
+    @property
+    def reason(self) -> Reason:
+        """Why the request was refused (:data:`REASONS`)."""
+        return REASONS.get(self.status, Reason.FAILED)
+
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.status, "message": self.message}
         if self.problems:
@@ -87,13 +125,7 @@ class ApiError(Exception):
 
 
 def details(problems: Iterable[Problem]) -> str:
-    lines = []
-    for p in problems:
-        line = f"{format_path(p.path)}: {p.message}" if p.path else p.message
-        if p.expected:
-            line += f" (expected {p.expected})"
-        lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(p.field_line() for p in problems)
 
 
 def bad_request(problems: Sequence[Problem], message: str = "The request is not valid.") -> ApiError:

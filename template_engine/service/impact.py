@@ -14,13 +14,12 @@ A stored document has no file and no lines: :func:`place_name` names it by what 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from template_engine.diff import PairDiff, diff_orgs
-from template_engine.diffing.fields import FieldChange
 from template_engine.errors import Location
 from template_engine.kinds import DISTRIBUTED, kind_named
 from template_engine.org import Org, Scope, View
@@ -132,22 +131,6 @@ def place_name(labels: Mapping[str, str]) -> Any:
         return f"{text}, line {location.line}" if location.line is not None else text
 
     return name
-
-
-def _relabel(location: Location | None, labels: Mapping[str, str]) -> Location | None:
-    if location is None:
-        return None
-    return Location(place_name(labels)(location), None, None, location.layer)
-
-
-def named_change(change: FieldChange, labels: Mapping[str, str]) -> FieldChange:
-    """A change whose locations name the stored documents (for the UI's sentences)."""
-    return replace(
-        change,
-        set_by=_relabel(change.set_by, labels),
-        excluded_by=_relabel(change.excluded_by, labels),
-        was_set_by=_relabel(change.was_set_by, labels),
-    )
 
 
 @dataclass(frozen=True, slots=True)

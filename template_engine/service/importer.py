@@ -26,12 +26,11 @@ from sqlalchemy import Engine, Table
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.kinds import DISTRIBUTED
-from template_engine.loader.rules import asset_refs
 from template_engine.loader.sources import FolderSource
 from template_engine.loader.tree import load_org, read_source, reference_problems
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import quantities_as_text
-from template_engine.models.documents import AssetKind, OrgDocument
+from template_engine.models.documents import AssetKind, OrgDocument, asset_refs
 from template_engine.org import Org, Scope, Source, Template
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
 from template_engine.service.policy_store import stored_problems

@@ -20,7 +20,7 @@ from template_engine.errors import Problem
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.paths import Path, format_path, parse_path
 from template_engine.policy.vocabulary import Node, Replica, Section, kind_vocabulary
-from template_engine.service.documents import MAX_PATH_LENGTH, clear_fields
+from template_engine.service.documents import clear_fields, field_paths
 from template_engine.service.errors import bad_request
 
 # -- reset: Run:ai's FieldsToReset -----------------------------------------------------------------------
@@ -129,20 +129,12 @@ def reset_targets(texts: Sequence[str], kind: WorkloadKind = DISTRIBUTED) -> lis
     Another kind's (``kind``): its roles (a distributed inference's ``leader.<field>``), or for a one-role
     kind, whose policy is flat, the field itself (``compute.gpuDevicesRequest``)."""
     targets: list[str] = []
-    problems: list[Problem] = []
     expected = _reset_expected(kind)
     roles: tuple[str, ...] = kind.roles if kind.roled_policy else ()
-    for index, text in enumerate(texts):
-        where: Path = ("reset", index)
-        if len(text) > MAX_PATH_LENGTH:
-            problems.append(
-                Problem(f"a field path of {len(text)} characters", where, None, f"at most {MAX_PATH_LENGTH}")
-            )
-            continue
-        try:
-            path = parse_path(text)
-        except ValueError as exc:
-            problems.append(Problem(str(exc), where, None, expected))
+    problems: list[Problem] = []
+    for where, text, path in field_paths(texts, "reset", expected):
+        if isinstance(path, Problem):
+            problems.append(path)
             continue
         head = path[0]
         if head in REQUEST_ROOTS:

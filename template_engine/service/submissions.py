@@ -34,17 +34,18 @@ from template_engine.kinds import WorkloadKind
 from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
 from template_engine.loader.values import document_value_problems
-from template_engine.merge.plan import PlanNode, item_key
+from template_engine.merge.plan import PlanNode
 from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, schema_problems, valid
 from template_engine.service.composer import compose_submission, template_of
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
-from template_engine.service.errors import ApiError, details
+from template_engine.service.errors import ApiError, Reason, details
 from template_engine.service.schemas import OrgUnitId, WorkloadMasterSpec
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of
+from template_engine.walk import keyed_path
 
 _SUFFIX = string.ascii_lowercase + string.digits
 NOT_RUNNABLE = (
@@ -80,7 +81,7 @@ _COMPOSABLE = {shapes.kind.name: _composable(shapes) for shapes in WORKLOAD_KIND
 def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
     """One 400 with every problem of the request and every runnable issue (Run:ai's ``SubmissionErrorV2``:
     each in ``complianceIssues``; ``problems`` and ``details`` say the same)."""
-    requested = [{"field": format_path(p.path), "details": _words(p)} for p in problems]
+    requested = [{"field": format_path(p.path), "details": p.with_expected()} for p in problems]
     text = [details(problems)] if problems else []
     text += [f"{i['field']}: {i['details']}" if i["field"] else i["details"] for i in issues]
     records = [p.to_dict() for p in problems] + [
@@ -89,27 +90,6 @@ def _refused(problems: list[Problem], issues: list[dict[str, Any]]) -> ApiError:
     message = NOT_VALID if problems else NOT_RUNNABLE
     extra = {"details": "\n".join(text), "problems": records, "complianceIssues": requested + issues}
     return ApiError(400, message, extra=extra)
-
-
-def _words(problem: Problem) -> str:
-    return f"{problem.message} (expected {problem.expected})" if problem.expected else problem.message
-
-
-def _as_keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` in ``spec`` with the items of keyed lists named by their key, as runnable issues name them."""
-    out: list[Any] = []
-    node = plan
-    for part in path:
-        if isinstance(part, int) and isinstance(spec, list) and 0 <= part < len(spec):
-            item = spec[part]
-            key = item_key(item, node.key) if isinstance(item, dict) and node.key is not None else None
-            out.append(key if key is not None else part)
-            spec = item
-        else:
-            out.append(part)
-            spec = spec.get(part) if isinstance(spec, dict) and isinstance(part, str) else None
-            node = node.child(part) if isinstance(part, str) else node
-    return tuple(out)
 
 
 def _runnable_issues(
@@ -122,7 +102,7 @@ def _runnable_issues(
         for p in set_aside
         if len(p) > 1 and p[0] in _SPECS
         for prefix in ("" if p[0] == "spec" else "masterSpec.",)
-        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:], plan))
+        for form in (p[1:], keyed_path(raw.get(p[0]), p[1:], plan))
     ]
     out = []
     for issue in composition.runnable.issues:
@@ -178,7 +158,7 @@ def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]
     try:
         return ctx.project_placement(project_id, "projectId", lock="share"), []
     except ApiError as exc:
-        if exc.status != 400:
+        if exc.reason is not Reason.INVALID:
             raise
         return None, list(exc.problems)
 

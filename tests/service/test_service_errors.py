@@ -384,3 +384,13 @@ def test_a_yaml_1_1_text_number_gets_the_loaders_hint_at_the_api(client: Any) ->
     (problem,) = client.post(f"{T}/preview", json=body).json()["problems"]
     assert problem["field"] == "spec.compute.cpuCoreLimit"
     assert "(got '1e308'; YAML reads 1e308 as text; write 1.0e+308)" in problem["message"]
+
+
+def test_a_refusal_carries_its_reason_from_one_table_of_statuses() -> None:
+    from template_engine.service.errors import MESSAGES, REASONS, ApiError, Reason
+
+    assert ApiError(404).reason is Reason.NOT_FOUND
+    assert ApiError(400, "The request is not valid.").reason is Reason.INVALID
+    assert ApiError(412).reason is Reason.STALE and ApiError(413).reason is Reason.TOO_LARGE
+    assert ApiError(500).reason is ApiError(418).reason is Reason.FAILED
+    assert set(MESSAGES) - set(REASONS) == {500}  # every status the service answers has its reason

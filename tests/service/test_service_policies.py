@@ -345,7 +345,9 @@ def test_template_reads_report_compliance_with_rule_and_source(client: Any, ids:
         f"{T}/{vit}/explain", params={"field": "autoDeletionTimeAfterCompletionSeconds"}
     ).json()
     worker = next(e for e in explained["entries"] if e["replica"] == "worker")
-    assert worker["value"] == 3600 and "defaultFrom" in worker["rules"][0]
+    assert worker["value"] == 3600 and worker["rules"][0].startswith(
+        "default 60 x terminationGracePeriodSeconds"
+    )
 
 
 def test_comply_to_project_reports_that_projects_policy(client: Any, ids: Ids) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from template_engine.compose import Composition, compose
-from template_engine.diffing.fields import FieldChange
+from template_engine.diffing.fields import FieldChange, Side
 from template_engine.diffing.pairs import Pair
 from template_engine.errors import Location, Problem, TemplateEngineError
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
@@ -26,6 +26,7 @@ from template_engine.merge.plan import SPEC_PLAN
 from template_engine.org import Scope, Template, View
 from template_engine.policy.document import FieldRules
 from template_engine.policy.effective import effective
+from template_engine.policy.wording import rule_phrases
 from template_engine.pricing import Pricer
 from template_engine.service.budget import REQUEST_BUDGET
 from template_engine.service.context import Ctx, Placement
@@ -38,7 +39,7 @@ from template_engine.service.impact import (
     shown_changes,
 )
 from template_engine.service.yamltext import dump_yaml
-from template_engine.views.model import DiffView, PageView, diff_view, seen_from
+from template_engine.views.model import DiffRow, DiffView, PageView, diff_view, seen_from
 
 __all__ = [
     "AffectedView",
@@ -317,44 +318,10 @@ class RuleRow:
     place: str
 
 
-def _bound(rules: FieldRules, key: str, value: Any) -> str:
-    """A bound as the policy wrote it (``1Ti``, not its bytes), else the number the engine read."""
-    written = rules.written.get(key)
-    if isinstance(written, str | int | float) and not isinstance(written, bool):
-        return str(written)
-    return format(value, "f") if hasattr(value, "as_tuple") else str(value)
-
-
 def rule_text(rules: FieldRules) -> tuple[str, ...]:
-    """What a rule object says, one phrase per key in :data:`~template_engine.policy.check.RULE_ORDER`
-    (Run:ai's ``IntegerRules``, ``StringRules``, ``InstancesRules``... of a ``policy.yaml``):
-    ``required``, ``cannot be edited``, ``between 1 and 16``, ``one of ClusterIP, NodePort``,
-    ``locked: PIP_INDEX_URL``, ``default 60 x terminationGracePeriodSeconds``."""
-    out: list[str] = []
-    if rules.required is not None:
-        out.append("required" if rules.required else "not required")
-    if rules.can_edit is not None:
-        out.append("can be edited" if rules.can_edit else "cannot be edited")
-    low, high = rules.minimum, rules.maximum
-    if low is not None and high is not None:
-        out.append(f"between {_bound(rules, 'min', low)} and {_bound(rules, 'max', high)}")
-    elif low is not None:
-        out.append(f"at least {_bound(rules, 'min', low)}")
-    elif high is not None:
-        out.append(f"at most {_bound(rules, 'max', high)}")
-    if rules.step is not None:
-        out.append(f"in steps of {_bound(rules, 'step', rules.step)}")
-    if rules.options is not None:
-        out.append("one of " + ", ".join(rules.options) if rules.options else "no value allowed")
-    if rules.default_from is not None:
-        factor = rules.default_from.factor
-        times = "" if factor == 1 else f"{format(factor, 'f')} x "
-        out.append(f"default {times}{rules.default_from.field}")
-    if rules.can_add is not None:
-        out.append("items can be added" if rules.can_add else "no items can be added")
-    if rules.locked:
-        out.append("locked: " + ", ".join(rules.locked))
-    return tuple(out) or ("no constraint",)
+    """What a rule object says (:func:`~template_engine.policy.wording.rule_phrases`, as ``explain`` says
+    it), or ``no constraint``."""
+    return rule_phrases(rules) or ("no constraint",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,17 +440,6 @@ class Edited:
 
 
 @dataclass(frozen=True, slots=True)
-class WhyRow:
-    """A row of the preview's table: the field, the kind of change, the values and why (:func:`why`)."""
-
-    field: str
-    change: str
-    old: str | None
-    new: str | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class AffectedView:
     """A template a pending change would affect, seen from one scope, with its field-level diff."""
 
@@ -496,7 +452,8 @@ class AffectedView:
     before: str | None
     after: str | None
     diff: DiffView
-    rows: tuple[WhyRow, ...]
+    #: The rows of ``diff``, each with why the field changes (:func:`why`) as its text.
+    rows: tuple[DiffRow, ...]
     #: Changes not listed (past :data:`~template_engine.service.impact.MAX_CHANGES_SHOWN` in one preview).
     omitted: int = 0
 
@@ -510,7 +467,7 @@ def _view_key(ids: Mapping[str, Any]) -> str:
     return "system"
 
 
-def _named(location: Location | None, labels: Mapping[str, str], edited: Edited | None, side: str) -> str:
+def _named(location: Location | None, labels: Mapping[str, str], edited: Edited | None, side: Side) -> str:
     """A layer of a change as the preview names it: ``your edit`` for the posted document on the new side,
     the version it was read at on the old side, any other stored document by its label and version."""
     if location is None:
@@ -528,18 +485,10 @@ def why(change: FieldChange, labels: Mapping[str, str], edited: Edited | None = 
     when no layer names the value."""
     if change.kind == "reordered":
         text = "order changed"
-    elif change.kind == "removed":
-        if change.excluded_by is not None:
-            what = "its item excluded by" if change.excluded_item else "excluded by"
-            text = f"{what} {_named(change.excluded_by, labels, edited, 'new')}"
-        elif change.was_set_by is not None:
-            text = f"no longer set by {_named(change.was_set_by, labels, edited, 'old')}"
-        else:
-            text = "no longer set"
-    elif change.set_by is not None:
-        text = f"set by {_named(change.set_by, labels, edited, 'new')}"
     else:
-        text = ""  # no layer names it (the engine's own value)
+        text = change.cause(lambda location, side: _named(location, labels, edited, side))
+        if not text and change.kind == "removed":
+            text = "no longer set"
     if change.also_master:
         return f"{text}; the master too" if text else "the master too"
     return text
@@ -560,7 +509,7 @@ def affected_views(
         diff = replace(item.diff, changes=tuple(listed))
         view = diff_view(diff, "the stored version")
         rows = tuple(
-            WhyRow(row.field, row.change, row.old, row.new, why(change, labels, edited))
+            replace(row, text=why(change, labels, edited))
             for row, change in zip(view.rows, listed, strict=True)
         )
         template = item.diff.pair.template

@@ -56,11 +56,10 @@ from template_engine.loader.kind_of import template_kind
 from template_engine.loader.values import MAX_VALUES_EXPECTED
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.paths import Path as FieldPath
-from template_engine.paths import format_path
 from template_engine.policy.document import SECTIONS, read_policy
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import BODY, MAX_VALUES, merge_patch, read_json, strip_nulls
-from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.errors import ApiError, Reason, bad_request
 from template_engine.service.impact import MAX_CHANGES_SHOWN, place_name, stored_org
 from template_engine.service.policy_api import request_form, without_attribute_defaults
 from template_engine.service.policy_store import policy_file
@@ -167,7 +166,7 @@ def _session(request: Request) -> Session:
 
 
 def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
-    if exc.status == 401:
+    if exc.reason is Reason.UNAUTHENTICATED:
         raise _SignIn
     return _render(
         request, "error.html.j2", me, exc.status, code=exc.status, message=exc.message, problems=_lines(exc)
@@ -177,9 +176,7 @@ def _error(request: Request, me: Session | None, exc: ApiError) -> Response:
 def _problem_text(problem: Problem) -> str:
     """``field: message (expected ...)``, the field as the form's document names it (a policy document's
     own fields, without the API body's ``policy``)."""
-    path = _document_path(problem.path)
-    text = f"{format_path(path)}: {problem.message}" if path else problem.message
-    return text + (f" (expected {problem.expected})" if problem.expected else "")
+    return problem.field_line(_document_path(problem.path))
 
 
 def _document_path(path: FieldPath) -> FieldPath:
@@ -727,12 +724,12 @@ def _refused_write(exc: ApiError | Unstorable, lines: Lines, again: Callable[...
     if isinstance(exc, Unstorable):
         problem = Problem(f"cannot be stored: {exc.reason}", exc.path)
         return again(400, problems=_problem_lines([problem], lines))
-    if exc.status == 400:
-        return again(400, problems=_problem_lines(exc.problems, lines))
-    if exc.status == 413:
-        return again(413, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
-    if exc.status == 412:
-        return again(412, stale=exc.message)
+    if exc.reason is Reason.INVALID:
+        return again(exc.status, problems=_problem_lines(exc.problems, lines))
+    if exc.reason is Reason.TOO_LARGE:
+        return again(exc.status, problems=[ProblemLine(exc.message), *_problem_lines(exc.problems, lines)])
+    if exc.reason is Reason.STALE:
+        return again(exc.status, stale=exc.message)
     raise exc
 
 
