@@ -24,6 +24,7 @@ from typing import Any
 from template_engine.errors import CompositionError, Location, NotFoundError, Problem, Replica
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.engine import Layer
+from template_engine.models.data_sources import CONTAINER_PATH_FIELD
 from template_engine.models.documents import ASSET_FOLDERS, AssetKind, DatasourceAsset, TemplateAssets
 from template_engine.org import (
     Asset,
@@ -39,7 +40,7 @@ from template_engine.org import (
     policy_user,
     template_user,
 )
-from template_engine.paths import Match, Path
+from template_engine.paths import Match, Path, value_at
 from template_engine.policy.document import ImposedAsset
 from template_engine.policy.effective import EffectivePolicy, effective
 
@@ -64,19 +65,6 @@ __all__ = [
     "worker_layers",
 ]
 
-#: The field ``overrides.containerPath`` replaces, per data source kind (DESIGN.md "Layers and precedence").
-CONTAINER_PATH_FIELD: dict[str, str] = {
-    "pvc": "path",
-    "s3": "path",
-    "git": "path",
-    "emptyDirVolume": "path",
-    "nfs": "mountPath",
-    "hostPath": "mountPath",
-    "configMapVolume": "mountPath",
-    "secretVolume": "mountPath",
-    "dataVolume": "mountPath",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Submission:
@@ -98,9 +86,7 @@ def scope_label(scope: Scope) -> str:
 
 def _section(data: Mapping[str, Any], *names: str) -> Mapping[str, Any] | None:
     """``data[names[0]][names[1]]...`` where every step is a mapping, else ``None`` (null is no opinion)."""
-    value: Any = data
-    for name in names:
-        value = value.get(name) if isinstance(value, Mapping) else None
+    value = value_at(data, *names)
     return value if isinstance(value, Mapping) and value else None
 
 

@@ -21,7 +21,7 @@ from template_engine.models.documents import (
     DatasourceAsset,
     EnvironmentAsset,
     LayerDocument,
-    TemplateAssets,
+    asset_refs,
 )
 from template_engine.paths import Path
 from template_engine.scopes import LEVELS, ScopeType, depth
@@ -81,21 +81,8 @@ class Template:
 
     def asset_refs(self) -> tuple[tuple[AssetKind, str], ...]:
         """The assets the template names, as ``(kind, name)``: its own (environment, compute, data sources
-        in order), then its master's."""
-        master = self.doc.master
-        return _asset_refs(self.doc.assets) + _asset_refs(master.assets if master is not None else None)
-
-
-def _asset_refs(assets: TemplateAssets | None) -> tuple[tuple[AssetKind, str], ...]:
-    if assets is None:
-        return ()
-    refs: list[tuple[AssetKind, str]] = []
-    if assets.environment:
-        refs.append(("environment", assets.environment))
-    if assets.compute:
-        refs.append(("compute", assets.compute))
-    refs += [("datasource", ref.name) for ref in assets.datasources or ()]
-    return tuple(refs)
+        in order), then its master's (:func:`~template_engine.models.documents.asset_refs`)."""
+        return tuple((kind, name) for kind, name, _path in asset_refs(self.doc))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ reads it."""
 
 from __future__ import annotations
 
-from template_engine.layers import CONTAINER_PATH_FIELD as LAYERS_CONTAINER_PATH_FIELD
+import template_engine.layers as layers
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.models.data_sources import CONTAINER_PATH_FIELD, DATA_SOURCE, DATA_SOURCES
 from template_engine.models.spec import Storage
@@ -27,5 +27,6 @@ def test_the_required_fields_of_an_item_are_the_table_s() -> None:
 
 
 def test_the_container_path_field_is_the_table_s() -> None:
-    assert CONTAINER_PATH_FIELD == LAYERS_CONTAINER_PATH_FIELD  # layers.py is to read the table's
+    assert layers.CONTAINER_PATH_FIELD is CONTAINER_PATH_FIELD  # layers.py reads the table's, not a copy
+    assert CONTAINER_PATH_FIELD["nfs"] == "mountPath" and CONTAINER_PATH_FIELD["pvc"] == "path"
     assert DATA_SOURCE["dataVolume"].runai is None and DATA_SOURCE["emptyDirVolume"].runai is None

@@ -28,7 +28,7 @@ from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, kind_named
 from template_engine.loader import sources
 from template_engine.loader.kind_of import template_kind
 from template_engine.loader.layout import Layout, asset_file, asset_scope, read_layout
-from template_engine.loader.rules import asset_refs, document_rules
+from template_engine.loader.rules import document_rules
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import MAX_VALUES, count_values
 from template_engine.loader.yaml_safe import load_yaml
@@ -39,6 +39,7 @@ from template_engine.models.documents import (
     LayerDocument,
     OrgDepartment,
     OrgDocument,
+    asset_refs,
 )
 from template_engine.org import (
     Asset,
