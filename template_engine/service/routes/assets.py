@@ -80,7 +80,7 @@ from template_engine.service.schemas import (
     AssetUpdateIn,
     InUseErrorOut,
 )
-from template_engine.service.storage.repository import AssetRow, PolicyRow
+from template_engine.service.storage.repository import DEPARTMENTS, PROJECTS, AssetRow, PolicyRow
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
 
@@ -191,7 +191,7 @@ def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int
     if scope == "department":
         return "department", _department_id(ctx, meta["departmentId"], ("meta", "departmentId")), None
     if scope == "project":
-        project = ctx.repo.project(parse_id(meta["projectId"], ("meta", "projectId"), "project id"))
+        project = ctx.repo.unit(PROJECTS, parse_id(meta["projectId"], ("meta", "projectId"), "project id"))
         if project is None:
             raise field_error(
                 ("meta", "projectId"), f"unknown project {meta['projectId']}", "the id of a project"
@@ -202,7 +202,7 @@ def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int
 
 def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
     number = parse_id(text, path, "department id")
-    if ctx.repo.department(number) is None:
+    if ctx.repo.unit(DEPARTMENTS, number) is None:
         raise field_error(path, f"unknown department {text!r}", "the id of a department, such as '1'")
     return number
 
@@ -219,7 +219,7 @@ def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]]
     project_department: int | None = None
     if "projectId" in query:
         text = query["projectId"]
-        row = ctx.repo.project(parse_id(text, ("projectId",), "project id"))
+        row = ctx.repo.unit(PROJECTS, parse_id(text, ("projectId",), "project id"))
         if row is None:
             raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
         project, project_department = row.id, row.department_id

@@ -76,7 +76,7 @@ from template_engine.service.schemas import (
     PolicyOverwrite,
     PolicyScopeType,
 )
-from template_engine.service.storage.repository import DefaultsRow, PolicyRow
+from template_engine.service.storage.repository import DEPARTMENTS, PROJECTS, DefaultsRow, PolicyRow
 
 router = APIRouter(prefix="/api/v2/policy", tags=["Policy"], route_class=JsonRoute)
 
@@ -214,7 +214,7 @@ def _place(
         raise refused(refused_id(ident), wanted, ID_EXPECTED)
     if scope == "department" and project_id is not None:
         raise refused("scope department takes no projectId", "projectId", "no projectId")
-    found = ctx.repo.department(number) if scope == "department" else ctx.repo.project(number)
+    found = ctx.repo.unit(DEPARTMENTS, number) if scope == "department" else ctx.repo.unit(PROJECTS, number)
     if found is None:
         if missing == 404:
             raise ApiError(404, f"Resource id not found: {scope} {text}.")

@@ -58,7 +58,7 @@ from template_engine.service.schemas import (
     WorkloadListOut,
     WorkloadSortBy,
 )
-from template_engine.service.storage.repository import WorkloadRow
+from template_engine.service.storage.repository import DEPARTMENTS, PROJECTS, WorkloadRow
 from template_engine.service.storage.tables import now
 from template_engine.service.submissions import submit
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, workload_body
@@ -74,7 +74,7 @@ _ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 
 def _readable(ctx: Ctx, row: WorkloadRow) -> Placement | None:
     """The workload's project, when it still exists; ``None`` when it is gone."""
-    return ctx.placement("project", row.project_id) if ctx.repo.project(row.project_id) else None
+    return ctx.placement("project", row.project_id) if ctx.repo.unit(PROJECTS, row.project_id) else None
 
 
 def _may_read_orphans(ctx: Ctx) -> bool:
@@ -239,8 +239,8 @@ for _shapes in WORKLOAD_KINDS:
 def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
     """Run:ai's ``Workload``: every key its schema requires (``deletedAt`` and ``priority`` even when null).
     No pods run here: the phase is the one the service set, ``runningPods`` is 0, ``conditions`` empty."""
-    project = ctx.repo.project(row.project_id)
-    department = ctx.repo.department(row.department_id) if row.department_id is not None else None
+    project = ctx.repo.unit(PROJECTS, row.project_id)
+    department = ctx.repo.unit(DEPARTMENTS, row.department_id) if row.department_id is not None else None
     phase = row.actual_phase or "Unknown"
     changed = timestamp(row.audit.updated_at)
     images = {s.get("image") for s in (row.spec, row.master_spec or {})} - {None}
