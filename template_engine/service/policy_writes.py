@@ -10,12 +10,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from pydantic import BaseModel
+
 from template_engine.errors import Problem
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.service.auth import Principal
-from template_engine.service.bodies import refuse
+from template_engine.service.bodies import refuse, schema_problems
 from template_engine.service.cache import uncommitted
 from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.documents import merge_patch, strip_nulls
 from template_engine.service.errors import ApiError
 from template_engine.service.etags import check_if_match
 from template_engine.service.impact import (
@@ -34,7 +37,9 @@ from template_engine.service.policy_api import (
     policy_body,
     policy_document,
     policy_version,
+    request_form,
 )
+from template_engine.service.policy_reset import reset_policy, reset_targets
 from template_engine.service.storage.repository import DefaultsRow, PolicyRow
 
 
@@ -231,3 +236,24 @@ def remove_policy(
         layer, problems = defaults_document(held.defaults.document if held.defaults else {}, None)
         refuse(problems)
     _save(ctx, place, held, {}, layer)
+
+
+def overwriting(raw: dict[str, Any], model: type[BaseModel]) -> Change:
+    """A PUT's change (its body checked against ``model``, the kind's overwrite request): the body's
+    ``policy`` is the new policy."""
+    refuse(read_only(raw) + schema_problems(model, raw))
+    given = strip_nulls(raw.get("policy") or {})
+    return lambda _c, _p, _d: given
+
+
+def changing(raw: dict[str, Any], model: type[BaseModel], kind: WorkloadKind) -> Change:
+    """A PATCH's change (its body checked against ``model``, the kind's change request): the policy cleared
+    at the ``reset`` paths, then the body's ``policy`` merged in."""
+    refuse(read_only(raw) + schema_problems(model, raw))
+    targets = reset_targets([path.removeprefix("policy.") for path in raw.get("reset") or []], kind)
+
+    def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
+        current = reset_policy(request_form(ctx, policy, defaults, kind), targets)
+        return merge_patch(current, strip_nulls(raw.get("policy") or {}))
+
+    return change

@@ -23,22 +23,20 @@ from fastapi.responses import JSONResponse, Response
 
 from template_engine.kinds import KINDS, WorkloadKind
 from template_engine.service.auth import Principal
-from template_engine.service.bodies import documented, refuse, schema_problems
-from template_engine.service.context import Ctx, Store
-from template_engine.service.documents import merge_patch, strip_nulls
+from template_engine.service.bodies import documented
+from template_engine.service.context import Store
 from template_engine.service.impact import (
     PolicyWriteOut,
 )
 from template_engine.service.policy_api import (
     WORKLOAD_TYPES,
     listed_policies,
-    request_form,
 )
-from template_engine.service.policy_reset import reset_policy, reset_targets
 from template_engine.service.policy_shapes import PolicyListOut, body_models, texts_of
 from template_engine.service.policy_writes import (
     Change,
-    read_only,
+    changing,
+    overwriting,
     read_policy,
     remove_policy,
     write_policy,
@@ -58,7 +56,6 @@ from template_engine.service.schemas import (
     PolicyOut,
     PolicyScopeType,
 )
-from template_engine.service.storage.repository import DefaultsRow, PolicyRow
 
 router = APIRouter(prefix="/api/v2/policy", tags=["Policy"], route_class=JsonRoute)
 
@@ -126,9 +123,7 @@ def _add_routes(kind: WorkloadKind) -> None:
         approveClusterDeletion: ApproveQuery = None,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        refuse(read_only(raw) + schema_problems(overwrite_model, raw))
-        given = strip_nulls(raw.get("policy") or {})
-        return _write(store, principal, raw, validateOnly, lambda _c, _p, _d: given, if_match, kind)
+        return _write(store, principal, raw, validateOnly, overwriting(raw, overwrite_model), if_match, kind)
 
     def change_policy(
         principal: Auth,
@@ -138,14 +133,7 @@ def _add_routes(kind: WorkloadKind) -> None:
         approveClusterDeletion: ApproveQuery = None,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        refuse(read_only(raw) + schema_problems(change_model, raw))
-        targets = reset_targets([path.removeprefix("policy.") for path in raw.get("reset") or []], kind)
-
-        def change(ctx: Ctx, policy: PolicyRow | None, defaults: DefaultsRow | None) -> dict[str, Any]:
-            current = reset_policy(request_form(ctx, policy, defaults, kind), targets)
-            return merge_patch(current, strip_nulls(raw.get("policy") or {}))
-
-        return _write(store, principal, raw, validateOnly, change, if_match, kind)
+        return _write(store, principal, raw, validateOnly, changing(raw, change_model, kind), if_match, kind)
 
     def delete_policy(
         scope: ScopeQuery,
