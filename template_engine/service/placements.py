@@ -109,7 +109,10 @@ def policy_scope(
             "scope",
             "tenant, department or project",
         )
-    given = dict(zip([lv.id_field for lv in SERVED_LEVELS[1:]], (department_id, project_id), strict=True))
+    given = {
+        str(lv.id_field): value
+        for lv, value in zip(SERVED_LEVELS[1:], (department_id, project_id), strict=True)
+    }
     if not level.named:
         for field, value in given.items():
             if value is not None:
@@ -126,7 +129,7 @@ def policy_scope(
         raise refused(refused_id(ident), wanted, ID_EXPECTED)
     depth = SERVED_LEVELS.index(level)
     for lower in SERVED_LEVELS[depth + 1 :]:
-        if given[lower.id_field] is not None:
+        if given[str(lower.id_field)] is not None:
             raise refused(
                 f"scope {scope} takes no {lower.id_field}", str(lower.id_field), f"no {lower.id_field}"
             )
@@ -136,7 +139,7 @@ def policy_scope(
         raise refused(f"unknown {scope} {text!r}", wanted, f"the id of a {scope}")
     place = ctx.placement(level.type, number)
     for upper in SERVED_LEVELS[1:depth]:
-        field, value, row = str(upper.id_field), given[upper.id_field], getattr(place, upper.type)
+        field, value, row = str(upper.id_field), given[str(upper.id_field)], getattr(place, upper.type)
         actual = row.id if row is not None else None
         if value is not None and str(value) != str(actual):
             raise refused(

@@ -33,12 +33,12 @@ from template_engine.service.defaults_store import (
     patching,
     read_defaults,
     replacing,
-    write_defaults,
     written_body,
 )
-from template_engine.service.impact import (
-    DefaultsWriteOut,
+from template_engine.service.defaults_store import (
+    write_defaults as write_defaults,  # ui/routes.py imports it from here
 )
+from template_engine.service.impact import DefaultsWriteOut
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,

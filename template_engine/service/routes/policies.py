@@ -25,9 +25,7 @@ from template_engine.kinds import KINDS, WorkloadKind
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import documented
 from template_engine.service.context import Store
-from template_engine.service.impact import (
-    PolicyWriteOut,
-)
+from template_engine.service.impact import PolicyWriteOut
 from template_engine.service.policy_api import (
     WORKLOAD_TYPES,
     listed_policies,
@@ -39,7 +37,9 @@ from template_engine.service.policy_writes import (
     overwriting,
     read_policy,
     remove_policy,
-    write_policy,
+)
+from template_engine.service.policy_writes import (
+    write_policy as write_policy,  # ui/routes.py imports it from here
 )
 from template_engine.service.routes.common import (
     Auth,

@@ -30,9 +30,7 @@ from fastapi.responses import JSONResponse
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.service import workload_store as workloads
 from template_engine.service.bodies import documented
-from template_engine.service.cluster_api import (
-    ManifestsOut,
-)
+from template_engine.service.cluster_api import ManifestsOut
 from template_engine.service.listing import WorkloadFilterBy
 from template_engine.service.routes.common import (
     AnnotateQuery,
