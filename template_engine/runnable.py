@@ -186,7 +186,7 @@ def _spec_issues(
     for problem in spec_value_problems(spec, ()):
         # said above: a quantity in its own words, an empty mandatory value as not provided
         if problem.path not in _QUANTITY_CHECKED and problem.path not in mandatory:
-            path = _keyed(spec, problem.path, plan)
+            path = keyed_path(spec, problem.path, plan)
             add(path, f"{format_path(path)}: {problem.message}; expected {problem.expected}")
     return issues
 
@@ -228,12 +228,14 @@ def _autoscaling_issues(autoscaling: Any, replica: Replica) -> list[RunnableIssu
     return out
 
 
-def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` (list items by position) with each keyed list item named by its key, as issues name them."""
+def keyed_path(spec: Any, path: Path, plan: PlanNode) -> Path:
+    """``path`` in ``spec`` (list items by position) with each keyed list item named by its key, as issues
+    name them.  A position ``spec`` does not have, or a segment through a value that is not a list or a
+    mapping, is kept as it is (a request's path may name a part its schema refused)."""
     out: list[Any] = []
     value, node = spec, plan
     for segment in path:
-        if isinstance(segment, int) and isinstance(value, list):
+        if isinstance(segment, int) and isinstance(value, list) and 0 <= segment < len(value):
             item = value[segment]
             key = node.key
             match = item_key(item, key) if key is not None and isinstance(item, Mapping) else None
@@ -241,8 +243,8 @@ def _keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
             value = item
         else:
             out.append(segment)
-            value = value.get(segment) if isinstance(value, Mapping) else None
-            node = node.child(str(segment))
+            value = value.get(segment) if isinstance(value, Mapping) and isinstance(segment, str) else None
+            node = node.child(segment) if isinstance(segment, str) else node
     return tuple(out)
 
 

@@ -9,7 +9,7 @@ import pytest
 from template_engine.errors import CompositionWarning, WarningKind
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.paths import Match, format_path, parse_path
-from template_engine.runnable import REQUIRED_ITEM_FIELDS, Runnable, RunnableIssue, check
+from template_engine.runnable import REQUIRED_ITEM_FIELDS, Runnable, RunnableIssue, check, keyed_path
 
 WORKER = {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2}
 MASTER = {"image": "python:3.11"}
@@ -379,3 +379,22 @@ def test_an_environment_variable_takes_exactly_one_value_source(
     variable: dict[str, Any], expected: list[str]
 ) -> None:
     assert messages(run(worker(environmentVariables=[variable]))) == expected
+
+
+def test_keyed_path_names_keyed_items_by_key_and_keeps_what_the_spec_does_not_have() -> None:
+    """One function names list items by key for the runnable check and for a submission's refused parts
+    (issue 33): an item of a keyed list by its key, an index the list does not have, or a path through a
+    value of another shape, as given."""
+    spec = {"environmentVariables": [{"name": "A", "value": "1"}, {"name": "B", "value": 2}]}
+    keyed = keyed_path(spec, ("environmentVariables", 1, "value"), SPEC_PLAN)
+    assert keyed[0] == "environmentVariables" and keyed[2] == "value"
+    assert getattr(keyed[1], "value", None) == "B"
+    assert keyed_path(spec, ("environmentVariables", 5, "value"), SPEC_PLAN) == (
+        "environmentVariables",
+        5,
+        "value",
+    )
+    assert keyed_path({"environmentVariables": "x"}, ("environmentVariables", 0), SPEC_PLAN) == (
+        "environmentVariables",
+        0,
+    )

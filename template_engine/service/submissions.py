@@ -34,10 +34,12 @@ from template_engine.kinds import WorkloadKind
 from template_engine.layers import Submission
 from template_engine.loader.validate import key_problems
 from template_engine.loader.values import document_value_problems
-from template_engine.merge.plan import PlanNode, item_key
+from template_engine.merge.plan import PlanNode
 from template_engine.paths import Path, format_path
+from template_engine.runnable import keyed_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, schema_problems, valid
+from template_engine.service.compliance import runai_issue
 from template_engine.service.composer import compose_submission, template_of
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
@@ -95,23 +97,6 @@ def _words(problem: Problem) -> str:
     return f"{problem.message} (expected {problem.expected})" if problem.expected else problem.message
 
 
-def _as_keyed(spec: Any, path: Path, plan: PlanNode) -> Path:
-    """``path`` in ``spec`` with the items of keyed lists named by their key, as runnable issues name them."""
-    out: list[Any] = []
-    node = plan
-    for part in path:
-        if isinstance(part, int) and isinstance(spec, list) and 0 <= part < len(spec):
-            item = spec[part]
-            key = item_key(item, node.key) if isinstance(item, dict) and node.key is not None else None
-            out.append(key if key is not None else part)
-            spec = item
-        else:
-            out.append(part)
-            spec = spec.get(part) if isinstance(spec, dict) and isinstance(part, str) else None
-            node = node.child(part) if isinstance(part, str) else node
-    return tuple(out)
-
-
 def _runnable_issues(
     composition: Composition, raw: dict[str, Any], set_aside: list[Path], plan: PlanNode
 ) -> list[dict[str, Any]]:
@@ -122,19 +107,14 @@ def _runnable_issues(
         for p in set_aside
         if len(p) > 1 and p[0] in _SPECS
         for prefix in ("" if p[0] == "spec" else "masterSpec.",)
-        for form in (p[1:], _as_keyed(raw.get(p[0]), p[1:], plan))
+        for form in (p[1:], keyed_path(raw.get(p[0]), p[1:], plan))
     ]
     out = []
     for issue in composition.runnable.issues:
-        field = format_path(issue.field if issue.replica == "worker" else ("masterSpec", *issue.field))
-        if any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
-            continue
-        entry: dict[str, Any] = {"field": field, "details": issue.message}
-        if issue.rule is not None:
-            entry["rule"] = issue.rule
-        elif issue.mandatory:
-            entry["rule"] = "required"
-        out.append(entry)
+        entry = runai_issue(issue, prefixed=issue.replica != "worker")
+        field = entry["field"]
+        if not any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
+            out.append(entry)
     return out
 
 
