@@ -16,6 +16,7 @@ from typing import Any
 from template_engine.errors import Problem
 from template_engine.kinds import KINDS as WORKLOAD_KINDS
 from template_engine.org import Scope
+from template_engine.scopes import LEVEL_BY_ALIAS
 from template_engine.service.asset_shapes import (
     LIST_SPEC_KEYS,
     RunaiKind,
@@ -185,7 +186,7 @@ def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]]
             raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
         project, project_department = row.id, row.department_id
     if scope is not None:
-        if scope not in ("system", "tenant", "cluster", "department", "project"):
+        if scope not in LEVEL_BY_ALIAS:
             raise field_error(("scope",), f"unknown scope {scope!r}", "tenant, department or project")
         unit = {"department": department, "project": project}.get(scope)
         return [(scope, unit)]

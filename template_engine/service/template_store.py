@@ -18,6 +18,7 @@ from template_engine.kinds import WorkloadKind
 from template_engine.loader.rules import asset_refs
 from template_engine.models.documents import AnyTemplateDocument
 from template_engine.paths import Path, parse_path
+from template_engine.scopes import LEVEL_BY_ALIAS
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, refuse, schema_problems, under
 from template_engine.service.cache import uncommitted
@@ -39,7 +40,8 @@ from template_engine.service.schemas import TEMPLATE_SHAPES
 from template_engine.service.storage.repository import Audit, TemplateRow
 from template_engine.service.storage.tables import now
 
-_SCOPE_TYPES = frozenset({"system", "tenant", "cluster", "department", "project"})
+#: Every name of a scope level a body may give (Run:ai's ``ScopeType``).
+_SCOPE_TYPES = frozenset(LEVEL_BY_ALIAS)
 
 
 def asset_problems(
