@@ -18,8 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel
-
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import Problem
 from template_engine.loader.policies import org_policy_problems
@@ -28,6 +26,7 @@ from template_engine.service.auth import require
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import SERVED_LEVELS, Ctx, Placement
 from template_engine.service.errors import ApiError, field_error
+from template_engine.service.etags import check_if_match
 from template_engine.service.ids import parse_id
 from template_engine.service.impact import StoredOrg, stored_org
 from template_engine.service.listing import Listing
@@ -35,6 +34,10 @@ from template_engine.service.orgunit_shapes import (
     DEPARTMENT_UPDATED,
     NO_CLUSTER,
     PROJECT_UPDATED,
+    DepartmentCreate,
+    DepartmentUpdate,
+    ProjectCreate,
+    ProjectUpdate,
     effective,
     finite_quotas,
     project_status,
@@ -271,18 +274,18 @@ def managed(ctx: Ctx, unit: UnitLevel, unit_id: str) -> Placement:
     return place
 
 
-def create_unit(ctx: Ctx, unit: UnitLevel, body: BaseModel) -> tuple[dict[str, Any], int]:
+def create_unit(
+    ctx: Ctx, unit: UnitLevel, body: DepartmentCreate | ProjectCreate
+) -> tuple[dict[str, Any], int]:
     """Create a unit in its parent (``parentId``, the top scope for a department); Run:ai's fields are stored
     as given.  The answer and its version."""
     given = getattr(body, "parentId", None)
     parent = _parent(ctx, unit, given) if given is not None else Placement("system")
     require(ctx.access.can_manage_units(parent.ref))
-    name: str = getattr(body, "name")  # noqa: B009 - every unit body has one
-    if ctx.repo.unit_named(unit.table, name) is not None:
-        raise _name_taken(unit, name)
+    if ctx.repo.unit_named(unit.table, body.name) is not None:
+        raise _name_taken(unit, body.name)
     runai = body.model_dump(mode="json", exclude_unset=True, exclude={"name", "description", "parentId"})
-    description = getattr(body, "description", None)
-    unit_id = ctx.repo.add_unit(unit.table, name, description, ctx.subject, runai, parent.id)
+    unit_id = ctx.repo.add_unit(unit.table, body.name, body.description, ctx.subject, runai, parent.id)
     place = ctx.placement(unit.type, unit_id)
     assert place.own is not None
     return shaper(ctx, unit)(place), place.own.audit.version
@@ -385,32 +388,31 @@ def _refuse_breaking(ctx: Ctx, before: StoredOrg | None, what: str) -> None:
 
 
 def update_unit(
-    ctx: Ctx, unit: UnitLevel, unit_id: str, body: BaseModel, check: Callable[[int], None]
+    ctx: Ctx, unit: UnitLevel, unit_id: str, body: DepartmentUpdate | ProjectUpdate, if_match: str | None
 ) -> tuple[dict[str, Any], int]:
     """Replace a unit's description and Run:ai fields; rename it (``name``) or move it to another parent
     (``parentId``), both extensions.  A move needs the right to manage units in both parents; a rename or
-    move that leaves stored documents unloadable is a 409 naming them.  ``check``: the request's
+    move that leaves stored documents unloadable is a 409 naming them.  ``if_match``: the request's
     ``If-Match``, held to the unit's version."""
     place = managed(ctx, unit, unit_id)
     row = place.own
     assert row is not None
-    check(row.audit.version)
+    check_if_match(if_match, row.audit.version)
     target = place.parent()
     given = getattr(body, "parentId", None)
     if given is not None and given != str(target.id):
         target = _parent(ctx, unit, given)
         require(ctx.access.can_manage_units(target.ref))
-    name = body.name if getattr(body, "name", None) is not None else row.name  # type: ignore[attr-defined]
+    name = body.name if body.name is not None else row.name
     other = ctx.repo.unit_named(unit.table, name)
     if other is not None and other.id != row.id:
         raise _name_taken(unit, name)
     moved = target.id != place.parent().id
     before = stored_org(ctx) if moved or name != row.name else None
     runai = updated_runai(row.runai, body, unit.updated)
-    description = getattr(body, "description", None)
     parent_id = target.id if moved else None
     ctx.repo.update_unit(
-        unit.table, row.id, row.audit.version, name, description, ctx.subject, runai, parent_id
+        unit.table, row.id, row.audit.version, name, body.description, ctx.subject, runai, parent_id
     )
     _refuse_breaking(ctx, before, "move" if moved else "rename")
     updated = ctx.repo.unit(unit.table, row.id)  # the context's rows are those of before the write
@@ -422,7 +424,7 @@ def set_resources(
     ctx: Ctx,
     unit: UnitLevel,
     unit_id: str,
-    check: Callable[[int], None],
+    if_match: str | None,
     given: list[dict[str, Any]],
     change: Callable[[list[Any] | None], list[Any]],
 ) -> tuple[list[dict[str, Any]], int]:
@@ -430,7 +432,7 @@ def set_resources(
     finite-quota check): the answer and the unit's new version."""
     row = managed(ctx, unit, unit_id).own
     assert row is not None
-    check(row.audit.version)
+    check_if_match(if_match, row.audit.version)
     runai = dict(row.runai or {})
     runai["resources"] = finite_quotas(change(runai.get("resources")), given)
     version = ctx.repo.update_unit(
@@ -439,13 +441,13 @@ def set_resources(
     return resources_out(runai["resources"]), version
 
 
-def delete_unit(ctx: Ctx, unit: UnitLevel, unit_id: str, check: Callable[[int], None]) -> None:
+def delete_unit(ctx: Ctx, unit: UnitLevel, unit_id: str, if_match: str | None) -> None:
     """Delete a unit with nothing left in it (units below, templates, assets, live workloads; else a 409
     naming them); its defaults go with it."""
     place = managed(ctx, unit, unit_id)
     row = place.own
     assert row is not None
-    check(row.audit.version)
+    check_if_match(if_match, row.audit.version)
     below = unit.below
     left = [f"{below.type} {u.name!r} ({u.id})" for u in ctx.repo.units(below.table, row.id)] if below else []
     left += [f"template {t.name!r} ({t.id})" for t in ctx.repo.templates([place.key])]

@@ -54,7 +54,6 @@ from template_engine.service.routes.common import (
     JsonRoute,
     JsonValueRoute,
     StoreDep,
-    check_if_match,
     errors,
     json_response,
     no_content,
@@ -205,7 +204,7 @@ def _routes(level: Routes) -> None:
         unit_id: UnitId, body: Update, principal: Auth, store: StoreDep, if_match: IfMatch = None
     ) -> JSONResponse:
         with store.write(principal) as ctx:
-            answer, version = update_unit(ctx, unit, unit_id, body, lambda v: check_if_match(if_match, v))
+            answer, version = update_unit(ctx, unit, unit_id, body, if_match)
         return json_response(answer, version=version)
 
     def resources(
@@ -216,15 +215,14 @@ def _routes(level: Routes) -> None:
         ) -> JSONResponse:
             given = _given(body)
             with store.write(principal) as ctx:
-                check = lambda v: check_if_match(if_match, v)  # noqa: E731
-                answer, version = set_resources(ctx, unit, unit_id, check, given, change(given))
+                answer, version = set_resources(ctx, unit, unit_id, if_match, given, change(given))
             return json_response(answer, version=version)
 
         return endpoint
 
     def delete(unit_id: UnitId, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
         with store.write(principal) as ctx:
-            delete_unit(ctx, unit, unit_id, lambda v: check_if_match(if_match, v))
+            delete_unit(ctx, unit, unit_id, if_match)
         return no_content()
 
     array = {"response_model": list[ResourcesOut], "route_class_override": JsonValueRoute}
