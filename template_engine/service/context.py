@@ -41,7 +41,9 @@ SERVED_LEVELS: tuple[ScopeLevel, ...] = (SYSTEM_LEVEL, DEPARTMENT_LEVEL, PROJECT
 SERVED: dict[str, ScopeLevel] = {level.type: level for level in SERVED_LEVELS}
 #: Each served level's position, top first.
 _DEPTH: dict[str, int] = {level.type: depth for depth, level in enumerate(SERVED_LEVELS)}
-_NAMED = SERVED_LEVELS[1:]
+_NAMED_TYPES = tuple(level.type for level in SERVED_LEVELS[1:])
+#: The named levels at and above each served level (a :class:`Placement`'s fields that make it that scope).
+_AT_AND_ABOVE = {level.type: _NAMED_TYPES[:depth] for depth, level in enumerate(SERVED_LEVELS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +90,20 @@ class Placement:
 
     def chain_keys(self) -> list[str]:
         """The keys of the scopes a composition seen from here reads, top first."""
-        return ["system", *(scope_key(level.type, getattr(self, level.type).id) for level in self._levels())]
-
-    def _levels(self) -> list[ScopeLevel]:
-        return [level for level in _NAMED if getattr(self, level.type) is not None]
+        keys = ["system"]
+        for name in _NAMED_TYPES:
+            row = getattr(self, name)
+            if row is not None:
+                keys.append(scope_key(name, row.id))
+        return keys
 
     def contains(self, other: Placement) -> bool:
         """Whether ``other`` is this scope or below it: every row of this scope is also ``other``'s."""
-        mine = [getattr(self, level.type) for level in _NAMED[: _DEPTH[self.type]]]
-        theirs = [getattr(other, level.type) for level in _NAMED[: _DEPTH[self.type]]]
-        return all(
-            a is not None and b is not None and a.id == b.id for a, b in zip(mine, theirs, strict=True)
-        )
+        for name in _AT_AND_ABOVE[self.type]:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is None or theirs is None or mine.id != theirs.id:
+                return False
+        return True
 
     def parent(self) -> Placement:
         """The scope right above this one (the system's is itself)."""

@@ -44,6 +44,7 @@ from template_engine.service.composer import compose_submission, template_of
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, details
+from template_engine.service.placements import template_scope
 from template_engine.service.schemas import OrgUnitId, WorkloadMasterSpec
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of
@@ -148,7 +149,7 @@ def _template(
 
 def _scope(ctx: Ctx, row: TemplateRow) -> Placement:
     """A stored template's own scope."""
-    return ctx.placement(row.scope_type, row.project_id if row.scope_type == "project" else row.department_id)
+    return template_scope(ctx, row.scope_type, row.department_id, row.project_id)
 
 
 def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:
