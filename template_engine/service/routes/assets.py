@@ -14,7 +14,7 @@ is neither deleted nor renamed: 409 with those templates and policies.  Every ca
 admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
 ``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter by the
 workload kinds an asset may be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``,
-``distributedFramework``: :class:`Supported`), read from its stored ``workloadSupportedTypes``.
+``distributedFramework``: :class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes``.
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the

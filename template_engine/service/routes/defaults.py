@@ -11,7 +11,7 @@ affects.
 PUT and PATCH take ``validateOnly=true``: the write is checked and made in its transaction, which is then
 rolled back; the answer is the document it would store and ``affectedTemplates``, every template whose
 effective spec or compliance it would change, field by field (:mod:`..impact`).  The UI's preview is the
-same call (:func:`write_defaults`).
+same call (:func:`~..defaults_store.write_defaults`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory (:func:`_routes`) and FastAPI
