@@ -10,6 +10,7 @@ from template_engine.errors import CompositionWarning, WarningKind
 from template_engine.merge.plan import SPEC_PLAN
 from template_engine.paths import Match, format_path, parse_path
 from template_engine.runnable import REQUIRED_ITEM_FIELDS, Runnable, RunnableIssue, check
+from template_engine.walk import keyed_path
 
 WORKER = {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2}
 MASTER = {"image": "python:3.11"}
@@ -441,3 +442,22 @@ def test_every_issue_of_the_example_org_says_whether_it_names_its_field(example_
     for issue in issues:
         if issue.field:  # an issue of no field (an asset the kind may not use) has nothing to name
             assert issue.names_field == issue.message.startswith(format_path(issue.field)), issue
+
+
+def test_keyed_path_names_keyed_items_by_key_and_keeps_what_the_spec_does_not_have() -> None:
+    """One function names list items by key for the runnable check and for a submission's refused parts
+    (issue 33): an item of a keyed list by its key, an index the list does not have, or a path through a
+    value of another shape, as given."""
+    spec = {"environmentVariables": [{"name": "A", "value": "1"}, {"name": "B", "value": 2}]}
+    keyed = keyed_path(spec, ("environmentVariables", 1, "value"), SPEC_PLAN)
+    assert keyed[0] == "environmentVariables" and keyed[2] == "value"
+    assert getattr(keyed[1], "value", None) == "B"
+    assert keyed_path(spec, ("environmentVariables", 5, "value"), SPEC_PLAN) == (
+        "environmentVariables",
+        5,
+        "value",
+    )
+    assert keyed_path({"environmentVariables": "x"}, ("environmentVariables", 0), SPEC_PLAN) == (
+        "environmentVariables",
+        0,
+    )

@@ -22,10 +22,6 @@ from template_engine.loader.values import (
 )
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
 from template_engine.models.documents import DatasourceAsset, LayerDocument, TemplateDocument
-
-# Re-exported while ``loader/tree.py`` and ``service/routes/common.py`` import it from here; it lives in
-# ``models/documents.py``.
-from template_engine.models.documents import asset_refs as asset_refs
 from template_engine.paths import Path
 
 Lines = Mapping[Path, tuple[int, int]]

@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from template_engine.errors import InputError
 from template_engine.loader.yaml_safe import load_yaml
+from template_engine.scopes import ScopeType
 from template_engine.service.errors import ApiError
 from template_engine.service.tokens import (
     DEFAULT_LIFETIME,
@@ -64,7 +65,6 @@ from template_engine.service.tokens import (
 )
 
 Role = Literal["system-admin", "department-admin", "project-editor", "viewer"]
-ScopeType = Literal["system", "department", "project"]
 
 
 class AuthFileError(Exception):
@@ -363,10 +363,17 @@ class Access:
             return scope.type == "project" and scope.project == self.principal.project
         return False
 
-    def can_manage_projects(self, department: str) -> bool:
-        """Create, rename or delete the projects of ``department``."""
+    def can_manage_units(self, parent: ScopeRef) -> bool:
+        """Create, change or delete the units right below ``parent``: those of the system (departments) for
+        system admins, a department's projects for its admins too."""
         role = self.principal.role
-        return role == "system-admin" or (role == "department-admin" and department == self.department)
+        if role == "system-admin":
+            return True
+        return (
+            role == "department-admin"
+            and parent.type == "department"
+            and parent.department == self.department
+        )
 
     def require_read(self, scope: ScopeRef) -> None:
         require(self.can_read(scope))

@@ -25,6 +25,7 @@ from template_engine.org import Org
 from template_engine.paths import format_path
 from template_engine.policy.vocabulary import Replica
 from template_engine.pricing import Pricer
+from template_engine.runnable import RunnableIssue
 from template_engine.service.budget import REQUEST_BUDGET, over_budget
 from template_engine.service.composer import composed, composition_units, org_for, unit_name
 from template_engine.service.context import Ctx, Placement
@@ -126,16 +127,7 @@ class Comply:
                 continue
             if replica == "Master" and issue.replica == "worker" and not same:
                 continue
-            prefixed = replica is None and issue.replica == "master"
-            entry: dict[str, Any] = {
-                "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
-                "details": issue.message,
-            }
-            if issue.rule is not None:
-                entry["rule"] = issue.rule
-            elif issue.mandatory:
-                entry["rule"] = "required"
-            found.append(entry)
+            found.append(runai_issue(issue, prefixed=replica is None and issue.replica == "master"))
         return found
 
     def assets(self, ctx: Ctx, rows: list[AssetRow]) -> dict[str, dict[str, Any]] | None:
@@ -184,3 +176,18 @@ class Comply:
         if reasons:
             info["reason"] = reasons
         return info
+
+
+def runai_issue(issue: RunnableIssue, prefixed: bool) -> dict[str, Any]:
+    """A runnable issue as Run:ai answers one (a ``complianceIssues`` entry, ``ComplianceIssue``): its field
+    (under ``masterSpec.`` when ``prefixed``), its words and its rule (``required`` for a mandatory field
+    not provided)."""
+    entry: dict[str, Any] = {
+        "field": format_path(("masterSpec", *issue.field) if prefixed else issue.field),
+        "details": issue.message,
+    }
+    if issue.rule is not None:
+        entry["rule"] = issue.rule
+    elif issue.mandatory:
+        entry["rule"] = "required"
+    return entry

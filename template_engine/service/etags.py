@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from template_engine.service.schemas import IF_MATCH_PATTERN, IF_MATCH_TAG
+from template_engine.errors import Problem
+from template_engine.service.errors import ApiError, bad_request
+from template_engine.service.schemas import IF_MATCH_PATTERN, IF_MATCH_TAG, PATTERN_RULES
 
 _TAG = re.compile(IF_MATCH_TAG)
 
@@ -65,3 +67,27 @@ def parse_if_match(header: str) -> IfMatch | None:
 
 
 __all__ = ["EntityTag", "IfMatch", "parse_if_match", "version_tag"]
+
+
+def etag(version: int) -> str:
+    return str(version_tag(version))
+
+
+def check_if_match(header: str | None, version: int) -> None:
+    """``If-Match`` must hold for the current version (:mod:`..etags`: RFC 9110's grammar and strong
+    comparison; ``*`` always holds); a 412 with the current ETag when it does not.  The header's grammar is
+    checked before the handler runs (:data:`IfMatch`); one that does not follow it is a 400 here too, for a
+    caller that did not."""
+    if header is None:
+        return
+    precondition = parse_if_match(header)
+    if precondition is None:
+        rule = PATTERN_RULES[IF_MATCH_PATTERN]
+        raise bad_request([Problem(f"header parameter: {rule} (got {header[:40]!r})", ("If-Match",))])
+    if precondition.holds(version_tag(version)):
+        return
+    raise ApiError(
+        412,
+        f"If-Match does not match the current version {etag(version)}; read the resource again.",
+        headers={"ETag": etag(version)},
+    )

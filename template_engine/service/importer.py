@@ -38,7 +38,14 @@ from template_engine.service.schemas import NAME_PATTERN, NAME_RULE
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
-from template_engine.service.storage.repository import Repository, Unstorable, scope_key, unstorable
+from template_engine.service.storage.repository import (
+    DEPARTMENTS,
+    PROJECTS,
+    Repository,
+    Unstorable,
+    scope_key,
+    unstorable,
+)
 from template_engine.service.stored import stored_assets
 from template_engine.service.yamltext import dump_yaml
 
@@ -301,8 +308,8 @@ class _Import:
             self.report.count("departments", True)
         snapshot.raise_high_water(connection, t.departments, meta.sequences.departments)
         for dept in new_departments:
-            self.departments[dept.name] = self.repo.add_department(
-                dept.name, dept.description, self.subject, dept.runai()
+            self.departments[dept.name] = self.repo.add_unit(
+                DEPARTMENTS, dept.name, dept.description, self.subject, dept.runai()
             )
             self.report.count("departments", True)
         new_projects = []
@@ -322,8 +329,8 @@ class _Import:
                 self.report.count("projects", True)
         snapshot.raise_high_water(connection, t.projects, meta.sequences.projects)
         for unit, department in new_projects:
-            project_id = self.repo.add_project(
-                unit.name, None, self.departments[department], self.subject, unit.runai()
+            project_id = self.repo.add_unit(
+                PROJECTS, unit.name, None, self.subject, unit.runai(), self.departments[department]
             )
             self.projects[unit.name] = project_id
             self.report.count("projects", True)
@@ -333,16 +340,22 @@ class _Import:
         repo, subject = self.repo, self.subject
         described = self.folder.meta
         for dept in self.folder.doc.departments:
-            found = repo.department_named(dept.name)
+            found = repo.unit_named(DEPARTMENTS, dept.name)
             if found is None:
-                self.departments[dept.name] = repo.add_department(
-                    dept.name, dept.description, subject, dept.runai()
+                self.departments[dept.name] = repo.add_unit(
+                    DEPARTMENTS, dept.name, dept.description, subject, dept.runai()
                 )
             else:
                 self.departments[dept.name] = found.id
                 if found.description != dept.description or (found.runai or {}) != dept.runai():
-                    repo.update_department(
-                        found.id, found.audit.version, dept.name, dept.description, subject, dept.runai()
+                    repo.update_unit(
+                        DEPARTMENTS,
+                        found.id,
+                        found.audit.version,
+                        dept.name,
+                        dept.description,
+                        subject,
+                        dept.runai(),
                     )
             self.report.count("departments", found is None)
         for dept in self.folder.doc.departments:
@@ -350,11 +363,11 @@ class _Import:
                 name = unit.name
                 entry = described.project(name) if described is not None else None
                 description = entry.description if entry is not None else None
-                project = repo.project_named(name)
+                project = repo.unit_named(PROJECTS, name)
                 if project is None:
                     department_id = self.departments[dept.name]
-                    self.projects[name] = repo.add_project(
-                        name, description, department_id, subject, unit.runai()
+                    self.projects[name] = repo.add_unit(
+                        PROJECTS, name, description, subject, unit.runai(), department_id
                     )
                 elif project.department_id != self.departments[dept.name]:
                     raise InputError(
@@ -371,8 +384,8 @@ class _Import:
                     changed = entry is not None and project.description != description
                     if changed or (project.runai or {}) != unit.runai():
                         kept = description if entry is not None else project.description
-                        repo.update_project(
-                            project.id, project.audit.version, name, kept, subject, unit.runai()
+                        repo.update_unit(
+                            PROJECTS, project.id, project.audit.version, name, kept, subject, unit.runai()
                         )
                 self.report.count("projects", project is None)
 

@@ -36,7 +36,7 @@ from dataclasses import replace
 from typing import Any
 
 from template_engine.errors import Problem
-from template_engine.kinds import DISTRIBUTED, WorkloadKind, kind_named
+from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind, kind_named
 from template_engine.layers import default_layers
 from template_engine.loader.policies import branches
 from template_engine.merge.engine import merge_layers
@@ -46,7 +46,8 @@ from template_engine.paths import Match, Path
 from template_engine.policy.document import FieldRules, PolicyDocument, policy_root, read_policy
 from template_engine.policy.effective import effective, effective_shape
 from template_engine.policy.vocabulary import REPLICAS, Replica
-from template_engine.service.bodies import pruned
+from template_engine.scopes import scope_type_of
+from template_engine.service.bodies import pruned, refuse
 from template_engine.service.composer import imposed_scope_problems, org_for, timestamp
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.documents import (
@@ -695,3 +696,43 @@ def policy_list(
                 entry |= _status(held, place)
             out.append(entry)
     return out
+
+
+#: Run:ai's workload types, one per kind, in the order of the kinds.
+WORKLOAD_TYPES = [kind.workload_type for kind in KINDS]
+
+
+def listed_policies(
+    ctx: Ctx,
+    workload_type: str | None,
+    scope: str | None,
+    department_id: str | None,
+    project_id: str | None,
+) -> list[dict[str, Any]]:
+    """The policies of every kind the caller may read (Run:ai's ``PolicyListResponse`` entries): those of
+    ``workload_type``'s kind (a 400 for another type), of ``scope`` (``tenant`` is the system), of the
+    department ``department_id`` and its projects, of the project ``project_id``."""
+    if workload_type is not None and workload_type not in WORKLOAD_TYPES:
+        refuse(
+            [
+                Problem(
+                    f"unknown workloadType {workload_type!r}",
+                    ("workloadType",),
+                    None,
+                    "one of: " + ", ".join(WORKLOAD_TYPES),
+                )
+            ]
+        )
+    kinds = [kind for kind in KINDS if workload_type in (None, kind.workload_type)]
+    level = scope_type_of(scope) if scope is not None else None
+
+    def wanted(place: Placement) -> bool:
+        if level is not None and place.type != level:
+            return False
+        if department_id is not None and (
+            place.department is None or str(place.department.id) != department_id
+        ):
+            return False
+        return project_id is None or (place.project is not None and str(place.project.id) == project_id)
+
+    return policy_list(ctx, kinds, wanted)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, get_args
 from uuid import UUID
 
 from pydantic import (
@@ -41,6 +41,7 @@ from template_engine.models.spec import (
     MasterSpec,
     WorkerSpec,
 )
+from template_engine.scopes import LEVEL_BY_TYPE, RunaiScopeType
 
 #: Template, asset, department and project names: the models' own rule (the pattern bounds the length too, to
 #: ``NAME_MAX_LENGTH``: each name becomes a file or folder name of an export).
@@ -72,16 +73,22 @@ PATTERN_RULES: dict[str, str] = {
     IF_MATCH_PATTERN: 'must be * or entity tags separated by commas, each in double quotes, such as "3" '
     '(RFC 9110: W/"3" is weak and never matches)',
 }
+#: The scope types a template has (responses): the top scope is answered ``system``.  The levels the
+#: service serves, as the scope table names them (checked below).
+OwnScopeType = Literal["system", "department", "project"]
+#: The served levels as Run:ai names them in a policy's ``scope`` and an asset's ``meta.scope``.
+ServedScope = Literal["tenant", "department", "project"]
+assert get_args(ServedScope) == tuple(LEVEL_BY_TYPE[level].runai_scope for level in get_args(OwnScopeType))
 #: The scope types the service takes: Run:ai calls the top scope ``tenant``; ``system`` is this service's
 #: name for it (and Run:ai's internal one).
-SCOPE_TYPES = ("system", "tenant", "department", "project")
+SCOPE_TYPES = tuple(alias for level in get_args(OwnScopeType) for alias in LEVEL_BY_TYPE[level].aliases)
 _NO_CLUSTER = (
     " (`cluster`, which Run:ai has, is refused with a 400 that says why: this service has no cluster layer)"
 )
 #: The scope types a request may name.  ``cluster`` is read, so that its 400 says why it is refused, but the
 #: OpenAPI document does not offer it: the document states what the service takes.
 ScopeType = Annotated[
-    Literal["system", "tenant", "cluster", "department", "project"],
+    RunaiScopeType,
     WithJsonSchema(
         {
             "type": "string",
@@ -90,8 +97,6 @@ ScopeType = Annotated[
         }
     ),
 ]
-#: The scope types a template has (responses): the top scope is answered ``system``.
-OwnScopeType = Literal["system", "department", "project"]
 #: This service serves one tenant; its id is the ``scopeId`` of the top scope and every ``tenantId``.
 TENANT_ID = 1
 SortBy = Literal[
@@ -212,7 +217,7 @@ class TemplateRefOut(BaseModel):
 
 
 class PolicyRefOut(BaseModel):
-    scope: Literal["tenant", "department", "project"]
+    scope: ServedScope
     departmentId: str | None = None
     projectId: int | None = None
     name: str
@@ -545,7 +550,7 @@ class _Audited(BaseModel):
 #: Run:ai's ``PolicyScope`` parameter (``tenant`` is the top scope; ``system`` is taken as its other name;
 #: ``cluster`` is read and refused with a 400 that says why, and not offered by the document).
 PolicyScopeType = Annotated[
-    Literal["tenant", "system", "cluster", "department", "project"],
+    RunaiScopeType,
     WithJsonSchema(
         {
             "type": "string",
@@ -658,7 +663,7 @@ class PolicyMetaOut(_Audited):
 
     id: UUID
     name: str
-    scope: Literal["tenant", "department", "project"]
+    scope: ServedScope
     departmentId: str | None = None
     projectId: int | None = None
     tenantId: int
@@ -700,7 +705,7 @@ class AssetCreationMetaIn(_Body):
     model_config = ConfigDict(extra="forbid", strict=True)
     name: Name
     description: str | None = Field(default=None, min_length=1, max_length=250)
-    scope: Literal["system", "tenant", "cluster", "department", "project"]
+    scope: RunaiScopeType
     clusterId: str | None = Field(default=None, pattern=UUID_PATTERN)
     departmentId: str | None = None
     projectId: int | None = None
@@ -740,7 +745,7 @@ class AssetMetaOut(_Audited):
     id: UUID
     name: str
     description: str | None = None
-    scope: Literal["tenant", "department", "project"]
+    scope: ServedScope
     departmentId: str | None = None
     projectId: int | None = None
     clusterId: UUID | None = None

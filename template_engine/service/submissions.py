@@ -38,10 +38,12 @@ from template_engine.merge.plan import PlanNode
 from template_engine.paths import Path, format_path
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, schema_problems, valid
+from template_engine.service.compliance import runai_issue
 from template_engine.service.composer import compose_submission, template_of
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, Reason, details
+from template_engine.service.placements import template_scope
 from template_engine.service.schemas import OrgUnitId, WorkloadMasterSpec
 from template_engine.service.storage.repository import TemplateRow, WorkloadRow
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, shapes_of
@@ -106,15 +108,10 @@ def _runnable_issues(
     ]
     out = []
     for issue in composition.runnable.issues:
-        field = format_path(issue.field if issue.replica == "worker" else ("masterSpec", *issue.field))
-        if any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
-            continue
-        entry: dict[str, Any] = {"field": field, "details": issue.message}
-        if issue.rule is not None:
-            entry["rule"] = issue.rule
-        elif issue.mandatory:
-            entry["rule"] = "required"
-        out.append(entry)
+        entry = runai_issue(issue, prefixed=issue.replica != "worker")
+        field = entry["field"]
+        if not any(field == g or field.startswith((f"{g}.", f"{g}[")) for g in given):
+            out.append(entry)
     return out
 
 
@@ -148,7 +145,7 @@ def _template(
 
 def _scope(ctx: Ctx, row: TemplateRow) -> Placement:
     """A stored template's own scope."""
-    return ctx.placement(row.scope_type, row.project_id if row.scope_type == "project" else row.department_id)
+    return template_scope(ctx, row.scope_type, row.department_id, row.project_id)
 
 
 def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:

@@ -32,7 +32,7 @@ from template_engine.service.importer import import_folder
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import create_db_engine, ensure_schema, transaction
-from template_engine.service.storage.repository import Repository
+from template_engine.service.storage.repository import DEPARTMENTS, Repository
 
 ORG = "/api/v1/org-unit"
 TEMPLATES_URL = "/api/v1/workload-templates/distributed"
@@ -158,7 +158,7 @@ def test_export_then_import_gives_back_the_same_database(
     for url in (urls[source], urls[target]):
         engine = _engine(url)
         with transaction(engine, write=True) as connection:
-            next_ids.append(Repository(connection).add_department("later", None, "test"))
+            next_ids.append(Repository(connection).add_unit(DEPARTMENTS, "later", None, "test"))
         engine.dispose()
     assert next_ids == [5, 5]
 

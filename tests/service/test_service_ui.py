@@ -711,7 +711,7 @@ def test_a_preview_composes_after_its_transaction_released_the_write_lock(
     once the rolled-back transaction has ended, so another writer is never kept waiting by a preview: a write
     made from inside that composition succeeds at once (with the lock still held, SQLite's BEGIN IMMEDIATE
     would wait out its busy timeout and fail)."""
-    import template_engine.service.routes.defaults as defaults_routes
+    import template_engine.service.defaults_store as defaults_routes
     from template_engine.service.auth import Principal
 
     real = defaults_routes.affected

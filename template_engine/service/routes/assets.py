@@ -14,65 +14,41 @@ is neither deleted nor renamed: 409 with those templates and policies.  Every ca
 admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
 ``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter by the
 workload kinds an asset may be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``,
-``distributedFramework``: :class:`Supported`), read from its stored ``workloadSupportedTypes``.
+``distributedFramework``: :class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes``.
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
 # parameter types themselves, not their names.
 
 import inspect
-import re
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import WithJsonSchema
 
-from template_engine.errors import Problem
-from template_engine.kinds import KINDS as WORKLOAD_KINDS
 from template_engine.models.spec_items import DistributedFramework
-from template_engine.org import Scope
-from template_engine.service.asset_shapes import (
-    KINDS,
-    LIST_SPEC_KEYS,
-    RunaiKind,
-    ShapeProblem,
-    from_runai,
-    runai_kind_of,
-    runai_path,
-    to_runai,
-    updated,
-)
-from template_engine.service.budget import admit_answer
+from template_engine.service import asset_store as assets
+from template_engine.service.asset_shapes import KINDS, RunaiKind
+from template_engine.service.asset_store import FRAMEWORK_FILTER, IDS, SUPPORT_FILTERS, Supported
 from template_engine.service.compliance import (
     Comply,
     ComplyToProject,
     ComplyToReplicaType,
     ComplyToWorkloadType,
 )
-from template_engine.service.composer import audit_fields
-from template_engine.service.context import Ctx
-from template_engine.service.documents import check_asset, strip_nulls
-from template_engine.service.errors import ApiError, bad_request, field_error, not_found
-from template_engine.service.ids import parse_id
-from template_engine.service.policy_store import policies_imposing, policy_file
-from template_engine.service.quota import admit_write
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
     JsonRoute,
     Raw,
     StoreDep,
-    check_if_match,
     errors,
     json_response,
 )
 from template_engine.service.schemas import (
-    TENANT_ID,
-    UUID_PATTERN,
     AcceptedOut,
     AssetCreationIn,
     AssetListOut,
@@ -80,201 +56,8 @@ from template_engine.service.schemas import (
     AssetUpdateIn,
     InUseErrorOut,
 )
-from template_engine.service.storage.repository import AssetRow, PolicyRow
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
-
-#: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
-RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
-#: The workload kind filters (Run:ai's ``IsDistributedQuery``, ``IsTrainingQuery``, ``IsWorkspaceQuery``,
-#: ``IsInferenceQuery``): each query parameter and the ``workloadSupportedTypes`` field it reads, one per
-#: field of the kinds (:attr:`~template_engine.kinds.WorkloadKind.asset_support`).
-SUPPORT_FILTERS: Mapping[str, str] = {
-    f"is{field[:1].upper()}{field[1:]}": field for field in (kind.asset_support for kind in WORKLOAD_KINDS)
-}
-#: Run:ai's ``DistributedFrameworkQuery``: assets a distributed workload of that framework may use.
-FRAMEWORK_FILTER = "distributedFramework"
-#: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``assetIdsFilter``, and the kind filters).
-SERVED_FILTERS = frozenset(
-    {"name", "scope", "projectId", "departmentId", "assetIds", *SUPPORT_FILTERS, FRAMEWORK_FILTER}
-)
-#: Run:ai's compliance parameters (``ComplyToProject``...): each entry then carries its ``compliance``.
-COMPLIANCE_PARAMETERS = frozenset({"complyToProject", "complyToWorkloadType", "complyToReplicaType"})
-#: Run:ai's other list parameters, and why each is not served (a 400 when given).
-UNSERVED_FILTERS: dict[str, str] = {
-    "clusterId": "this service has no clusters as scopes",
-    "includeDescendants": "not served; list each department's or project's assets with scope and its id",
-    "usageInfo": "this service keeps no usage information of assets",
-    "statusInfo": "this service keeps no cluster status of assets",
-}
-_ACCEPTED = {"code": 202, "message": "Request has been accepted."}
-_IDS = re.compile(rf"{UUID_PATTERN[1:-1]}(,{UUID_PATTERN[1:-1]})*")
-
-
-# -- bodies -------------------------------------------------------------------------------------------------
-
-
-def asset_meta(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
-    """Run:ai's ``AssetMeta`` of a stored asset."""
-    meta: dict[str, Any] = {"id": row.id, "name": row.name}
-    description = (row.document.get("meta") or {}).get("description")
-    if description is not None:
-        meta["description"] = description
-    meta["scope"] = row.scope_type
-    if row.department_id is not None:
-        meta["departmentId"] = str(row.department_id)
-    if row.project_id is not None:
-        meta["projectId"] = row.project_id
-    meta |= {"tenantId": TENANT_ID, "kind": kind.kind}
-    meta |= {k: v for k, v in (row.runai or {}).items() if k in RUNAI_META_FIELDS}
-    return meta | audit_fields(row.audit)
-
-
-def asset_body(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
-    """Run:ai's ``EnvironmentAsset``, ``ComputeAsset``, ``NFSAsset``... of a stored asset."""
-    return {"meta": asset_meta(row, kind), "spec": to_runai(kind, row.document.get("spec") or {})}
-
-
-def listed_datasource(row: AssetRow, kind: RunaiKind) -> dict[str, Any]:
-    """An entry of Run:ai's ``DatasourceListResponse``: the spec under its kind's key."""
-    body = asset_body(row, kind)
-    return {"meta": body["meta"], "spec": {LIST_SPEC_KEYS[kind.kind]: body["spec"]}}
-
-
-def folder_document(kind: RunaiKind, meta: dict[str, Any], spec: Any) -> dict[str, Any]:
-    """The folder's document of a Run:ai body, checked as an asset file is; a 400 names each field of the
-    Run:ai body that is wrong (its path in Run:ai's form)."""
-    folder_meta = {k: meta[k] for k in ("name", "description") if meta.get(k) is not None}
-    try:
-        document = {"meta": folder_meta, "spec": from_runai(kind, spec if isinstance(spec, dict) else {})}
-    except ShapeProblem as problem:
-        raise bad_request(problem.problems) from None
-    try:
-        check_asset(kind.folder, document)
-    except ApiError as error:
-        connections = isinstance(spec, dict) and "connections" in spec
-        moved = [
-            Problem(p.message, runai_path(kind, p.path, connections), None, p.expected)
-            for p in error.problems
-        ]
-        raise bad_request(moved or list(error.problems)) from None
-    return document
-
-
-def _raw_part(raw: Any, key: str) -> Any:
-    part = raw.get(key) if isinstance(raw, dict) else None
-    return strip_nulls(part) if part is not None else None
-
-
-# -- scope ----------------------------------------------------------------------------------------------
-
-
-def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int | None]:
-    """``(scope_type, department_id, project_id)`` of Run:ai's ``AssetCreationFields``: ``tenant`` takes no
-    unit, ``department`` its ``departmentId``, ``project`` its ``projectId``; each unit must exist."""
-    scope = meta["scope"]
-    if scope in ("system", "cluster"):
-        why = {
-            "system": "system assets are Run:ai's own; this service's top scope is the tenant",
-            "cluster": "this service has no clusters as scopes",
-        }[scope]
-        raise field_error(
-            ("meta", "scope"), f"scope {scope!r} is not served: {why}", "tenant, department or project"
-        )
-    given = {k for k in ("departmentId", "projectId") if meta.get(k) is not None}
-    wanted = {"tenant": set(), "department": {"departmentId"}, "project": {"projectId"}}[scope]
-    for key in sorted(given - wanted):
-        raise field_error(("meta", key), f"a {scope} asset takes no {key}", f"no {key}")
-    for key in sorted(wanted - given):
-        raise field_error(("meta", key), f"a {scope} asset needs its {key}", f"the id of the asset's {scope}")
-    if scope == "department":
-        return "department", _department_id(ctx, meta["departmentId"], ("meta", "departmentId")), None
-    if scope == "project":
-        project = ctx.repo.project(parse_id(meta["projectId"], ("meta", "projectId"), "project id"))
-        if project is None:
-            raise field_error(
-                ("meta", "projectId"), f"unknown project {meta['projectId']}", "the id of a project"
-            )
-        return "project", None, project.id
-    return "tenant", None, None
-
-
-def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
-    number = parse_id(text, path, "department id")
-    if ctx.repo.department(number) is None:
-        raise field_error(path, f"unknown department {text!r}", "the id of a department, such as '1'")
-    return number
-
-
-def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]] | None:
-    """The scopes a list answers, from Run:ai's ``scope``, ``projectId`` and ``departmentId`` filters:
-    with ``scope`` only that scope (of the given unit); without it, the unit's scope and every scope above it
-    (a project's department and the tenant).  ``None``: every scope."""
-    scope = query.get("scope")
-    department = (
-        _department_id(ctx, query["departmentId"], ("departmentId",)) if "departmentId" in query else None
-    )
-    project: int | None = None
-    project_department: int | None = None
-    if "projectId" in query:
-        text = query["projectId"]
-        row = ctx.repo.project(parse_id(text, ("projectId",), "project id"))
-        if row is None:
-            raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
-        project, project_department = row.id, row.department_id
-    if scope is not None:
-        if scope not in ("system", "tenant", "cluster", "department", "project"):
-            raise field_error(("scope",), f"unknown scope {scope!r}", "tenant, department or project")
-        unit = {"department": department, "project": project}.get(scope)
-        return [(scope, unit)]
-    if department is None and project is None:
-        return None
-    scopes: list[tuple[str, int | None]] = [("tenant", None)]
-    scopes += [("department", d) for d in (department, project_department) if d is not None]
-    return scopes + ([("project", project)] if project is not None else [])
-
-
-def _list_query(request: Request) -> dict[str, str]:
-    """The list's query, every parameter checked: one given twice, one of Run:ai's this service does not
-    serve, or an unknown one is a 400 naming it."""
-    query: dict[str, str] = {}
-    for key, value in request.query_params.multi_items():
-        if key in UNSERVED_FILTERS:
-            raise field_error((key,), f"query parameter {key} is not served: {UNSERVED_FILTERS[key]}")
-        if key not in SERVED_FILTERS | COMPLIANCE_PARAMETERS:
-            known = ", ".join(sorted(SERVED_FILTERS | COMPLIANCE_PARAMETERS))
-            raise field_error((key,), f"unknown query parameter {key!r}", known)
-        if key in query:
-            raise field_error((key,), f"query parameter {key} is given twice", "one value")
-        query[key] = value
-    if "assetIds" in query and _IDS.fullmatch(query["assetIds"]) is None:
-        raise field_error(("assetIds",), "assetIds is not a list of UUIDs", "UUIDs separated by commas")
-    return query
-
-
-@dataclass(frozen=True)
-class Supported:
-    """The kind filters of a list: the ``workloadSupportedTypes`` fields asked true (``isTraining=true``:
-    ``training``), and the distributed framework asked (``distributedFramework``).
-
-    An asset may be used by a kind unless its stored ``workloadSupportedTypes`` says that kind's field is
-    ``false`` (an asset that says nothing composes into a template of any kind); with a framework, it must
-    also be one a distributed workload may use, and its ``distFramework``, when it names one, that framework.
-    A filter asked ``false`` filters nothing (a filter that is off), as ``isDistributed=false`` did."""
-
-    fields: frozenset[str] = frozenset()
-    framework: str | None = None
-
-    def keeps(self, row: AssetRow) -> bool:
-        types = (row.runai or {}).get("workloadSupportedTypes")
-        types = types if isinstance(types, dict) else {}
-        if any(types.get(field) is False for field in self.fields):
-            return False
-        if self.framework is None:
-            return True
-        distributed = SUPPORT_FILTERS["isDistributed"]
-        return types.get(distributed) is not False and types.get("distFramework") in (None, self.framework)
 
 
 def _supported_dependency() -> Callable[..., Supported]:
@@ -326,80 +109,7 @@ def _supported_dependency() -> Callable[..., Supported]:
 SupportedQ = Annotated[Supported, Depends(_supported_dependency())]
 
 
-def listed(ctx: Ctx, folder_kind: str, query: dict[str, str], supported: Supported) -> list[AssetRow]:
-    ids = query["assetIds"].lower().split(",") if "assetIds" in query else None
-    rows = ctx.repo.assets(folder_kind, name=query.get("name"), scopes=list_scopes(ctx, query), ids=ids)
-    return [r for r in rows if supported.keeps(r)]
-
-
-def with_compliance(
-    ctx: Ctx, comply: Comply, entries: list[tuple[AssetRow, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """The entries' bodies, each with its ``compliance`` when ``complyToProject`` was given."""
-    found = comply.assets(ctx, [row for row, _ in entries])
-    if found is None:
-        return [body for _, body in entries]
-    return [body | {"compliance": found[row.id]} for row, body in entries]
-
-
 # -- in use ---------------------------------------------------------------------------------------------
-
-
-def _load(ctx: Ctx, kind: RunaiKind, asset_id: uuid.UUID, lock: bool = False) -> AssetRow:
-    row = ctx.repo.asset(str(asset_id), lock=lock)
-    if row is None or row.kind != kind.folder or runai_kind_of(row.kind, row.document) is not kind:
-        raise not_found(f"{kind.kind} asset {asset_id}")
-    return row
-
-
-def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
-    """A 409 when templates use the asset or policies impose it (by name: it can be neither renamed nor
-    deleted), naming each of them."""
-    users = ctx.repo.templates_using(row.id)
-    imposing = policies_imposing(ctx.repo, row.name) if row.kind == "datasource" else []
-    if not users and not imposing:
-        return
-    refs = [
-        {
-            "id": t.id,
-            "name": t.name,
-            "scopeType": t.scope_type,
-            "scopeId": str(t.project_id or t.department_id) if t.scope_type != "system" else str(TENANT_ID),
-        }
-        for t in users
-    ]
-    policies = [_policy_ref(policy, scope) for policy, scope in imposing]
-    reasons = []
-    if users:
-        reasons.append("templates use it: " + ", ".join(f"{t.name!r} ({t.id})" for t in users))
-    if imposing:
-        reasons.append(
-            "policies impose it: "
-            + ", ".join(f"the {scope} policy ({policy_file(scope)})" for _, scope in imposing)
-        )
-    extra: dict[str, Any] = {"details": "; ".join(reasons)}
-    if refs:
-        extra["templates"] = refs
-    if policies:
-        extra["policies"] = policies
-    raise ApiError(
-        409, f"The {row.kind} asset {row.name!r} cannot be {doing}: {'; '.join(reasons)}.", extra=extra
-    )
-
-
-def _policy_ref(policy: PolicyRow, scope: Scope) -> dict[str, Any]:
-    kind, _, ident = policy.scope_key.partition(":")
-    ref: dict[str, Any] = {"scope": "tenant" if kind == "system" else kind}
-    if kind == "department":
-        ref["departmentId"] = ident
-    elif kind == "project":
-        ref["projectId"] = int(ident)
-    return ref | {"name": scope.name or "tenant"}
-
-
-def _name_free(ctx: Ctx, kind: RunaiKind, name: str) -> None:
-    if ctx.repo.assets_named([(kind.folder, name)]):
-        raise ApiError(409, f"A {kind.folder} asset named {name!r} already exists.")
 
 
 # -- the routes of one kind -----------------------------------------------------------------------------
@@ -426,8 +136,9 @@ DepartmentQ = Annotated[
         "tenant's (AssetDepartmentFilter).",
     ),
 ]
-#: What the OpenAPI document says of ``assetIds``: what :data:`_IDS` takes (issue 30: it took ``assetIds=``).
-IDS_PATTERN = f"^{_IDS.pattern}(?![\\s\\S])"
+#: What the OpenAPI document says of ``assetIds``: what :data:`~..asset_store.IDS` takes (issue 30: it took
+#: ``assetIds=``).
+IDS_PATTERN = f"^{IDS.pattern}(?![\\s\\S])"
 IdsQ = Annotated[
     Annotated[str, WithJsonSchema({"type": "string", "pattern": IDS_PATTERN})] | None,
     Query(alias="assetIds", description="Only these assets: UUIDs separated by commas."),
@@ -447,18 +158,8 @@ def _routes(kind: RunaiKind) -> None:
         summary=f"Create a {kind.kind} asset (Run:ai's {kind.schema})",
     )
     def create(body: AssetCreationIn, raw: Raw, principal: Auth, store: StoreDep) -> JSONResponse:
-        meta = _raw_part(raw, "meta") or {}
-        document = folder_document(kind, meta, _raw_part(raw, "spec"))
-        runai = {k: meta[k] for k in RUNAI_META_FIELDS if meta.get(k) is not None}
-        with store.write(principal) as ctx:
-            ctx.access.require_admin()
-            scope = creation_scope(ctx, meta)
-            _name_free(ctx, kind, document["meta"]["name"])
-            asset_id = str(uuid.uuid4())
-            admit_write(ctx.repo, "asset", scope[0], scope[2] or scope[1], document)
-            ctx.repo.add_asset(asset_id, kind.folder, body.meta.name, document, ctx.subject, scope, runai)
-            row = _load(ctx, kind, uuid.UUID(asset_id))
-        return json_response(asset_body(row, kind), 202, row.audit.version)
+        answer, version = assets.create_asset(store, principal, kind, raw, body.meta.name)
+        return json_response(answer, 202, version)
 
     @router.get(
         path,
@@ -481,13 +182,9 @@ def _routes(kind: RunaiKind) -> None:
         complyToWorkloadType: ComplyToWorkloadType = None,
         complyToReplicaType: ComplyToReplicaType = None,
     ) -> JSONResponse:
-        query = _list_query(request)
-        with store.read(principal) as ctx:
-            comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
-            rows = listed(ctx, kind.folder, query, supported)
-            mine = [(r, asset_body(r, kind)) for r in rows if runai_kind_of(r.kind, r.document) is kind]
-            admit_answer(f"the {len(mine)} {kind.kind} assets listed", [r.document for r, _ in mine])
-            entries = with_compliance(ctx, comply, mine)
+        comply = lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)  # noqa: E731
+        query = assets.list_query(request.query_params.multi_items())
+        entries = assets.list_assets(store, principal, kind, query, supported, comply)
         return json_response({"entries": entries})
 
     @router.get(
@@ -505,11 +202,9 @@ def _routes(kind: RunaiKind) -> None:
         complyToWorkloadType: ComplyToWorkloadType = None,
         complyToReplicaType: ComplyToReplicaType = None,
     ) -> JSONResponse:
-        with store.read(principal) as ctx:
-            comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
-            row = _load(ctx, kind, assetId)
-            (body,) = with_compliance(ctx, comply, [(row, asset_body(row, kind))])
-        return json_response(body, version=row.audit.version)
+        comply = lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)  # noqa: E731
+        answer, version = assets.read_asset(store, principal, kind, assetId, comply)
+        return json_response(answer, version=version)
 
     @router.put(
         path + "/{assetId}",
@@ -530,25 +225,8 @@ def _routes(kind: RunaiKind) -> None:
         store: StoreDep,
         if_match: IfMatch = None,
     ) -> JSONResponse:
-        with store.write(principal) as ctx:
-            ctx.access.require_admin()
-            row = _load(ctx, kind, assetId, lock=True)
-            check_if_match(if_match, row.audit.version)
-            current = to_runai(kind, row.document.get("spec") or {})
-            try:
-                spec = updated(kind, current, _raw_part(raw, "spec"))
-            except ShapeProblem as problem:
-                raise bad_request(problem.problems) from None
-            document = folder_document(kind, _raw_part(raw, "meta") or {}, spec)
-            name = document["meta"]["name"]
-            if name != row.name:
-                _name_free(ctx, kind, name)
-                _in_use(ctx, row, "renamed")
-            unit = row.project_id or row.department_id
-            admit_write(ctx.repo, "asset", row.scope_type, unit, document, row.id)
-            ctx.repo.update_asset(row.id, row.audit.version, name, document, ctx.subject)
-            after = _load(ctx, kind, assetId)
-        return json_response(asset_body(after, kind), 202, after.audit.version)
+        answer, version = assets.update_asset(store, principal, kind, assetId, raw, if_match)
+        return json_response(answer, 202, version)
 
     @router.delete(
         path + "/{assetId}",
@@ -564,13 +242,8 @@ def _routes(kind: RunaiKind) -> None:
     def delete(
         assetId: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None
     ) -> JSONResponse:
-        with store.write(principal) as ctx:
-            ctx.access.require_admin()
-            row = _load(ctx, kind, assetId, lock=True)
-            check_if_match(if_match, row.audit.version)
-            _in_use(ctx, row, "deleted")
-            ctx.repo.delete_asset(row.id, row.audit.version)
-        return json_response(_ACCEPTED, 202)
+        assets.delete_asset(store, principal, kind, assetId, if_match)
+        return json_response(assets.ACCEPTED, 202)
 
 
 @router.get(
@@ -596,14 +269,9 @@ def list_datasources(
 ) -> JSONResponse:
     """Data sources Run:ai has no asset kind of (``emptyDirVolume``, ``dataVolume`` written in a folder)
     are not listed: no Run:ai route serves them."""
-    query = _list_query(request)
-    with store.read(principal) as ctx:
-        comply = Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)
-        rows = listed(ctx, "datasource", query, supported)
-        pairs = [(r, runai_kind_of(r.kind, r.document)) for r in rows]
-        mine = [(r, listed_datasource(r, k)) for r, k in pairs if k is not None]
-        admit_answer(f"the {len(mine)} data sources listed", [r.document for r, _ in mine])
-        entries = with_compliance(ctx, comply, mine)
+    comply = lambda ctx: Comply(ctx, complyToProject, complyToReplicaType, complyToWorkloadType)  # noqa: E731
+    query = assets.list_query(request.query_params.multi_items())
+    entries = assets.list_assets(store, principal, None, query, supported, comply)
     return json_response({"entries": entries})
 
 

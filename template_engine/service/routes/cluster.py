@@ -15,15 +15,13 @@ from fastapi.responses import JSONResponse
 
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.service.bodies import documented
-from template_engine.service.cluster_api import check_settings, settings_body
-from template_engine.service.documents import strip_nulls
+from template_engine.service.cluster_api import read_settings, write_settings
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
     JsonObject,
     JsonRoute,
     StoreDep,
-    check_if_match,
     errors,
     json_response,
 )
@@ -54,9 +52,8 @@ Effective = Annotated[
 )
 def get_cluster_settings(principal: Auth, store: StoreDep, effective: Effective = None) -> JSONResponse:
     """The org's cluster settings."""
-    with store.read(principal) as ctx:
-        row = ctx.repo.cluster_settings()
-    return json_response(settings_body(row, bool(effective)), version=row.audit.version if row else 0)
+    body, version = read_settings(store, principal, bool(effective))
+    return json_response(body, version=version)
 
 
 @router.put(
@@ -70,12 +67,5 @@ def put_cluster_settings(
     principal: Auth, raw: JsonObject, store: StoreDep, if_match: IfMatch = None
 ) -> JSONResponse:
     """Replace the org's cluster settings; every composition after it renders its objects with them."""
-    document = strip_nulls(raw)
-    with store.write(principal) as ctx:
-        ctx.access.require_admin()
-        row = ctx.repo.cluster_settings(lock=True)
-        current = row.audit.version if row is not None else 0
-        check_if_match(if_match, current)
-        check_settings(document)
-        version = ctx.repo.put_cluster_settings(document, None, current, ctx.subject)
+    document, version = write_settings(store, principal, raw, if_match)
     return json_response(document, version=version)

@@ -25,19 +25,14 @@ from fastapi.routing import APIRoute
 from starlette.convertors import Convertor, register_url_convertor
 
 from template_engine.errors import Problem
-from template_engine.loader.rules import asset_refs
-from template_engine.models.documents import AnyTemplateDocument
-from template_engine.paths import Path
 from template_engine.service.auth import Principal, authenticate, authenticate_first
-from template_engine.service.composer import asset_scope_problems
-from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.context import Store
 from template_engine.service.documents import read_json, read_json_value
-from template_engine.service.errors import ApiError, bad_request
-from template_engine.service.etags import parse_if_match, version_tag
-from template_engine.service.ids import EXPECTED as ID_EXPECTED
-from template_engine.service.ids import id_number
-from template_engine.service.ids import refused as refused_id
-from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, PATTERN_RULES, TENANT_ID, ErrorOut
+from template_engine.service.errors import bad_request
+from template_engine.service.etags import check_if_match as check_if_match  # the routes' import
+from template_engine.service.etags import etag
+from template_engine.service.placements import template_scope as template_scope  # ui/routes.py's import
+from template_engine.service.schemas import ID_PATTERN, IF_MATCH_PATTERN, ErrorOut
 
 _DESCRIPTIONS = {
     400: "Bad request: the body, a parameter or a reference is not valid (details name the field).",
@@ -220,118 +215,6 @@ def json_response(body: Any, status: int = 200, version: int | None = None) -> J
 
 def no_content() -> Response:
     return Response(status_code=204)
-
-
-def etag(version: int) -> str:
-    return str(version_tag(version))
-
-
-def check_if_match(header: str | None, version: int) -> None:
-    """``If-Match`` must hold for the current version (:mod:`..etags`: RFC 9110's grammar and strong
-    comparison; ``*`` always holds); a 412 with the current ETag when it does not.  The header's grammar is
-    checked before the handler runs (:data:`IfMatch`); one that does not follow it is a 400 here too, for a
-    caller that did not."""
-    if header is None:
-        return
-    precondition = parse_if_match(header)
-    if precondition is None:
-        rule = PATTERN_RULES[IF_MATCH_PATTERN]
-        raise bad_request([Problem(f"header parameter: {rule} (got {header[:40]!r})", ("If-Match",))])
-    if precondition.holds(version_tag(version)):
-        return
-    raise ApiError(
-        412,
-        f"If-Match does not match the current version {etag(version)}; read the resource again.",
-        headers={"ETag": etag(version)},
-    )
-
-
-def template_scope(ctx: Ctx, scope_type: str, department_id: int | None, project_id: int | None) -> Placement:
-    return ctx.placement(scope_type, project_id if scope_type == "project" else department_id)
-
-
-def scope_of(
-    ctx: Ctx, scope_type: str, scope_id: str | None, type_path: Path, id_path: Path
-) -> tuple[Placement | None, list[Problem]]:
-    """The scope a request names, or why it names none: the top scope (``system``, or ``tenant`` as Run:ai
-    calls it) with no id or the tenant's own, or a department or project by id.  ``cluster`` is a problem:
-    this service has no cluster layer."""
-    if scope_type == "cluster":
-        return None, [
-            Problem(
-                "this service has no cluster scope: templates and defaults belong to the tenant, "
-                "a department or a project",
-                type_path,
-                None,
-                "tenant (or system), department or project",
-            )
-        ]
-    if scope_type in ("system", "tenant"):
-        if scope_id is not None and scope_id != str(TENANT_ID):
-            return None, [
-                Problem(
-                    f"the {scope_type} scope has no id but the tenant's ({TENANT_ID})",
-                    id_path,
-                    None,
-                    f"no scopeId, or {TENANT_ID}",
-                )
-            ]
-        return Placement("system"), []
-    if scope_id is None:
-        return None, [Problem(f"a {scope_type} scope needs its id", id_path, None, f"the {scope_type} id")]
-    number = id_number(scope_id)
-    if number is None:
-        return None, [Problem(refused_id(scope_id), id_path, None, ID_EXPECTED)]
-    try:
-        return ctx.placement(scope_type, number), []
-    except ApiError as exc:
-        if exc.status == 404:
-            return None, [Problem(f"unknown {scope_type} {scope_id!r}", id_path)]
-        raise
-
-
-def scope_from_body(ctx: Ctx, scope_type: str, scope_id: str | None, path: Path) -> Placement:
-    """The scope a request names (:func:`scope_of`); a 400 when it names none."""
-    own, problems = scope_of(ctx, scope_type, scope_id, (*path[:-1], "scopeType"), path)
-    if own is None:
-        raise bad_request(problems)
-    return own
-
-
-def view_from_query(ctx: Ctx, own: Placement, project_id: str | None) -> Placement:
-    """``?projectId=``: a project at or below ``own``; otherwise the template's own scope."""
-    if project_id is None:
-        return own
-    view = ctx.project_placement(project_id, "projectId")
-    if not own.contains(view):
-        raise bad_request(
-            [Problem(f"project {project_id} is not at or below the template's scope", ("projectId",))]
-        )
-    ctx.access.require_read(view.ref)
-    return view
-
-
-def asset_problems(
-    ctx: Ctx, doc: AnyTemplateDocument, own: Placement | None = None
-) -> tuple[list[str], list[Problem]]:
-    """The ids of the assets a template document names, and a problem on the field of each unknown one and,
-    with the template's scope ``own``, of each outside its scope (the core's :func:`..org.out_of_scope`)."""
-    refs = asset_refs(doc)
-    found = ctx.repo.assets_named((kind, name) for kind, name, _ in refs)
-    problems = [
-        Problem(
-            f"unknown {kind} asset {name!r}",
-            path,
-            None,
-            f"the name of an {kind} asset" if kind[0] in "aeiou" else f"the name of a {kind} asset",
-        )
-        for kind, name, path in refs
-        if (kind, name) not in found
-    ]
-    if own is not None:
-        used = [(found[(kind, name)], path) for kind, name, path in refs if (kind, name) in found]
-        problems += asset_scope_problems(ctx, doc.meta.name, own, used)
-    return [found[(kind, name)].id for kind, name, _ in refs if (kind, name) in found], problems
 
 
 # -- the dependencies every route module declares its handlers with -----------------------------------------

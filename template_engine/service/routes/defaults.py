@@ -11,43 +11,40 @@ affects.
 PUT and PATCH take ``validateOnly=true``: the write is checked and made in its transaction, which is then
 rolled back; the answer is the document it would store and ``affectedTemplates``, every template whose
 effective spec or compliance it would change, field by field (:mod:`..impact`).  The UI's preview is the
-same call (:func:`write_defaults`).
+same call (:func:`~..defaults_store.write_defaults`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory (:func:`_routes`) and FastAPI
 # must see the annotations themselves, not their names.
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
+from template_engine.scopes import ScopeLevel
 from template_engine.service.auth import Principal
-from template_engine.service.cache import uncommitted
-from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
-from template_engine.service.ids import parse_id
-from template_engine.service.impact import (
-    Affected,
-    DefaultsWriteOut,
-    DryRun,
-    StoredOrg,
-    admit_reading,
-    affected,
-    affected_body,
-    stored_org,
+from template_engine.service.context import SERVED_LEVELS, Store
+from template_engine.service.defaults_store import (
+    Change,
+    delete_defaults,
+    patching,
+    read_defaults,
+    replacing,
+    written_body,
 )
+from template_engine.service.defaults_store import (
+    write_defaults as write_defaults,  # ui/routes.py imports it from here
+)
+from template_engine.service.impact import DefaultsWriteOut
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
     JsonRoute,
     Raw,
     StoreDep,
-    check_if_match,
     errors,
     json_response,
     no_content,
@@ -56,7 +53,6 @@ from template_engine.service.schemas import ID_PATTERN, DefaultsDocument, Defaul
 
 router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"], route_class=JsonRoute)
 
-_ROOTS = ("spec", "masterSpecSameAsWorker", "master")
 _DOC: dict[int | str, dict[str, Any]] = {
     200: {"model": DefaultsDocument, "headers": {"ETag": {"schema": {"type": "string"}}}}
 }
@@ -72,85 +68,6 @@ ValidateOnly = Annotated[
 ]
 
 
-def _scope(ctx: Ctx, kind: str, scope_id: str | None, lock: bool = False) -> Placement:
-    if kind == "system":
-        return Placement("system")
-    return ctx.placement(kind, parse_id(scope_id or "", f"{kind}Id"), lock=lock)
-
-
-def _read(store: Store, principal: Principal, kind: str, scope_id: str | None) -> JSONResponse:
-    with store.read(principal) as ctx:
-        place = _scope(ctx, kind, scope_id)
-        ctx.access.require_read(place.ref)
-        row, version = ctx.repo.defaults_at(place.key)
-    return json_response(row.document if row else {}, version=version)
-
-
-#: A write's change: the stored document (``{}`` when there is none) to the new one.
-Change = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class DefaultsWrite:
-    """What a write stored (or, validating only, would store), its version, and with ``validate_only`` the
-    templates it would change and the stored org before it (for their ids and provenance)."""
-
-    document: dict[str, Any]
-    version: int
-    affected: list[Affected] | None = None
-    body: list[dict[str, Any]] | None = None
-    labels: dict[str, str] | None = None
-
-
-def _would_change(
-    document: dict[str, Any], current: int, before: StoredOrg, after: StoredOrg
-) -> DefaultsWrite:
-    found = affected(before, after)
-    labels = {**before.labels, **after.labels}
-    return DefaultsWrite(document, current, found, affected_body(found, after), labels)
-
-
-def write_defaults(
-    store: Store,
-    principal: Principal,
-    kind: str,
-    scope_id: str | None,
-    if_match: str | None,
-    change: Change,
-    validate_only: bool = False,
-) -> DefaultsWrite:
-    """Check and store a scope's new defaults; with ``validate_only``, roll back and answer what the write
-    would change instead (the same checks, the same 403, 404, 412 and 400)."""
-    try:
-        with uncommitted(validate_only), store.write(principal) as ctx:
-            place = _scope(ctx, kind, scope_id)
-            ctx.access.require_write(place.ref)
-            row, current = ctx.repo.defaults_at(place.key, lock=True)
-            check_if_match(if_match, current)
-            document = change(row.document if row else {})
-            check_defaults(document)
-            if validate_only:
-                admit_reading(ctx)  # priced from the stored sizes, before anything is read
-            before = stored_org(ctx) if validate_only else None
-            version = ctx.repo.put_defaults(
-                place.key,
-                document,
-                current,
-                ctx.subject,
-                department_id=place.department.id
-                if place.type == "department" and place.department
-                else None,
-                project_id=place.project.id if place.project else None,
-            )
-            if before is not None:
-                after = stored_org(ctx)
-                raise DryRun(partial(_would_change, document, current, before, after))
-    except DryRun as done:
-        answer: DefaultsWrite = done.answer()  # after the rollback: composing holds no lock
-        return answer
-    return DefaultsWrite(document, version)
-
-
 def _write(
     store: Store,
     principal: Principal,
@@ -161,34 +78,7 @@ def _write(
     validate_only: bool | None = None,
 ) -> JSONResponse:
     result = write_defaults(store, principal, kind, scope_id, if_match, change, bool(validate_only))
-    body: dict[str, Any] = dict(result.document)
-    if result.body is not None:
-        body["affectedTemplates"] = result.body
-    return json_response(body, version=result.version)
-
-
-def _put(raw: Any) -> Change:
-    document = strip_nulls(raw if isinstance(raw, dict) else {})
-    return lambda _current: document
-
-
-def _patch(raw: Any) -> Change:
-    patch = strip_nulls(raw if isinstance(raw, dict) else {})
-    paths = patch.pop("fieldsToClear", None) or []
-    return lambda current: merge_patch(clear_fields(current, paths, _ROOTS), patch)
-
-
-def _delete(
-    store: Store, principal: Principal, kind: str, scope_id: str | None, if_match: str | None
-) -> Response:
-    with store.write(principal) as ctx:
-        place = _scope(ctx, kind, scope_id)
-        ctx.access.require_write(place.ref)
-        row, current = ctx.repo.defaults_at(place.key, lock=True)
-        check_if_match(if_match, current)
-        if row is not None:
-            ctx.repo.delete_defaults(place.key, current, ctx.subject)
-    return no_content()
+    return json_response(written_body(result), version=result.version)
 
 
 # -- the routes, one family per scope kind ------------------------------------------------------------------
@@ -197,8 +87,8 @@ def _delete(
 @dataclass(frozen=True, slots=True)
 class ScopeFamily:
     """One kind of scope with defaults: its path under ``/api/v1/defaults``, the path parameter naming it
-    (``None``: the one system scope), how the docs name its defaults, and what reading them says.  Adding a
-    kind of scope is a row of :data:`FAMILIES`."""
+    (``None``: the one system scope), how the docs name its defaults, and what reading them says.  A family
+    is a served level of the scope table (:func:`family`)."""
 
     kind: str
     path: str
@@ -212,21 +102,18 @@ class ScopeFamily:
         return (404,) if self.param else ()
 
 
-FAMILIES = (
-    ScopeFamily(
-        "system", "/system", None, "the system defaults", "The system defaults (``{}`` when there are none)."
-    ),
-    ScopeFamily(
-        "department",
-        "/departments/{departmentId}",
-        "departmentId",
-        "a department's defaults",
-        "A department's defaults.",
-    ),
-    ScopeFamily(
-        "project", "/projects/{projectId}", "projectId", "a project's defaults", "A project's defaults."
-    ),
-)
+def family(level: ScopeLevel) -> ScopeFamily:
+    """The defaults' family of a level: ``/system`` for the top, ``/<folder>/{<id field>}`` for the others."""
+    if not level.named:
+        reads = f"The {level.type} defaults (``{{}}`` when there are none)."
+        return ScopeFamily(level.type, f"/{level.type}", None, f"the {level.type} defaults", reads)
+    path = f"/{level.folder}/{{{level.id_field}}}"
+    return ScopeFamily(
+        level.type, path, level.id_field, f"a {level.type}'s defaults", f"A {level.type}'s defaults."
+    )
+
+
+FAMILIES = tuple(family(level) for level in SERVED_LEVELS)
 
 
 def _no_id() -> None:
@@ -253,7 +140,8 @@ def _routes(family: ScopeFamily) -> None:
         description=family.reads,
     )
     def get(scope_id: ScopeId, principal: Auth, store: StoreDep) -> JSONResponse:  # type: ignore[valid-type]
-        return _read(store, principal, kind, scope_id)
+        document, version = read_defaults(store, principal, kind, scope_id)
+        return json_response(document, version=version)
 
     @router.put(
         path,
@@ -271,7 +159,7 @@ def _routes(family: ScopeFamily) -> None:
         if_match: IfMatch = None,
         validateOnly: ValidateOnly = None,
     ) -> JSONResponse:
-        return _write(store, principal, kind, scope_id, if_match, _put(raw), validateOnly)
+        return _write(store, principal, kind, scope_id, if_match, replacing(raw), validateOnly)
 
     @router.patch(
         path,
@@ -289,7 +177,7 @@ def _routes(family: ScopeFamily) -> None:
         if_match: IfMatch = None,
         validateOnly: ValidateOnly = None,
     ) -> JSONResponse:
-        return _write(store, principal, kind, scope_id, if_match, _patch(raw), validateOnly)
+        return _write(store, principal, kind, scope_id, if_match, patching(raw), validateOnly)
 
     @router.delete(
         path,
@@ -300,7 +188,8 @@ def _routes(family: ScopeFamily) -> None:
         description=f"Remove {family.defaults} layer.",
     )
     def delete(scope_id: ScopeId, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:  # type: ignore[valid-type]
-        return _delete(store, principal, kind, scope_id, if_match)
+        delete_defaults(store, principal, kind, scope_id, if_match)
+        return no_content()
 
 
 for _family in FAMILIES:

@@ -27,19 +27,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from template_engine.kinds import DISTRIBUTED, WorkloadKind, kind_named
-from template_engine.service.auth import Principal
+from template_engine.kinds import DISTRIBUTED, WorkloadKind
+from template_engine.service import workload_store as workloads
 from template_engine.service.bodies import documented
-from template_engine.service.cluster_api import (
-    ManifestsOut,
-    manifests_body,
-    workload_manifests,
-    workload_resolver,
-)
-from template_engine.service.composer import timestamp
-from template_engine.service.context import Ctx, Placement, Store
-from template_engine.service.errors import ApiError, not_found
-from template_engine.service.listing import WORKLOADS, WorkloadFilterBy
+from template_engine.service.cluster_api import ManifestsOut
+from template_engine.service.listing import WorkloadFilterBy
 from template_engine.service.routes.common import (
     AnnotateQuery,
     Auth,
@@ -50,7 +42,6 @@ from template_engine.service.routes.common import (
     json_response,
 )
 from template_engine.service.schemas import (
-    TENANT_ID,
     AcceptedOut,
     CountOut,
     SubmissionErrorOut,
@@ -58,7 +49,6 @@ from template_engine.service.schemas import (
     WorkloadListOut,
     WorkloadSortBy,
 )
-from template_engine.service.storage.repository import WorkloadRow
 from template_engine.service.storage.tables import now
 from template_engine.service.submissions import submit
 from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShapes, workload_body
@@ -66,40 +56,8 @@ from template_engine.service.workload_shapes import WORKLOAD_KINDS, WorkloadShap
 router = APIRouter(prefix="/api/v1/workloads", route_class=JsonRoute)
 _DISTRIBUTED_TAGS: list[str | Enum] = [f"{DISTRIBUTED.workload_type} workloads"]
 
-_ACCEPTED = {"code": 202, "message": "Request has been accepted."}
-
 
 # -- one workload -------------------------------------------------------------------------------------------
-
-
-def _readable(ctx: Ctx, row: WorkloadRow) -> Placement | None:
-    """The workload's project, when it still exists; ``None`` when it is gone."""
-    return ctx.placement("project", row.project_id) if ctx.repo.project(row.project_id) else None
-
-
-def _may_read_orphans(ctx: Ctx) -> bool:
-    return ctx.access.is_admin or ctx.access.principal.role == "viewer"
-
-
-def _load(ctx: Ctx, workload_id: uuid.UUID, write: bool, kind: WorkloadKind | None = None) -> WorkloadRow:
-    """The workload of ``workload_id`` the caller may read (``write``: change); with ``kind``, only one of
-    that kind: another kind's workload is not found at this kind's path, as Run:ai's are not."""
-    row = ctx.repo.workload(str(workload_id), lock=write)
-    if row is None or (kind is not None and row.kind != kind.name):
-        noun = f"{kind.noun} workload" if kind is not None else "workload"
-        raise not_found(f"{noun} {workload_id}")
-    place = _readable(ctx, row)
-    if place is None:  # the project is gone: only system admins (and viewers, to read) reach the record
-        if write:
-            ctx.access.require_admin()
-        elif not _may_read_orphans(ctx):
-            raise ApiError(403)
-        return row
-    if write:
-        ctx.access.require_write(place.ref)
-    else:
-        ctx.access.require_read(place.ref)
-    return row
 
 
 @router.get(
@@ -118,32 +76,7 @@ def workload_manifests_of(
 ) -> JSONResponse:
     """The objects of a workload: its stored effective spec, named after the workload, in its project's
     namespace and queue, rendered with the org's cluster settings as they are now."""
-    with store.read(principal) as ctx:
-        row = _load(ctx, workloadId, write=False, kind=DISTRIBUTED)
-        place = _readable(ctx, row)
-        project = place.project.name if place is not None and place.project is not None else None
-        cluster = ctx.repo.cluster_settings()
-    manifests, runnable = workload_manifests(row, project, cluster)
-    body = manifests_body(manifests, runnable, bool(annotate), workload_resolver(row, cluster))
-    return json_response(body)
-
-
-def _set_phase(
-    workload_id: uuid.UUID,
-    principal: Principal,
-    store: Store,
-    changes: dict[str, Any],
-    kind: WorkloadKind,
-) -> JSONResponse:
-    with store.write(principal) as ctx:
-        row = _load(ctx, workload_id, write=True, kind=kind)
-        if row.deleted_at is None:
-            if "deleted_at" not in changes and row.desired_phase == changes["desired_phase"]:
-                return json_response(_ACCEPTED, 202)
-            ctx.repo.update_workload(row.id, row.audit.version, changes, ctx.subject)
-        elif "deleted_at" not in changes:
-            raise ApiError(409, "The workload is deleted.")
-    return json_response(_ACCEPTED, 202)
+    return json_response(workloads.manifests_of(store, principal, workloadId, bool(annotate)))
 
 
 def _kind_routes(shapes: WorkloadShapes) -> None:
@@ -177,9 +110,7 @@ def _kind_routes(shapes: WorkloadShapes) -> None:
         tags=tags,
     )
     def get(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-        with store.read(principal) as ctx:
-            row = _load(ctx, workloadId, write=False, kind=kind)
-        return json_response(workload_body(row, kind))
+        return json_response(workload_body(workloads.read_workload(store, principal, workloadId, kind), kind))
 
     @router.delete(
         path + "/{workloadId}",
@@ -192,7 +123,8 @@ def _kind_routes(shapes: WorkloadShapes) -> None:
     )
     def delete(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
         changes = {"deleted_at": now(), "desired_phase": "Deleted", "actual_phase": "Deleting"}
-        return _set_phase(workloadId, principal, store, changes, kind)
+        workloads.set_phase(store, principal, workloadId, changes, kind)
+        return json_response(workloads.ACCEPTED, 202)
 
     if kind.workload_suspends:
         _phase_routes(kind, path, tags)
@@ -204,7 +136,8 @@ _PHASES = {"suspend": ("Stopped", "Stopping"), "resume": ("Running", "Resuming")
 
 def _phase_change(kind: WorkloadKind, changes: dict[str, Any]) -> Callable[..., JSONResponse]:
     def change(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
-        return _set_phase(workloadId, principal, store, dict(changes), kind)
+        workloads.set_phase(store, principal, workloadId, dict(changes), kind)
+        return json_response(workloads.ACCEPTED, 202)
 
     return change
 
@@ -236,67 +169,9 @@ for _shapes in WORKLOAD_KINDS:
 # Declared last: ``/{workloadId}`` would otherwise take ``/count``.
 
 
-def workload_summary(ctx: Ctx, row: WorkloadRow) -> dict[str, Any]:
-    """Run:ai's ``Workload``: every key its schema requires (``deletedAt`` and ``priority`` even when null).
-    No pods run here: the phase is the one the service set, ``runningPods`` is 0, ``conditions`` empty."""
-    project = ctx.repo.project(row.project_id)
-    department = ctx.repo.department(row.department_id) if row.department_id is not None else None
-    phase = row.actual_phase or "Unknown"
-    changed = timestamp(row.audit.updated_at)
-    images = {s.get("image") for s in (row.spec, row.master_spec or {})} - {None}
-    summary: dict[str, Any] = {
-        "tenantId": TENANT_ID,
-        "id": row.id,
-        "name": row.name,
-        "type": kind_named(row.kind).workload_type,
-        "category": row.spec.get("category") or "Train",
-        "source": "Control-plane",
-        "clusterId": row.cluster_id,
-        "projectId": str(row.project_id),
-        "projectName": project.name if project is not None else "",
-        "departmentId": str(row.department_id) if row.department_id is not None else "",
-        "departmentName": department.name if department is not None else "",
-        "namespace": f"runai-{project.name}" if project is not None else "",
-        "createdAt": timestamp(row.audit.created_at),
-        "updatedAt": changed,
-        "deletedAt": timestamp(row.deleted_at) if row.deleted_at is not None else None,
-        "submittedBy": row.audit.created_by,
-        "phase": phase,
-        "phaseUpdatedAt": changed,
-        "k8sPhase": phase,
-        "k8sPhaseUpdatedAt": changed,
-        "runningPods": 0,
-        "priority": None,
-        "priorityClassName": row.spec.get("priorityClass") or "train",
-        "conditions": [],
-        "images": sorted(images),
-    }
-    framework = row.spec.get("distributedFramework")
-    if framework is not None:  # a string in Run:ai's Workload, not nullable: absent for the other kinds
-        summary["distributedFramework"] = framework
-    return summary
-
-
 Deleted = Annotated[
     bool | None, Query(description="true: only the deleted workloads; false or absent: only the live ones.")
 ]
-
-
-def _matching(
-    ctx: Ctx, deleted: bool | None, filter_by: list[str] | None, search: str | None
-) -> list[dict[str, Any]]:
-    filters = WORKLOADS.parse(filter_by)
-    out = []
-    for row in ctx.repo.workloads(deleted=deleted is True):
-        place = _readable(ctx, row)
-        if not (ctx.access.can_read(place.ref) if place is not None else _may_read_orphans(ctx)):
-            continue
-        if search and search.lower() not in row.name.lower():
-            continue
-        entry = workload_summary(ctx, row)
-        if all(f(entry) for f in filters):
-            out.append(entry)
-    return out
 
 
 @router.get("", response_model=WorkloadListOut, responses=errors(), tags=["Workloads"])
@@ -312,16 +187,8 @@ def list_workloads(
     search: Annotated[str | None, Query(max_length=253)] = None,
 ) -> JSONResponse:
     """The workloads the caller may read, as Run:ai's ``Workload`` (oldest first unless ``sortBy``)."""
-    with store.read(principal) as ctx:
-        entries = _matching(ctx, deleted, filterBy, search)
-    if sortBy is not None:
-        entries.sort(key=WORKLOADS.sort_key(sortBy, "id"), reverse=sortOrder == "desc")
-    elif sortOrder == "desc":
-        entries.reverse()
-    body: dict[str, Any] = {"workloads": entries[offset : offset + limit]}
-    if offset + limit < len(entries):
-        body["next"] = offset + limit
-    return json_response(body)
+    entries = workloads.matching(store, principal, deleted, filterBy, search)
+    return json_response(workloads.page(entries, sortBy, sortOrder == "desc", offset, limit))
 
 
 @router.get("/count", response_model=CountOut, responses=errors(), tags=["Workloads"])
@@ -333,8 +200,7 @@ def count_workloads(
     search: Annotated[str | None, Query(max_length=253)] = None,
 ) -> JSONResponse:
     """How many workloads the caller may read match the filters."""
-    with store.read(principal) as ctx:
-        return json_response({"count": len(_matching(ctx, deleted, filterBy, search))})
+    return json_response({"count": len(workloads.matching(store, principal, deleted, filterBy, search))})
 
 
 @router.get(
@@ -342,6 +208,4 @@ def count_workloads(
 )
 def get_any_workload(workloadId: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
     """A workload of any type by id, as Run:ai's ``WorkloadDetailed``."""
-    with store.read(principal) as ctx:
-        row = _load(ctx, workloadId, write=False)
-        return json_response(workload_summary(ctx, row))
+    return json_response(workloads.read_summary(store, principal, workloadId))

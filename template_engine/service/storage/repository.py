@@ -20,10 +20,10 @@ another document.  Every read of those documents but :meth:`Repository.defaults_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -225,6 +225,37 @@ def scope_key(scope_type: str, scope_id: int | None) -> str:
     return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
 
 
+_U = TypeVar("_U", DepartmentRow, ProjectRow)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitTable(Generic[_U]):
+    """The table of one level of org units (departments, projects): the level's name, its table, the column
+    naming its parent unit (``None``: its parent is the top scope) and how a row reads.  A level of units is a
+    row here and a table, not a set of methods."""
+
+    type: str
+    table: Table
+    parent: str | None
+    row: Callable[[Row[Any]], _U]
+
+
+DEPARTMENTS: UnitTable[DepartmentRow] = UnitTable(
+    "department",
+    t.departments,
+    None,
+    lambda r: DepartmentRow(r.id, r.name, r.description, _audit(r), r.runai),
+)
+PROJECTS: UnitTable[ProjectRow] = UnitTable(
+    "project",
+    t.projects,
+    "department_id",
+    lambda r: ProjectRow(r.id, r.name, r.description, r.department_id, _audit(r), r.runai),
+)
+#: The unit tables by level.
+UNIT_TABLES: dict[str, UnitTable[Any]] = {unit.type: unit for unit in (DEPARTMENTS, PROJECTS)}
+
+
 #: A read's row lock on PostgreSQL: none, ``FOR UPDATE`` (``True``) or ``FOR SHARE`` (``"share"``).
 Lock = bool | Literal["share"]
 
@@ -268,105 +299,67 @@ class Repository:
         if result.rowcount != 1:
             raise StaleVersion(f"{table.name} {key} changed since version {version} was read")
 
-    # -- departments and projects ---------------------------------------------------------------------------
+    # -- departments and projects: one set of methods over the unit tables ---------------------------------
 
-    @staticmethod
-    def _department(row: Row[Any]) -> DepartmentRow:
-        return DepartmentRow(row.id, row.name, row.description, _audit(row), row.runai)
+    def units(self, unit: UnitTable[_U], parent_id: int | None = None) -> list[_U]:
+        """Every unit of a level, by id; ``parent_id``: only those under that parent unit."""
+        query = select(unit.table).order_by(unit.table.c.id)
+        if parent_id is not None and unit.parent is not None:
+            query = query.where(unit.table.c[unit.parent] == parent_id)
+        return [unit.row(r) for r in self.connection.execute(query)]
 
-    @staticmethod
-    def _project(row: Row[Any]) -> ProjectRow:
-        return ProjectRow(row.id, row.name, row.description, row.department_id, _audit(row), row.runai)
+    def unit(self, unit: UnitTable[_U], unit_id: int, lock: Lock = False) -> _U | None:
+        row = self._one(select(unit.table).where(unit.table.c.id == unit_id), lock)
+        return unit.row(row) if row is not None else None
 
-    def departments(self) -> list[DepartmentRow]:
-        rows = self.connection.execute(select(t.departments).order_by(t.departments.c.id))
-        return [self._department(r) for r in rows]
+    def unit_named(self, unit: UnitTable[_U], name: str) -> _U | None:
+        row = self._one(select(unit.table).where(unit.table.c.name == name), False)
+        return unit.row(row) if row is not None else None
 
-    def department(self, department_id: int, lock: Lock = False) -> DepartmentRow | None:
-        row = self._one(select(t.departments).where(t.departments.c.id == department_id), lock)
-        return self._department(row) if row is not None else None
-
-    def department_named(self, name: str) -> DepartmentRow | None:
-        row = self._one(select(t.departments).where(t.departments.c.name == name), False)
-        return self._department(row) if row is not None else None
-
-    def add_department(
-        self, name: str, description: str | None, subject: str, runai: Mapping[str, Any] | None = None
-    ) -> int:
-        """A new department; ``runai``: its Run:ai fields as given (``None``: none given)."""
-        values = {"name": name, "description": description, "runai": _runai(runai)}
-        return int(self._insert(t.departments, subject, values))
-
-    def update_department(
+    def add_unit(
         self,
-        department_id: int,
-        version: int,
+        unit: UnitTable[Any],
         name: str,
         description: str | None,
-        subject: str,
-        runai: Mapping[str, Any] | _Keep | None = KEEP,
-    ) -> int:
-        """Rename or describe a department; ``runai`` replaces its Run:ai fields (``KEEP``: unchanged)."""
-        values: dict[str, Any] = {"name": name, "description": description}
-        if not isinstance(runai, _Keep):
-            values["runai"] = _runai(runai)
-        return self._update(t.departments, department_id, version, subject, values)
-
-    def delete_department(self, department_id: int, version: int) -> None:
-        self._delete(t.departments, department_id, version)
-
-    def projects(self, department_id: int | None = None) -> list[ProjectRow]:
-        query = select(t.projects).order_by(t.projects.c.id)
-        if department_id is not None:
-            query = query.where(t.projects.c.department_id == department_id)
-        return [self._project(r) for r in self.connection.execute(query)]
-
-    def project(self, project_id: int, lock: Lock = False) -> ProjectRow | None:
-        row = self._one(select(t.projects).where(t.projects.c.id == project_id), lock)
-        return self._project(row) if row is not None else None
-
-    def project_named(self, name: str) -> ProjectRow | None:
-        row = self._one(select(t.projects).where(t.projects.c.name == name), False)
-        return self._project(row) if row is not None else None
-
-    def add_project(
-        self,
-        name: str,
-        description: str | None,
-        department_id: int,
         subject: str,
         runai: Mapping[str, Any] | None = None,
+        parent_id: int | None = None,
     ) -> int:
-        """A new project of a department; ``runai``: its Run:ai fields as given (``None``: none given)."""
-        values = {
-            "name": name,
-            "description": description,
-            "department_id": department_id,
-            "runai": _runai(runai),
-        }
-        return int(self._insert(t.projects, subject, values))
+        """A new unit (of its parent unit ``parent_id``, for a level that has one); ``runai``: its Run:ai
+        fields as given (``None``: none given)."""
+        values: dict[str, Any] = {"name": name, "description": description, "runai": _runai(runai)}
+        if unit.parent is not None:
+            values[unit.parent] = parent_id
+        return int(self._insert(unit.table, subject, values))
 
-    def update_project(
+    def update_unit(
         self,
-        project_id: int,
+        unit: UnitTable[Any],
+        unit_id: int,
         version: int,
         name: str,
         description: str | None,
         subject: str,
         runai: Mapping[str, Any] | _Keep | None = KEEP,
-        department_id: int | None = None,
+        parent_id: int | None = None,
     ) -> int:
-        """Rename, describe or move a project (``department_id``: its new department, ``None``: it stays);
-        ``runai`` replaces its Run:ai fields (``KEEP``: unchanged)."""
+        """Rename, describe or move a unit (``parent_id``: its new parent unit, ``None``: it stays); ``runai``
+        replaces its Run:ai fields (``KEEP``: unchanged)."""
         values: dict[str, Any] = {"name": name, "description": description}
         if not isinstance(runai, _Keep):
             values["runai"] = _runai(runai)
-        if department_id is not None:
-            values["department_id"] = department_id
-        return self._update(t.projects, project_id, version, subject, values)
+        if parent_id is not None and unit.parent is not None:
+            values[unit.parent] = parent_id
+        return self._update(unit.table, unit_id, version, subject, values)
 
-    def delete_project(self, project_id: int, version: int) -> None:
-        self._delete(t.projects, project_id, version)
+    def delete_unit(self, unit: UnitTable[Any], unit_id: int, version: int) -> None:
+        self._delete(unit.table, unit_id, version)
+
+    def departments(self) -> list[DepartmentRow]:
+        return self.units(DEPARTMENTS)
+
+    def projects(self, department_id: int | None = None) -> list[ProjectRow]:
+        return self.units(PROJECTS, department_id)
 
     # -- defaults -------------------------------------------------------------------------------------------
 
