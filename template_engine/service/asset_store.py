@@ -16,7 +16,7 @@ from typing import Any
 from template_engine.errors import Problem
 from template_engine.kinds import KINDS as WORKLOAD_KINDS
 from template_engine.org import Scope
-from template_engine.scopes import LEVEL_BY_ALIAS
+from template_engine.scopes import LEVEL_BY_ALIAS, NAMED_LEVELS
 from template_engine.service.asset_shapes import (
     LIST_SPEC_KEYS,
     RunaiKind,
@@ -132,34 +132,33 @@ def _raw_part(raw: Any, key: str) -> Any:
     return strip_nulls(part) if part is not None else None
 
 
-def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None, int | None]:
-    """``(scope_type, department_id, project_id)`` of Run:ai's ``AssetCreationFields``: ``tenant`` takes no
-    unit, ``department`` its ``departmentId``, ``project`` its ``projectId``; each unit must exist."""
+def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None]:
+    """``(scope_type, unit_id)`` of Run:ai's ``AssetCreationFields``: ``tenant`` takes no unit, each named
+    level of the scope table its id field (``clusterId``: the cluster's UUID; ``departmentId``,
+    ``projectId``); the unit must exist.  Run:ai's ``system`` assets are its own."""
     scope = meta["scope"]
-    if scope in ("system", "cluster"):
-        why = {
-            "system": "system assets are Run:ai's own; this service's top scope is the tenant",
-            "cluster": "this service has no clusters as scopes",
-        }[scope]
+    if scope == "system":
         raise field_error(
-            ("meta", "scope"), f"scope {scope!r} is not served: {why}", "tenant, department or project"
+            ("meta", "scope"),
+            "scope 'system' is not served: system assets are Run:ai's own; "
+            "this service's top scope is the tenant",
+            "tenant, cluster, department or project",
         )
-    given = {k for k in ("departmentId", "projectId") if meta.get(k) is not None}
-    wanted = {"tenant": set(), "department": {"departmentId"}, "project": {"projectId"}}[scope]
+    level = LEVEL_BY_ALIAS[scope]
+    fields = [str(lv.id_field) for lv in NAMED_LEVELS]
+    given = {k for k in fields if meta.get(k) is not None}
+    wanted = {str(level.id_field)} if level.named else set()
     for key in sorted(given - wanted):
         raise field_error(("meta", key), f"a {scope} asset takes no {key}", f"no {key}")
     for key in sorted(wanted - given):
         raise field_error(("meta", key), f"a {scope} asset needs its {key}", f"the id of the asset's {scope}")
-    if scope == "department":
-        return "department", _department_id(ctx, meta["departmentId"], ("meta", "departmentId")), None
-    if scope == "project":
-        project = ctx.repo.unit(PROJECTS, parse_id(meta["projectId"], ("meta", "projectId"), "project id"))
-        if project is None:
-            raise field_error(
-                ("meta", "projectId"), f"unknown project {meta['projectId']}", "the id of a project"
-            )
-        return "project", None, project.id
-    return "tenant", None, None
+    if not level.named:
+        return "tenant", None
+    field = str(level.id_field)
+    unit = ctx.unit_id(level.type, meta[field])
+    if unit is None:
+        raise field_error(("meta", field), f"unknown {scope} {meta[field]!r}", f"the id of a {scope}")
+    return level.type, unit
 
 
 def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
@@ -331,7 +330,7 @@ def create_asset(
         scope = creation_scope(ctx, meta)
         _name_free(ctx, kind, document["meta"]["name"])
         asset_id = str(uuid.uuid4())
-        admit_write(ctx.repo, "asset", scope[0], scope[2] or scope[1], document)
+        admit_write(ctx.repo, "asset", scope[0], scope[1], document)
         ctx.repo.add_asset(asset_id, kind.folder, name, document, ctx.subject, scope, runai)
         row = _load(ctx, kind, uuid.UUID(asset_id))
     return asset_body(row, kind), row.audit.version

@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from template_engine.errors import InputError
 from template_engine.loader.yaml_safe import load_yaml
-from template_engine.scopes import ScopeType
+from template_engine.scopes import NAMED_LEVELS, ScopeType, depth
 from template_engine.service.errors import ApiError
 from template_engine.service.tokens import (
     DEFAULT_LIFETIME,
@@ -64,7 +64,27 @@ from template_engine.service.tokens import (
     Signer,
 )
 
-Role = Literal["system-admin", "department-admin", "project-editor", "viewer"]
+Role = Literal["system-admin", "cluster-admin", "department-admin", "project-editor", "viewer"]
+#: The scope level each role is bound to (``None``: the whole org); the binding's field has the level's name.
+ROLE_LEVEL: dict[str, str | None] = {
+    "system-admin": None,
+    "cluster-admin": "cluster",
+    "department-admin": "department",
+    "project-editor": "project",
+    "viewer": None,
+}
+
+
+def _binding_problem(role: str, given: dict[str, str | None]) -> str | None:
+    """Why a role binding's fields do not fit its role: the role's level's field, and only it."""
+    wanted = ROLE_LEVEL[role]
+    for field, value in given.items():
+        if (value is not None) != (field == wanted):
+            return f"{field} goes with role {_ROLE_OF[field]}, and only with it"
+    return None
+
+
+_ROLE_OF = {level: role for role, level in ROLE_LEVEL.items() if level is not None}
 
 
 class AuthFileError(Exception):
@@ -80,15 +100,16 @@ class _Entry(BaseModel):
     role: Role
     department: str | None = Field(default=None, min_length=1)
     project: str | None = Field(default=None, min_length=1)
+    cluster: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> _Entry:
         if (self.token is None) == (self.sha256 is None):
             raise ValueError("give exactly one of token and sha256")
-        if (self.role == "department-admin") != (self.department is not None):
-            raise ValueError("department goes with role department-admin, and only with it")
-        if (self.role == "project-editor") != (self.project is not None):
-            raise ValueError("project goes with role project-editor, and only with it")
+        given = {"cluster": self.cluster, "department": self.department, "project": self.project}
+        problem = _binding_problem(self.role, given)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -102,13 +123,14 @@ class _Application(BaseModel):
     role: Role
     department: str | None = Field(default=None, min_length=1)
     project: str | None = Field(default=None, min_length=1)
+    cluster: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> _Application:
-        if (self.role == "department-admin") != (self.department is not None):
-            raise ValueError("department goes with role department-admin, and only with it")
-        if (self.role == "project-editor") != (self.project is not None):
-            raise ValueError("project goes with role project-editor, and only with it")
+        given = {"cluster": self.cluster, "department": self.department, "project": self.project}
+        problem = _binding_problem(self.role, given)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -137,15 +159,43 @@ class Principal:
     role: Role
     department: str | None = None
     project: str | None = None
+    #: The cluster of a cluster admin.
+    cluster: str | None = None
+
+    @property
+    def level(self) -> str | None:
+        """The scope level the role is bound to (``None``: the whole org)."""
+        return ROLE_LEVEL[self.role]
+
+    @property
+    def bound_to(self) -> str | None:
+        """The name of the unit the role is bound to."""
+        return getattr(self, self.level) if self.level is not None else None
 
 
 @dataclass(frozen=True, slots=True)
 class ScopeRef:
-    """A scope by names: ``department`` is the department of a project scope as well."""
+    """A scope by names, one field per named level of the scope table: a project scope names its department
+    (and cluster) as well."""
 
     type: ScopeType
     department: str | None = None
     project: str | None = None
+    cluster: str | None = None
+
+    def at(self, level: str) -> str | None:
+        """The name this scope has at ``level`` (``None``: it is above that level, or the level is absent)."""
+        return getattr(self, level) if level in _NAMED else None
+
+    def within(self, other: ScopeRef) -> bool:
+        """Whether this scope is ``other`` or below it, by the scope table: at ``other``'s own level the
+        names are the same."""
+        if other.type == "system":
+            return True
+        return depth(self.type) >= depth(other.type) and self.at(other.type) == other.at(other.type)
+
+
+_NAMED = frozenset(level.type for level in NAMED_LEVELS)
 
 
 SYSTEM = ScopeRef("system")
@@ -303,7 +353,8 @@ class Authenticator:
             if digest in seen:
                 raise AuthFileError(f"the auth file {str(path)!r}: tokens[{index}] repeats an earlier token")
             seen.add(digest)
-            entries.append((digest, Principal(entry.subject, entry.role, entry.department, entry.project)))
+            principal = Principal(entry.subject, entry.role, entry.department, entry.project, entry.cluster)
+            entries.append((digest, principal))
         applications: dict[str, tuple[bytes, Principal]] = {}
         for index, app in enumerate(parsed.applications):
             if app.clientId in applications:
@@ -311,7 +362,7 @@ class Authenticator:
                     f"the auth file {str(path)!r}: applications[{index}] repeats the client id "
                     f"{app.clientId!r}"
                 )
-            principal = Principal(app.clientId, app.role, app.department, app.project)
+            principal = Principal(app.clientId, app.role, app.department, app.project, app.cluster)
             applications[app.clientId] = (bytes.fromhex(app.sha256), principal)
         signer = (
             Signer(parsed.signingKey.encode("utf-8"), parsed.tokenLifetime) if parsed.signingKey else None
@@ -330,10 +381,16 @@ def _where(loc: tuple[int | str, ...]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """A principal with its department resolved (a project editor's is its project's department)."""
+    """A principal with the scope its role is bound to resolved (:attr:`binding`: a project editor's project
+    with its department and cluster, a department admin's department with its cluster, a cluster admin's
+    cluster; the system for the others).  Every decision reads the scope table (:meth:`ScopeRef.within`):
+    a bound role reads its scope, every scope above it and (an admin) every scope below it, and writes its
+    scope and the scopes below it."""
 
     principal: Principal
+    #: The department of a department admin or project editor (its project's), as before the scope table.
     department: str | None
+    binding: ScopeRef = ScopeRef("system")
 
     @property
     def subject(self) -> str:
@@ -343,37 +400,30 @@ class Access:
     def is_admin(self) -> bool:
         return self.principal.role == "system-admin"
 
+    @property
+    def _manages(self) -> bool:
+        return self.principal.role.endswith("-admin")
+
     def can_read(self, scope: ScopeRef) -> bool:
-        role = self.principal.role
-        if role in ("system-admin", "viewer") or scope.type == "system":
-            return True
-        if scope.department is None or scope.department != self.department:
-            return False
-        if role == "department-admin" or scope.type == "department":
-            return True
-        return scope.project == self.principal.project
+        if self.principal.level is None:
+            return True  # system admins and viewers read everything
+        return self.binding.within(scope) or (self._manages and scope.within(self.binding))
 
     def can_write(self, scope: ScopeRef) -> bool:
-        role = self.principal.role
-        if role == "system-admin":
-            return True
-        if role == "department-admin":
-            return scope.type != "system" and scope.department == self.department
-        if role == "project-editor":
-            return scope.type == "project" and scope.project == self.principal.project
-        return False
+        if self.principal.role == "viewer":
+            return False
+        return scope.within(self.binding)
+
+    def may_manage(self, level: str) -> bool:
+        """Whether the role manages units of ``level`` anywhere: an admin bound above the level."""
+        bound = self.principal.level
+        return self._manages and (bound is None or depth(bound) < depth(level))
 
     def can_manage_units(self, parent: ScopeRef) -> bool:
-        """Create, change or delete the units right below ``parent``: those of the system (departments) for
-        system admins, a department's projects for its admins too."""
-        role = self.principal.role
-        if role == "system-admin":
-            return True
-        return (
-            role == "department-admin"
-            and parent.type == "department"
-            and parent.department == self.department
-        )
+        """Create, change or delete the units right below ``parent``: an admin's, at its scope or below it
+        (system admins: clusters and departments; a cluster's admins: its departments and their projects; a
+        department's admins: its projects)."""
+        return self._manages and parent.within(self.binding)
 
     def require_read(self, scope: ScopeRef) -> None:
         require(self.can_read(scope))

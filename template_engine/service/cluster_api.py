@@ -31,11 +31,8 @@ from template_engine.loader.validate import validate
 from template_engine.paths import format_path
 from template_engine.policy.document import origin_kind
 from template_engine.runnable import Runnable
-from template_engine.service.auth import Principal
-from template_engine.service.context import Store
-from template_engine.service.documents import BODY, strip_nulls
+from template_engine.service.documents import BODY
 from template_engine.service.errors import bad_request
-from template_engine.service.etags import check_if_match
 from template_engine.service.schemas import RunnableIssueOut, RunnableOut
 from template_engine.service.storage.repository import ClusterRow, WorkloadRow
 from template_engine.service.stored import CLUSTER_SOURCE, stored_cluster
@@ -228,26 +225,3 @@ __all__ = [
     "workload_manifests",
     "workload_resolver",
 ]
-
-
-def read_settings(store: Store, principal: Principal, effective: bool) -> tuple[dict[str, Any], int]:
-    """The org's cluster settings (every setting, defaults filled in, with ``effective``) and their version
-    (0: none stored)."""
-    with store.read(principal) as ctx:
-        row = ctx.repo.cluster_settings()
-    return settings_body(row, effective), row.audit.version if row else 0
-
-
-def write_settings(
-    store: Store, principal: Principal, raw: dict[str, Any], if_match: str | None
-) -> tuple[dict[str, Any], int]:
-    """Replace the org's cluster settings (system admins), the body checked as ``cluster.yaml`` is."""
-    document = strip_nulls(raw)
-    with store.write(principal) as ctx:
-        ctx.access.require_admin()
-        row = ctx.repo.cluster_settings(lock=True)
-        current = row.audit.version if row is not None else 0
-        check_if_match(if_match, current)
-        check_settings(document)
-        version = ctx.repo.put_cluster_settings(document, None, current, ctx.subject)
-    return document, version

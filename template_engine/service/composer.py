@@ -34,7 +34,7 @@ from template_engine.service.context import Ctx, Placement
 from template_engine.service.metrics import composing
 from template_engine.service.policy_store import stored_policy
 from template_engine.service.schemas import TENANT_ID
-from template_engine.service.storage.repository import AssetRow, Audit, TemplateRow
+from template_engine.service.storage.repository import UNIT_TABLES, AssetRow, Audit, TemplateRow
 from template_engine.service.stored import UnitName, asset_scope, org_of_rows, stored_asset, stored_template
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,7 +48,7 @@ def unit_name(ctx: Ctx) -> UnitName:
     """The name of a department or project by its id, read through the request's context (cached there)."""
 
     def name_of(kind: str, unit_id: int) -> str:
-        return ctx.project(unit_id).name if kind == "project" else ctx.department(unit_id).name
+        return str(ctx.unit(UNIT_TABLES[kind], unit_id).name)
 
     return name_of
 
@@ -109,8 +109,10 @@ def org_for(ctx: Ctx, view: Placement, template: Template | None) -> Org:
     departments: dict[str, tuple[str, ...]] = {}
     if view.department is not None:
         departments[view.department.name] = (view.project.name,) if view.project is not None else ()
+    clusters = [(view.cluster, tuple(departments))] if view.cluster is not None else []
     more = (template,) if template is not None else ()
-    return org_of_rows(departments, defaults, policy_rows, assets, (), more, ctx.repo.cluster_settings())
+    settings = ctx.repo.cluster_settings()
+    return org_of_rows(departments, defaults, policy_rows, assets, (), more, settings, clusters)
 
 
 def compose_row(ctx: Ctx, row: TemplateRow, own: Placement, view: Placement) -> Composition | list[Problem]:

@@ -15,15 +15,17 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine
 
 from template_engine.org import SYSTEM, Scope, View
-from template_engine.scopes import DEPARTMENT_LEVEL, PROJECT_LEVEL, SYSTEM_LEVEL, ScopeLevel, ScopeType
+from template_engine.scopes import LEVELS, ScopeLevel, ScopeType
 from template_engine.service.auth import Access, Principal, ScopeRef
 from template_engine.service.errors import ApiError, field_error, not_found
-from template_engine.service.ids import parse_id
+from template_engine.service.ids import id_number, is_uuid, parse_id
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import (
+    CLUSTERS,
     DEPARTMENTS,
     PROJECTS,
     UNIT_TABLES,
+    ClusterUnitRow,
     DepartmentRow,
     Lock,
     ProjectRow,
@@ -32,11 +34,13 @@ from template_engine.service.storage.repository import (
     scope_key,
 )
 
-_U = TypeVar("_U", DepartmentRow, ProjectRow)
+_U = TypeVar("_U", ClusterUnitRow, DepartmentRow, ProjectRow)
+#: A unit's row, of any level.
+UnitRow = ClusterUnitRow | DepartmentRow | ProjectRow
 
-#: The levels the service serves, top first: the rows of :data:`template_engine.scopes.LEVELS` but the
-#: cluster's (docs/decisions.md).  A :class:`Placement` has one field per named level, named after it.
-SERVED_LEVELS: tuple[ScopeLevel, ...] = (SYSTEM_LEVEL, DEPARTMENT_LEVEL, PROJECT_LEVEL)
+#: The levels the service serves, top first: every row of :data:`template_engine.scopes.LEVELS`.  A
+#: :class:`Placement` has one field per named level, named after it.
+SERVED_LEVELS: tuple[ScopeLevel, ...] = LEVELS
 SERVED: dict[str, ScopeLevel] = {level.type: level for level in SERVED_LEVELS}
 #: Each served level's position, top first.
 _DEPTH: dict[str, int] = {level.type: depth for depth, level in enumerate(SERVED_LEVELS)}
@@ -47,17 +51,19 @@ _AT_AND_ABOVE = {level.type: _NAMED_TYPES[:depth] for depth, level in enumerate(
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """A scope with its rows: the system, a department, or a project (with its department); a row for each
-    named level at and above the scope, in the field named after the level."""
+    """A scope with its rows: the system, a cluster, a department (with its cluster, in an org that has
+    clusters), or a project (with its department and cluster); a row for each named level at and above the
+    scope, in the field named after the level."""
 
     type: ScopeType
     department: DepartmentRow | None = None
     project: ProjectRow | None = None
+    cluster: ClusterUnitRow | None = None
 
     @property
-    def own(self) -> DepartmentRow | ProjectRow | None:
+    def own(self) -> UnitRow | None:
         """The scope's own row (``None`` for the system)."""
-        row: DepartmentRow | ProjectRow | None = getattr(self, self.type, None)
+        row: UnitRow | None = getattr(self, self.type, None)
         return row
 
     @property
@@ -75,6 +81,7 @@ class Placement:
             self.type,
             self.department.name if self.department is not None else None,
             self.project.name if self.project is not None else None,
+            self.cluster.name if self.cluster is not None else None,
         )
 
     def scope(self) -> Scope:
@@ -85,6 +92,7 @@ class Placement:
         return View(
             self.department.name if self.department is not None else None,
             self.project.name if self.project is not None else None,
+            self.cluster.name if self.cluster is not None else None,
         )
 
     def chain_keys(self) -> list[str]:
@@ -97,21 +105,23 @@ class Placement:
         return keys
 
     def contains(self, other: Placement) -> bool:
-        """Whether ``other`` is this scope or below it: every row of this scope is also ``other``'s."""
-        for name in _AT_AND_ABOVE[self.type]:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine is None or theirs is None or mine.id != theirs.id:
-                return False
-        return True
+        """Whether ``other`` is this scope or below it: this scope's own row is also ``other``'s (a unit's
+        row is one of its level's, so the own level decides)."""
+        mine = self.own
+        if mine is None:
+            return True
+        theirs = getattr(other, self.type)
+        return theirs is not None and theirs.id == mine.id
 
     def parent(self) -> Placement:
-        """The scope right above this one (the system's is itself)."""
+        """The scope right above this one (the system's is itself): the nearest level above that has a row
+        (a department of an org without clusters is right below the system)."""
         if self.type == SERVED_LEVELS[0].type:
             return self
-        above = SERVED_LEVELS[_DEPTH[self.type] - 1].type
-        return replace(self, type=above, **{self.type: None})
+        above = replace(self, type=SERVED_LEVELS[_DEPTH[self.type] - 1].type, **{self.type: None})
+        return above if above.own is not None else above.parent()
 
-    def below(self, level: str, row: DepartmentRow | ProjectRow) -> Placement:
+    def below(self, level: str, row: UnitRow) -> Placement:
         """The scope of ``row``, a unit of ``level`` right below this scope."""
         return replace(self, type=level, **{level: row})  # type: ignore[arg-type]
 
@@ -138,6 +148,9 @@ class Ctx:
             self._units[(table.type, unit_id)] = found
         return found
 
+    def cluster(self, cluster_id: int, lock: Lock = False) -> ClusterUnitRow:
+        return self.unit(CLUSTERS, cluster_id, lock)
+
     def department(self, department_id: int, lock: Lock = False) -> DepartmentRow:
         return self.unit(DEPARTMENTS, department_id, lock)
 
@@ -154,8 +167,22 @@ class Ctx:
         table = UNIT_TABLES[scope_type]
         row = self.unit(table, scope_id, lock=lock)
         above = SERVED_LEVELS[_DEPTH[scope_type] - 1].type
-        parent = self.placement(above, getattr(row, table.parent)) if table.parent else Placement("system")
+        parent_id = getattr(row, table.parent) if table.parent else None
+        # a department of an org without clusters has none above it but the system
+        parent = self.placement(above, parent_id) if parent_id is not None else Placement("system")
         return parent.below(scope_type, row)
+
+    def unit_id(self, scope_type: str, given: object) -> int | None:
+        """The id of the unit of ``scope_type`` a request names by ``given`` (a cluster by its UUID, as Run:ai
+        names it; a department or project by its id), or ``None`` when there is no such unit.  A value that
+        is not an id of the level's form is a 400 at the caller (:func:`public_id_problem`)."""
+        if scope_type == "cluster":
+            found = self.repo.cluster_by_uuid(str(given).lower()) if is_uuid(given) else None
+            return found.id if found is not None else None
+        number = id_number(given)
+        if number is None or self.repo.unit(UNIT_TABLES[scope_type], number) is None:
+            return None
+        return number
 
     def project_placement(self, project_id: str | int, field_name: str, lock: Lock = False) -> Placement:
         """The placement of the project a query or body field names; an unknown one is a 400 on it."""
@@ -188,8 +215,18 @@ class Store:
 
     @staticmethod
     def _access(principal: Principal, repo: Repository) -> Access:
-        if principal.role == "project-editor" and principal.project is not None:
-            project = repo.unit_named(PROJECTS, principal.project)
-            department = repo.unit(DEPARTMENTS, project.department_id) if project is not None else None
-            return Access(principal, department.name if department is not None else None)
-        return Access(principal, principal.department)
+        """The principal with its binding resolved against the database: the unit its role is bound to, with
+        the units above it (a binding to a unit the database does not have names that unit alone)."""
+        level, name = principal.level, principal.bound_to
+        if level is None or name is None:
+            return Access(principal, None)
+        row = repo.unit_named(UNIT_TABLES[level], name)
+        if row is None:
+            names = {
+                "department": principal.department,
+                "project": principal.project,
+                "cluster": principal.cluster,
+            }
+            return Access(principal, principal.department, ScopeRef(level, **names))  # type: ignore[arg-type]
+        binding = Ctx(repo, Access(principal, None)).placement(level, row.id).ref
+        return Access(principal, binding.department, binding)

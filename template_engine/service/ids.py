@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from template_engine.models.documents import PATTERN_WORDS
+from template_engine.models.orgunit import UUID_PATTERN
 from template_engine.paths import Path
 from template_engine.service.errors import field_error
 from template_engine.service.schemas import ID_PATTERN
@@ -21,6 +22,16 @@ _ID = re.compile(ID_PATTERN.removeprefix("^").removesuffix("$"))
 #: What a refused id's problem says was expected: the same words wherever an id is read (a path, a query,
 #: a body, ``filterBy``, org.yaml), since a pattern's problem says ``must be`` these words too.
 EXPECTED = PATTERN_WORDS[ID_PATTERN]
+
+
+_UUID = re.compile(UUID_PATTERN.removeprefix("^").removesuffix("$"))
+#: What a refused cluster id says was expected: Run:ai names a cluster by its UUID.
+UUID_EXPECTED = PATTERN_WORDS[UUID_PATTERN]
+
+
+def is_uuid(value: object) -> bool:
+    """Whether ``value`` is a UUID as text (a cluster's id, as Run:ai gives it)."""
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
 
 
 def id_number(value: object) -> int | None:

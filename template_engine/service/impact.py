@@ -117,7 +117,7 @@ def stored_org(ctx: Ctx) -> StoredOrg:
     cluster = repo.cluster_settings()
     if cluster is not None:
         labels[CLUSTER_SOURCE] = f"cluster settings, version {cluster.audit.version}"
-    org = org_of_rows(units.tree, defaults, policies, assets, templates, (), cluster)
+    org = org_of_rows(units.tree, defaults, policies, assets, templates, (), cluster, units.clusters.values())
     kept = {(tpl.scope, tpl.name) for by_name in org.templates.values() for tpl in by_name.values()}
     return StoredOrg(org, {k: v for k, v in rows.items() if k in kept}, units, labels)
 

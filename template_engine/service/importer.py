@@ -398,10 +398,10 @@ class _Import:
             return scope_key("project", found), None, found
         return "system", None, None
 
-    def asset_place(self, scope: Scope) -> tuple[str, int | None, int | None]:
+    def asset_place(self, scope: Scope) -> tuple[str, int | None]:
         """The asset columns of ``scope`` (the folder an asset file is in): ``tenant`` for the system's."""
         _, dept_id, project_id = self.place(scope)
-        return ("tenant" if scope.type == "system" else scope.type), dept_id, project_id
+        return ("tenant" if scope.type == "system" else scope.type), dept_id or project_id
 
     # -- documents ------------------------------------------------------------------------------------------
 

@@ -47,8 +47,10 @@ from template_engine.service.orgunit_shapes import (
     without_nulls,
 )
 from template_engine.service.storage.repository import (
+    CLUSTERS,
     DEPARTMENTS,
     PROJECTS,
+    UNIT_TABLES,
     DepartmentRow,
     ProjectRow,
     UnitTable,
@@ -128,14 +130,16 @@ PROJECT_LISTING = Listing(
 # -- bodies -------------------------------------------------------------------------------------------------
 
 
-def _unit_body(row: DepartmentRow | ProjectRow) -> dict[str, Any]:
+def _unit_body(row: DepartmentRow | ProjectRow, place: Placement) -> dict[str, Any]:
     """The fields every unit has: the stored Run:ai fields as stored (a ``null`` given in a request, Run:ai's
-    "not set", left out: :func:`without_nulls`), then Run:ai's required ones (``clusterId``
-    :data:`NO_CLUSTER` if none given, ``resources``, ``totalResources``)."""
+    "not set", left out: :func:`without_nulls`), then Run:ai's required ones (``clusterId``: the unit's
+    cluster's UUID, or in an org without clusters the one given, :data:`NO_CLUSTER` if none;
+    ``resources``, ``totalResources``)."""
     runai = dict(row.runai or {})
     body: dict[str, Any] = {"id": str(row.id), "name": row.name, "description": row.description or ""}
     body |= without_nulls({k: v for k, v in runai.items() if k != "resources"})
-    body["clusterId"] = runai.get("clusterId") or NO_CLUSTER
+    cluster = place.cluster
+    body["clusterId"] = cluster.uuid if cluster is not None else runai.get("clusterId") or NO_CLUSTER
     body["resources"] = resources_out(runai.get("resources"))
     body["totalResources"] = total_resources(runai.get("resources"))
     return body | audit_fields(row.audit)
@@ -144,7 +148,7 @@ def _unit_body(row: DepartmentRow | ProjectRow) -> dict[str, Any]:
 def department_body(place: Placement, namespace: Callable[[str], str]) -> dict[str, Any]:
     """Run:ai's ``Department`` of a stored department."""
     assert place.department is not None
-    return _unit_body(place.department)
+    return _unit_body(place.department, place)
 
 
 def project_body(place: Placement, namespace: Callable[[str], str]) -> dict[str, Any]:
@@ -152,14 +156,25 @@ def project_body(place: Placement, namespace: Callable[[str], str]) -> dict[str,
     (:func:`..orgunit_shapes.project_status`) and ``effective`` (:func:`..orgunit_shapes.effective`)."""
     row, department = place.project, place.department
     assert row is not None and department is not None
-    body = _unit_body(row)
+    body = _unit_body(row, place)
     body["parentId"] = str(department.id)
     body.setdefault("enforceRunaiScheduler", True)  # Run:ai's default
     if body["enforceRunaiScheduler"] is None:
         body["enforceRunaiScheduler"] = True
-    body["status"] = project_status(row.runai, namespace(row.name))
+    own = place.cluster.settings if place.cluster is not None else None
+    body["status"] = project_status(
+        row.runai, _namespace(own, row.name) if own is not None else namespace(row.name)
+    )
     body["effective"] = effective(row.runai, department.runai)
     return body
+
+
+def _namespace(settings: dict[str, Any], project: str) -> str:
+    """A project's namespace by its cluster's stored settings."""
+    try:
+        return ClusterSettings.model_validate(settings).namespace(project)
+    except ValueError:
+        return ClusterSettings().namespace(project)
 
 
 def namespaces(ctx: Ctx) -> Callable[[str], str]:
@@ -218,8 +233,9 @@ class UnitLevel:
 
     @property
     def parent_is_top(self) -> bool:
-        """Whether the level's parent is the top scope (its units are authorized before they are read)."""
-        return _above(self.type) is SERVED_LEVELS[0]
+        """Whether the level is the first of the org units (its units are authorized before they are read:
+        only a role bound above the level may manage any of them)."""
+        return self is UNIT_LEVELS[0]
 
     @property
     def below(self) -> UnitLevel | None:
@@ -263,14 +279,29 @@ def _parent(ctx: Ctx, unit: UnitLevel, given: str) -> Placement:
         raise
 
 
+def cluster_parent(ctx: Ctx, body: Any) -> Placement:
+    """The cluster a department's ``clusterId`` names, locked, in an org that has clusters (a 400 on
+    ``clusterId`` when it names none of them, or is missing); the top scope in an org without clusters, where
+    ``clusterId`` is one of Run:ai's fields, stored as given (docs/decisions.md)."""
+    given = getattr(body, "clusterId", None)
+    if not ctx.repo.units(CLUSTERS):
+        return Placement("system")
+    known = ", ".join(row.uuid for row in ctx.repo.units(CLUSTERS))
+    if given is None:
+        raise field_error(("clusterId",), "a department of an org with clusters needs its clusterId", known)
+    row = ctx.repo.cluster_by_uuid(str(given).lower(), lock=True)
+    if row is None:
+        raise field_error(("clusterId",), f"unknown cluster {given!r}", f"one of: {known}")
+    return Placement("system").below("cluster", row)
+
+
 def managed(ctx: Ctx, unit: UnitLevel, unit_id: str) -> Placement:
     """The unit ``unit_id`` names, locked, when the caller manages it (its parent's managers): a 403 first
     for a unit right below the top scope, a 404 first for the others."""
     if unit.parent_is_top:
-        require(ctx.access.can_manage_units(Placement("system").ref))
+        require(ctx.access.may_manage(unit.type))
     place = ctx.placement(unit.type, parse_id(unit_id, unit.param), lock=True)
-    if not unit.parent_is_top:
-        require(ctx.access.can_manage_units(place.parent().ref))
+    require(ctx.access.can_manage_units(place.parent().ref))
     return place
 
 
@@ -280,7 +311,7 @@ def create_unit(
     """Create a unit in its parent (``parentId``, the top scope for a department); Run:ai's fields are stored
     as given.  The answer and its version."""
     given = getattr(body, "parentId", None)
-    parent = _parent(ctx, unit, given) if given is not None else Placement("system")
+    parent = _parent(ctx, unit, given) if given is not None else cluster_parent(ctx, body)
     require(ctx.access.can_manage_units(parent.ref))
     if ctx.repo.unit_named(unit.table, body.name) is not None:
         raise _name_taken(unit, body.name)
@@ -305,7 +336,8 @@ def visible_units(
     for row in ctx.repo.units(unit.table):
         if search and search.lower() not in row.name.lower():
             continue
-        parent = parents[getattr(row, unit.table.parent)] if unit.table.parent else Placement("system")
+        parent = parents.get(getattr(row, unit.table.parent)) if unit.table.parent else None
+        parent = parent or Placement("system")
         place = parent.below(unit.type, row)
         if ctx.access.can_read(place.ref):
             entry = shape(place)
@@ -317,13 +349,15 @@ def visible_units(
 
 
 def _placements(ctx: Ctx, scope_type: str) -> list[Placement]:
-    """Every scope of a level of units, with the rows above it."""
-    unit = next(u for u in UNIT_LEVELS if u.type == scope_type)
-    if unit.table.parent is None:
-        return [Placement("system").below(unit.type, row) for row in ctx.repo.units(unit.table)]
-    parents = {place.id: place for place in _placements(ctx, _above(unit.type).type)}
+    """Every scope of a level of units, with the rows above it (none but the system's for a unit whose
+    parent column is empty: a department of an org without clusters)."""
+    table = UNIT_TABLES[scope_type]
+    if table.parent is None:
+        return [Placement("system").below(scope_type, row) for row in ctx.repo.units(table)]
+    parents = {place.id: place for place in _placements(ctx, _above(scope_type).type)}
+    top = Placement("system")
     return [
-        parents[getattr(row, unit.table.parent)].below(unit.type, row) for row in ctx.repo.units(unit.table)
+        parents.get(getattr(row, table.parent), top).below(scope_type, row) for row in ctx.repo.units(table)
     ]
 
 
@@ -402,6 +436,10 @@ def update_unit(
     given = getattr(body, "parentId", None)
     if given is not None and given != str(target.id):
         target = _parent(ctx, unit, given)
+        require(ctx.access.can_manage_units(target.ref))
+    moving = getattr(body, "clusterId", None)
+    if moving is not None and (target.cluster is None or moving.lower() != target.cluster.uuid):
+        target = cluster_parent(ctx, body)
         require(ctx.access.can_manage_units(target.ref))
     name = body.name if body.name is not None else row.name
     other = ctx.repo.unit_named(unit.table, name)

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from template_engine.errors import Problem
 from template_engine.models.orgunit import (
     MB_PER_UNIT,
+    UUID_PATTERN,
     DepartmentRunaiFields,
     NodeTypesPerWorkload,
     ProjectRunaiFields,
@@ -85,10 +86,12 @@ class _UpdatableFields(BaseModel):
 
 
 class DepartmentUpdate(_UpdatableFields):
-    """Run:ai's ``DepartmentUpdateRequest``, and ``name`` (an extension: a rename)."""
+    """Run:ai's ``DepartmentUpdateRequest``, and ``name`` (a rename) and ``clusterId`` (a move to another
+    cluster of the org), both extensions."""
 
     name: Name | None = None
     description: str | None = _Description
+    clusterId: str | None = Field(default=None, pattern=UUID_PATTERN, json_schema_extra={"format": "uuid"})
 
 
 class ProjectCreate(ProjectRunaiFields):

@@ -41,7 +41,7 @@ from template_engine.layers import default_layers
 from template_engine.loader.policies import branches
 from template_engine.merge.engine import merge_layers
 from template_engine.merge.plan import SPEC_PLAN, PlanNode
-from template_engine.org import SYSTEM, Scope
+from template_engine.org import Scope
 from template_engine.paths import Match, Path
 from template_engine.policy.document import FieldRules, PolicyDocument, policy_root, read_policy
 from template_engine.policy.effective import effective, effective_shape
@@ -56,6 +56,7 @@ from template_engine.service.documents import (
     merge_patch,
     strip_nulls,
 )
+from template_engine.service.placements import lineage, runai_scope
 from template_engine.service.policy_store import OrgUnits, stored_policies, stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import Audit, DefaultsRow, PolicyRow
@@ -384,7 +385,7 @@ def ownership(ctx: Ctx, place: Placement, candidate: PolicyDocument) -> list[Pro
     target = place.scope()
     problems: list[Problem] = []
     seen: set[tuple[Any, str]] = set()
-    for branch in branches(units.tree):
+    for branch in branches(units.tree, units.cluster_tree):
         if target not in branch:
             continue
         for scope in branch:
@@ -433,15 +434,7 @@ def check_policy(
 
 def _source_of(place: Placement) -> dict[Scope, dict[str, Any]]:
     """Run:ai's ``sourceOfRule`` of each scope of ``place``'s branch: ids, not names."""
-    out: dict[Scope, dict[str, Any]] = {SYSTEM: {"scope": "tenant"}}
-    if place.department is not None:
-        out[Scope("department", place.department.name)] = {
-            "scope": "department",
-            "departmentId": str(place.department.id),
-        }
-    if place.project is not None:
-        out[Scope("project", place.project.name)] = {"scope": "project", "projectId": place.project.id}
-    return out
+    return {above.scope(): runai_scope(above) for above in lineage(place)}
 
 
 def _asset_ids(ctx: Ctx, names: set[str]) -> dict[str, str]:
@@ -477,11 +470,7 @@ def _meta(place: Placement, audits: list[Audit], kind: WorkloadKind = DISTRIBUTE
     created = min(audits, key=lambda a: a.created_at)
     updated = max(audits, key=lambda a: a.updated_at)
     meta: dict[str, Any] = {"id": policy_id(place, kind), "name": place.scope().name or "tenant"}
-    meta["scope"] = scope_name(place)
-    if place.type == "department" and place.department is not None:
-        meta["departmentId"] = str(place.department.id)
-    if place.type == "project" and place.project is not None:
-        meta["projectId"] = place.project.id
+    meta |= runai_scope(place)
     meta["tenantId"] = TENANT_ID
     meta |= {"createdBy": created.created_by, "createdAt": timestamp(created.created_at)}
     meta |= {"updatedBy": updated.updated_by, "updatedAt": timestamp(updated.updated_at)}

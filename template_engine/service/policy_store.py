@@ -18,7 +18,7 @@ branch), as ``load_org`` checks a folder's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from template_engine.errors import InputError, Problem
@@ -30,7 +30,13 @@ from template_engine.org import SYSTEM, Asset, Scope
 from template_engine.paths import Path
 from template_engine.policy.document import PolicyDocument, read_policy
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
-from template_engine.service.storage.repository import PolicyRow, Repository, scope_key
+from template_engine.service.storage.repository import (
+    CLUSTERS,
+    ClusterUnitRow,
+    PolicyRow,
+    Repository,
+    scope_key,
+)
 from template_engine.service.yamltext import dump_yaml
 
 
@@ -79,6 +85,13 @@ class OrgUnits:
     scopes: Mapping[str, Scope]
     tree: Mapping[str, tuple[str, ...]]
     ids: Mapping[Scope, tuple[int | None, int | None]]
+    #: The clusters' rows by name, each with its departments' names (empty: an org without clusters).
+    clusters: Mapping[str, tuple[ClusterUnitRow, tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def cluster_tree(self) -> dict[str, tuple[str, ...]]:
+        """Each cluster's departments, by the cluster's name (the loader's ``clusters``)."""
+        return {name: departments for name, (_row, departments) in self.clusters.items()}
 
     @classmethod
     def read(cls, repo: Repository) -> OrgUnits:
@@ -86,6 +99,11 @@ class OrgUnits:
         projects = repo.projects()
         scopes: dict[str, Scope] = {"system": SYSTEM}
         ids: dict[Scope, tuple[int | None, int | None]] = {SYSTEM: (None, None)}
+        clusters: dict[str, tuple[ClusterUnitRow, tuple[str, ...]]] = {}
+        for c in repo.units(CLUSTERS):
+            scopes[scope_key("cluster", c.id)] = Scope("cluster", c.name)
+            ids[Scope("cluster", c.name)] = (c.id, None)
+            clusters[c.name] = (c, tuple(d.name for d in departments if d.cluster_id == c.id))
         for d in departments:
             scope = Scope("department", d.name)
             scopes[scope_key("department", d.id)] = scope
@@ -95,7 +113,7 @@ class OrgUnits:
             scopes[scope_key("project", p.id)] = scope
             ids[scope] = (p.department_id, p.id)
         tree = {d.name: tuple(p.name for p in projects if p.department_id == d.id) for d in departments}
-        return cls(scopes, tree, ids)
+        return cls(scopes, tree, ids, clusters)
 
     def name_of(self, kind: str, unit_id: int) -> str:
         """The name of the department or project ``unit_id`` (``kind``: ``department``, ``project``)."""
@@ -133,7 +151,7 @@ def stored_problems(
     problems: list[Problem] = []
     for kind in KINDS:
         policies, found = stored_policies(repo, units, kind)
-        by_file = org_policy_problems(policies, units.tree, assets, broken)
+        by_file = org_policy_problems(policies, units.tree, assets, broken, units.cluster_tree)
         problems += found
         for file in sorted(by_file):
             problems += by_file[file]

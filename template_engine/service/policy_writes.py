@@ -170,9 +170,7 @@ def write_policy(
     (:func:`~..policy_api.policy_document`), the scope's defaults document is not touched."""
     try:
         with uncommitted(validate_only), store.write(principal) as ctx:
-            place = policy_scope(
-                ctx, meta["scope"], meta.get("departmentId"), meta.get("projectId"), ("meta",), 400
-            )
+            place = policy_scope(ctx, meta["scope"], meta, ("meta",), 400)
             ctx.access.require_write(place.ref)
             held = _locked(ctx, place, kind)
             policy, defaults = held.policy, held.defaults
@@ -207,27 +205,20 @@ def write_policy(
     return PolicyWrite(body, written)
 
 
-def read_policy(
-    ctx: Ctx, scope: str, department_id: str | None, project_id: str | None, kind: WorkloadKind
-) -> tuple[dict[str, Any], int]:
-    """The ``DistributedPolicyV2`` (or the kind's) of the scope a query names, the caller may read, and its
-    version."""
-    place = policy_scope(ctx, scope, department_id, project_id, (), 404)
+def read_policy(ctx: Ctx, scope: str, ids: dict[str, Any], kind: WorkloadKind) -> tuple[dict[str, Any], int]:
+    """The ``DistributedPolicyV2`` (or the kind's) of the scope a query names (``ids``: its ``clusterId``,
+    ``departmentId``, ``projectId``), the caller may read, and its version."""
+    place = policy_scope(ctx, scope, ids, (), 404)
     ctx.access.require_read(place.ref)
     return policy_body(ctx, place, kind)
 
 
 def remove_policy(
-    ctx: Ctx,
-    scope: str,
-    department_id: str | None,
-    project_id: str | None,
-    kind: WorkloadKind,
-    if_match: str | None,
+    ctx: Ctx, scope: str, ids: dict[str, Any], kind: WorkloadKind, if_match: str | None
 ) -> None:
     """Remove the policy of ``kind`` of the scope a query names (a distributed policy's defaults but
     ``masterSpecSameAsWorker`` with it), for a caller who writes it."""
-    place = policy_scope(ctx, scope, department_id, project_id, (), 404)
+    place = policy_scope(ctx, scope, ids, (), 404)
     ctx.access.require_write(place.ref)
     held = _locked(ctx, place, kind)
     check_if_match(if_match, held.version)

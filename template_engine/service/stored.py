@@ -12,6 +12,7 @@ template is left out, a policy is a broken policy reference).  An asset's scope 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +21,17 @@ from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.errors import Location, Problem
 from template_engine.kinds import DISTRIBUTED, kind_named
 from template_engine.models.documents import ASSET_MODELS, AssetKind, LayerDocument
-from template_engine.org import SYSTEM, Asset, Defaults, Org, Scope, Source, Template, policy_ref
+from template_engine.org import (
+    SYSTEM,
+    Asset,
+    ClusterEntry,
+    Defaults,
+    Org,
+    Scope,
+    Source,
+    Template,
+    policy_ref,
+)
 from template_engine.policy.document import PolicyDocument
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
 from template_engine.service.policy_store import OrgUnits, policy_file, stored_policy
@@ -28,6 +39,7 @@ from template_engine.service.storage.repository import (
     AssetRow,
     Audit,
     ClusterRow,
+    ClusterUnitRow,
     DefaultsRow,
     PolicyRow,
     Repository,
@@ -73,11 +85,8 @@ def asset_scope(row: AssetRow, name_of: UnitName) -> Scope:
     """The scope of a stored asset, from its columns (``tables.assets.scope_type``, ``department_id``,
     ``project_id``; Run:ai's ``AssetMeta.scope``): ``tenant`` is the system scope; a department's and a
     project's are named by ``name_of``."""
-    if row.scope_type == "project" and row.project_id is not None:
-        return Scope("project", name_of("project", row.project_id))
-    if row.scope_type == "department" and row.department_id is not None:
-        return Scope("department", name_of("department", row.department_id))
-    return SYSTEM
+    unit = row.unit_id
+    return Scope(row.scope_type, name_of(row.scope_type, unit)) if unit is not None else SYSTEM  # type: ignore[arg-type]
 
 
 def stored_asset(row: AssetRow, scope: Scope) -> Asset | list[Problem]:
@@ -111,6 +120,24 @@ def template_source(row: TemplateRow) -> Source:
 
 #: The name the stored cluster settings go by, as a ``cluster.yaml`` goes by its file name.
 CLUSTER_SOURCE = "db:cluster-settings"
+
+
+def stored_cluster_unit(
+    row: ClusterUnitRow, departments: tuple[str, ...]
+) -> tuple[ClusterEntry, list[Problem]]:
+    """A cluster of the org from its row: its departments and its settings (their defaults when none are
+    stored, or when the stored ones are no longer valid: then the problems are the cluster's broken file
+    ``db:clusters/NAME``)."""
+    if row.settings is None:
+        return ClusterEntry(row.name, departments), []
+    file = f"db:clusters/{row.name}"
+    audit = replace(row.audit, version=row.settings_version)
+    settings = stored_model(ClusterSettings, "cluster-unit", str(row.id), audit, row.settings)
+    if isinstance(settings, list):
+        return ClusterEntry(row.name, departments), [
+            Problem(p.message, p.path, Location(file)) for p in settings
+        ]
+    return ClusterEntry(row.name, departments, settings, Source(file, row.settings, {})), []
 
 
 def stored_cluster(row: ClusterRow | None) -> tuple[ClusterSettings, Source | None, list[Problem]]:
@@ -162,6 +189,7 @@ def org_of_rows(
     templates: Iterable[tuple[Scope, TemplateRow]] = (),
     more_templates: Iterable[Template] = (),
     cluster: ClusterRow | None = None,
+    clusters: Iterable[tuple[ClusterUnitRow, tuple[str, ...]]] = (),
 ) -> Org:
     """The ``Org`` of these rows (``policies``: of every kind, each row's kind its ``Org.policies`` or
     ``Org.kind_policies``; ``more_templates``: templates already made, such as a request's; ``cluster``: the
@@ -170,6 +198,12 @@ def org_of_rows(
     settings, settings_source, settings_problems = stored_cluster(cluster)
     if settings_problems:
         broken[CLUSTER_SOURCE] = tuple(settings_problems)
+    entries: dict[str, ClusterEntry] = {}
+    for unit_row, unit_departments in clusters:
+        entry, problems = stored_cluster_unit(unit_row, unit_departments)
+        entries[entry.name] = entry
+        if problems:
+            broken[f"db:clusters/{entry.name}"] = tuple(problems)
     broken_refs: dict[tuple[str, ...], str] = {}
     layers: dict[Scope, Defaults] = {}
     for scope, row in defaults:
@@ -219,6 +253,7 @@ def org_of_rows(
         settings,
         settings_source,
         kind_policies=kind_rules,
+        clusters=entries,
     )
 
 

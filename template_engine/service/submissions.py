@@ -145,7 +145,7 @@ def _template(
 
 def _scope(ctx: Ctx, row: TemplateRow) -> Placement:
     """A stored template's own scope."""
-    return template_scope(ctx, row.scope_type, row.department_id, row.project_id)
+    return template_scope(ctx, row)
 
 
 def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]]:

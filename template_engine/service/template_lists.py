@@ -30,7 +30,7 @@ def _visible(ctx: Ctx, kind: WorkloadKind | None) -> list[tuple[TemplateRow, Pla
     for row in ctx.repo.template_heads():
         if kind is not None and row.kind != kind.name:
             continue
-        own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
+        own = template_scope(ctx, row)
         if ctx.access.can_read(own.ref):
             out.append((row, own))
     return out

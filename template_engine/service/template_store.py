@@ -103,7 +103,7 @@ def _load(
     row = ctx.repo.template(str(template_id), lock=lock)
     if row is None or (kind is not None and row.kind != kind.name):
         raise not_found(f"template {template_id}" if kind is None else f"{kind.noun} template {template_id}")
-    return row, template_scope(ctx, row.scope_type, row.department_id, row.project_id)
+    return row, template_scope(ctx, row)
 
 
 def name_taken(

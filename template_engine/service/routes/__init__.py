@@ -29,6 +29,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     orgunits.router,
     assets.router,
     workloads.router,
+    cluster.clusters,
     cluster.router,
     ui_router,
 )

@@ -1,21 +1,34 @@
-"""The org's cluster settings: ``/api/v1/cluster-settings`` (an extension: Run:ai has no such operation).
+"""The org's clusters (``/api/v1/clusters``, as Run:ai has them) and their settings
+(``/api/v1/cluster-settings``, an extension: Run:ai has no such operation).
 
-The document a ``cluster.yaml`` holds (docs/cluster.md, "Cluster settings"), which every composition of the
-service renders its objects with.  Every role reads it; a system admin replaces it (``PUT``, with
-``If-Match`` as for the defaults: ETag ``"0"`` while none is stored).  :mod:`..cluster_api` checks and
-answers it.
+A cluster's settings are the document a ``clusters/C/cluster.yaml`` holds (``?clusterId=``); without
+``clusterId`` they are the settings of an org without clusters (``cluster.yaml``).  Every composition renders
+its objects with its own cluster's.  Every role reads them; a system admin (or, for a cluster's, its
+cluster admins) replaces them (``PUT``, with ``If-Match``: ETag ``"0"`` while none is stored).
+:mod:`..clusters` and :mod:`..cluster_api` hold the rules.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.service.bodies import documented
-from template_engine.service.cluster_api import read_settings, write_settings
+from template_engine.service.clusters import (
+    ClusterCreate,
+    ClusterUpdate,
+    create_cluster,
+    delete_cluster,
+    list_clusters,
+    read_cluster,
+    read_settings,
+    rename_cluster,
+    write_settings,
+)
 from template_engine.service.routes.common import (
     Auth,
     IfMatch,
@@ -24,13 +37,15 @@ from template_engine.service.routes.common import (
     StoreDep,
     errors,
     json_response,
+    no_content,
 )
 
 router = APIRouter(
     prefix="/api/v1/cluster-settings", tags=["Cluster settings (extension)"], route_class=JsonRoute
 )
+clusters = APIRouter(prefix="/api/v1/clusters", tags=["Clusters"], route_class=JsonRoute)
 
-_EXTENSION = "An extension of Run:ai's API: the org's cluster settings (cluster.yaml). "
+_EXTENSION = "An extension of Run:ai's API: a cluster's settings (cluster.yaml). "
 _DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The stored settings ({} when none are stored: every setting has its default).",
@@ -41,31 +56,69 @@ _DOC: dict[int | str, dict[str, Any]] = {
 Effective = Annotated[
     bool | None, Query(description="Answer every setting, the defaults of those not stored filled in.")
 ]
+ClusterQuery = Annotated[
+    uuid.UUID | None, Query(description="The cluster whose settings (none: an org without clusters).")
+]
+_X = {"x-template-engine-extension": True}
 
 
-@router.get(
-    "",
-    response_model=None,
-    responses={**_DOC, **errors()},
-    description=_EXTENSION + "Every role reads them.",
-    openapi_extra={"x-template-engine-extension": True},
-)
-def get_cluster_settings(principal: Auth, store: StoreDep, effective: Effective = None) -> JSONResponse:
-    """The org's cluster settings."""
-    body, version = read_settings(store, principal, bool(effective))
+@router.get("", response_model=None, responses={**_DOC, **errors(404)}, openapi_extra=_X)
+def get_cluster_settings(
+    principal: Auth, store: StoreDep, effective: Effective = None, clusterId: ClusterQuery = None
+) -> JSONResponse:
+    """A cluster's settings. Every role reads them."""
+    body, version = read_settings(store, principal, bool(effective), clusterId)
     return json_response(body, version=version)
 
 
 @router.put(
     "",
     response_model=None,
-    responses={**_DOC, **errors(412)},
-    description=_EXTENSION + "A system admin replaces them; the body is checked as cluster.yaml is.",
-    openapi_extra={**documented(ClusterSettings), "x-template-engine-extension": True},
+    responses={**_DOC, **errors(404, 412)},
+    openapi_extra={**documented(ClusterSettings), **_X},
 )
 def put_cluster_settings(
-    principal: Auth, raw: JsonObject, store: StoreDep, if_match: IfMatch = None
+    principal: Auth,
+    raw: JsonObject,
+    store: StoreDep,
+    if_match: IfMatch = None,
+    clusterId: ClusterQuery = None,
 ) -> JSONResponse:
-    """Replace the org's cluster settings; every composition after it renders its objects with them."""
-    document, version = write_settings(store, principal, raw, if_match)
+    """Replace a cluster's settings, checked as cluster.yaml is; every composition after it renders its
+    objects with them."""
+    document, version = write_settings(store, principal, raw, if_match, clusterId)
     return json_response(document, version=version)
+
+
+@clusters.get("", responses=errors())
+def get_clusters(principal: Auth, store: StoreDep) -> JSONResponse:
+    """The org's clusters (Run:ai's ``DisplayedCluster``)."""
+    return json_response(list_clusters(store, principal))
+
+
+@clusters.post("", status_code=201, responses=errors(409))
+def create(principal: Auth, body: ClusterCreate, store: StoreDep) -> JSONResponse:
+    """Add a cluster (system admins); the first one of an org adopts its departments and settings."""
+    return json_response(create_cluster(store, principal, body), status=201)
+
+
+@clusters.get("/{clusterUuid}", responses=errors(404))
+def get_cluster(clusterUuid: uuid.UUID, principal: Auth, store: StoreDep) -> JSONResponse:
+    body, version = read_cluster(store, principal, str(clusterUuid))
+    return json_response(body, version=version)
+
+
+@clusters.put("/{clusterUuid}", status_code=204, responses=errors(404, 409, 412))
+def update(
+    clusterUuid: uuid.UUID, principal: Auth, body: ClusterUpdate, store: StoreDep, if_match: IfMatch = None
+) -> Response:
+    """Rename a cluster (system admins)."""
+    rename_cluster(store, principal, str(clusterUuid), body, if_match)
+    return no_content()
+
+
+@clusters.delete("/{clusterUuid}", status_code=204, responses=errors(404, 409, 412))
+def delete(clusterUuid: uuid.UUID, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
+    """Delete a cluster that holds no department, template or asset; its defaults and policies go with it."""
+    delete_cluster(store, principal, str(clusterUuid), if_match)
+    return no_content()

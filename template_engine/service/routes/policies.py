@@ -57,16 +57,21 @@ from template_engine.service.schemas import (
     PolicyScopeType,
 )
 
+
+def _text(value: uuid.UUID | None) -> str | None:
+    return str(value) if value is not None else None
+
+
 router = APIRouter(prefix="/api/v2/policy", tags=["Policy"], route_class=JsonRoute)
 
-ScopeQuery = Annotated[PolicyScopeType, Query(description="tenant, department or project.")]
+ScopeQuery = Annotated[PolicyScopeType, Query(description="tenant, cluster, department or project.")]
 DepartmentQuery = Annotated[
     str | None, Query(pattern=ID_PATTERN, description="The department, with scope=department.")
 ]
 ProjectQuery = Annotated[
     str | None, Query(pattern=ID_PATTERN, description="The project, with scope=project.")
 ]
-ClusterQuery = Annotated[uuid.UUID | None, Query(description="Not used: this service has no cluster layer.")]
+ClusterQuery = Annotated[uuid.UUID | None, Query(description="The cluster, with scope=cluster.")]
 ApproveQuery = Annotated[bool | None, Query(description="Not used: this service has no cluster layer.")]
 ValidateOnly = Annotated[
     bool | None,
@@ -112,7 +117,8 @@ def _add_routes(kind: WorkloadKind) -> None:
         clusterId: ClusterQuery = None,
     ) -> JSONResponse:
         with store.read(principal) as ctx:
-            body, version = read_policy(ctx, scope, departmentId, projectId, kind)
+            ids = {"clusterId": _text(clusterId), "departmentId": departmentId, "projectId": projectId}
+            body, version = read_policy(ctx, scope, ids, kind)
         return json_response(body, version=version)
 
     def overwrite_policy(
@@ -146,7 +152,8 @@ def _add_routes(kind: WorkloadKind) -> None:
         if_match: IfMatch = None,
     ) -> Response:
         with store.write(principal) as ctx:
-            remove_policy(ctx, scope, departmentId, projectId, kind, if_match)
+            ids = {"clusterId": _text(clusterId), "departmentId": departmentId, "projectId": projectId}
+            remove_policy(ctx, scope, ids, kind, if_match)
         return no_content()
 
     routes: list[tuple[str, Callable[..., Any], str, str, dict[str, Any]]] = [

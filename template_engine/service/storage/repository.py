@@ -95,6 +95,28 @@ class Audit:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterUnitRow:
+    """A cluster of the org (``tables.clusters``): Run:ai's ``DisplayedCluster`` fields and its settings."""
+
+    id: int
+    name: str
+    uuid: str
+    audit: Audit
+    #: Run:ai's fields that compose nothing here (``domain``, ``version``), as given.
+    runai: dict[str, Any] | None = None
+    #: The cluster's settings (``clusters/C/cluster.yaml``'s document; ``None``: their defaults).
+    settings: dict[str, Any] | None = None
+    #: The YAML the settings were imported from, when it is not what an export writes for them.
+    settings_text: str | None = None
+    #: The settings' own version (their ETag), apart from the cluster's.
+    settings_version: int = 0
+
+    @property
+    def description(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class DepartmentRow:
     id: int
     name: str
@@ -102,6 +124,8 @@ class DepartmentRow:
     audit: Audit
     #: Run:ai's fields that compose nothing here, as given (``tables.departments.runai``).
     runai: dict[str, Any] | None = None
+    #: The department's cluster (``None``: an org without clusters).
+    cluster_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +165,19 @@ class AssetRow:
     name: str
     document: dict[str, Any]
     audit: Audit
-    #: ``tenant``, ``department`` or ``project`` (``tables.assets.scope_type``), with the unit's id.
+    #: ``tenant``, ``cluster``, ``department`` or ``project`` (``tables.assets.scope_type``), with the
+    #: unit's id.
     scope_type: str = "tenant"
     department_id: int | None = None
     project_id: int | None = None
     #: Run:ai's fields that compose nothing here, as given (``tables.assets.runai``).
     runai: dict[str, Any] | None = None
+    cluster_id: int | None = None
+
+    @property
+    def unit_id(self) -> int | None:
+        """The id of the unit whose scope the asset is of (``None``: the tenant's)."""
+        return unit_of(self.scope_type, self.cluster_id, self.department_id, self.project_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +196,12 @@ class TemplateRow:
     #: The workload kind's name (``template_engine.kinds``; ``tables.templates.kind``): the document never
     #: says it but for a distributed file's own ``kind: distributed``, as written.
     kind: str = "distributed"
+    cluster_id: int | None = None
+
+    @property
+    def unit_id(self) -> int | None:
+        """The id of the unit whose scope the template is of (``None``: the system's)."""
+        return unit_of(self.scope_type, self.cluster_id, self.department_id, self.project_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,10 +259,31 @@ def _runai(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def scope_key(scope_type: str, scope_id: int | None) -> str:
-    return "system" if scope_type == "system" else f"{scope_type}:{scope_id}"
+    return "system" if scope_type in ("system", "tenant") else f"{scope_type}:{scope_id}"
 
 
-_U = TypeVar("_U", DepartmentRow, ProjectRow)
+#: The column of a scoped row that names its unit, per named level.
+UNIT_COLUMNS: dict[str, str] = {
+    "cluster": "cluster_id",
+    "department": "department_id",
+    "project": "project_id",
+}
+
+
+def scope_columns(scope_type: str, unit_id: int | None) -> dict[str, int | None]:
+    """The unit columns of a row scoped to ``scope_type``/``unit_id``: its own level's set, the others
+    ``None`` (the system's, or Run:ai's ``tenant``: all ``None``)."""
+    return {column: unit_id if level == scope_type else None for level, column in UNIT_COLUMNS.items()}
+
+
+def unit_of(
+    scope_type: str, cluster_id: int | None, department_id: int | None, project_id: int | None
+) -> int | None:
+    """The unit id of a scoped row, from its columns."""
+    return {"cluster": cluster_id, "department": department_id, "project": project_id}.get(scope_type)
+
+
+_U = TypeVar("_U", ClusterUnitRow, DepartmentRow, ProjectRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +298,19 @@ class UnitTable(Generic[_U]):
     row: Callable[[Row[Any]], _U]
 
 
+CLUSTERS: UnitTable[ClusterUnitRow] = UnitTable(
+    "cluster",
+    t.clusters,
+    None,
+    lambda r: ClusterUnitRow(
+        r.id, r.name, r.uuid, _audit(r), r.runai, r.settings, r.settings_text, r.settings_version
+    ),
+)
 DEPARTMENTS: UnitTable[DepartmentRow] = UnitTable(
     "department",
     t.departments,
-    None,
-    lambda r: DepartmentRow(r.id, r.name, r.description, _audit(r), r.runai),
+    "cluster_id",
+    lambda r: DepartmentRow(r.id, r.name, r.description, _audit(r), r.runai, r.cluster_id),
 )
 PROJECTS: UnitTable[ProjectRow] = UnitTable(
     "project",
@@ -253,7 +319,7 @@ PROJECTS: UnitTable[ProjectRow] = UnitTable(
     lambda r: ProjectRow(r.id, r.name, r.description, r.department_id, _audit(r), r.runai),
 )
 #: The unit tables by level.
-UNIT_TABLES: dict[str, UnitTable[Any]] = {unit.type: unit for unit in (DEPARTMENTS, PROJECTS)}
+UNIT_TABLES: dict[str, UnitTable[Any]] = {unit.type: unit for unit in (CLUSTERS, DEPARTMENTS, PROJECTS)}
 
 
 #: A read's row lock on PostgreSQL: none, ``FOR UPDATE`` (``True``) or ``FOR SHARE`` (``"share"``).
@@ -327,7 +393,9 @@ class Repository:
     ) -> int:
         """A new unit (of its parent unit ``parent_id``, for a level that has one); ``runai``: its Run:ai
         fields as given (``None``: none given)."""
-        values: dict[str, Any] = {"name": name, "description": description, "runai": _runai(runai)}
+        values: dict[str, Any] = {"name": name, "runai": _runai(runai)}
+        if "description" in unit.table.c:
+            values["description"] = description
         if unit.parent is not None:
             values[unit.parent] = parent_id
         return int(self._insert(unit.table, subject, values))
@@ -345,12 +413,53 @@ class Repository:
     ) -> int:
         """Rename, describe or move a unit (``parent_id``: its new parent unit, ``None``: it stays); ``runai``
         replaces its Run:ai fields (``KEEP``: unchanged)."""
-        values: dict[str, Any] = {"name": name, "description": description}
+        values: dict[str, Any] = {"name": name}
+        if "description" in unit.table.c:
+            values["description"] = description
         if not isinstance(runai, _Keep):
             values["runai"] = _runai(runai)
         if parent_id is not None and unit.parent is not None:
             values[unit.parent] = parent_id
         return self._update(unit.table, unit_id, version, subject, values)
+
+    # -- clusters -------------------------------------------------------------------------------------------
+
+    def cluster_by_uuid(self, uuid: str, lock: Lock = False) -> ClusterUnitRow | None:
+        row = self._one(select(t.clusters).where(t.clusters.c.uuid == uuid), lock)
+        return CLUSTERS.row(row) if row is not None else None
+
+    def add_cluster(self, uuid: str, name: str, runai: Mapping[str, Any] | None, subject: str) -> int:
+        """A new cluster (its settings their defaults until written)."""
+        values = {"uuid": uuid, "name": name, "runai": _runai(runai), "settings_version": 0}
+        return int(self._insert(t.clusters, subject, values))
+
+    def put_cluster_unit_settings(
+        self, cluster_id: int, document: dict[str, Any], text: str | None, version: int, subject: str
+    ) -> int:
+        """Replace a cluster's settings (``version``: the settings' version read); returns the new one."""
+        values = {"settings": document, "settings_text": text}
+        _check_storable(t.clusters, values)
+        result = self.connection.execute(
+            update(t.clusters)
+            .where(t.clusters.c.id == cluster_id, t.clusters.c.settings_version == version)
+            .values(**values, settings_version=version + 1, updated_by=subject, updated_at=t.now())
+        )
+        if result.rowcount != 1:
+            raise StaleVersion(f"clusters {cluster_id} settings changed since version {version} was read")
+        return version + 1
+
+    def adopt_departments(self, cluster_id: int) -> int:
+        """Put every department without a cluster in ``cluster_id`` (the first cluster of an org of one);
+        returns how many."""
+        query = (
+            update(t.departments).where(t.departments.c.cluster_id.is_(None)).values(cluster_id=cluster_id)
+        )
+        return int(self.connection.execute(query).rowcount)
+
+    def department_names_in(self, cluster_id: int) -> list[str]:
+        """The names of the cluster's departments."""
+        query = select(t.departments.c.name).where(t.departments.c.cluster_id == cluster_id)
+        return [str(name) for name in self.connection.execute(query.order_by(t.departments.c.name)).scalars()]
 
     def delete_unit(self, unit: UnitTable[Any], unit_id: int, version: int) -> None:
         self._delete(unit.table, unit_id, version)
@@ -430,15 +539,15 @@ class Repository:
         subject: str,
         department_id: int | None = None,
         project_id: int | None = None,
+        cluster_id: int | None = None,
     ) -> int:
         """Insert (``version`` None or 0: the scope has no row) or replace the layer document of one scope
         (``version``: the one :meth:`defaults_at` read, a deleted document's included); returns the new
         version."""
         if not version:
             values = {"scope_key": key, "document": document}
-            self._insert(
-                t.defaults, subject, values | {"department_id": department_id, "project_id": project_id}
-            )
+            units = {"department_id": department_id, "project_id": project_id, "cluster_id": cluster_id}
+            self._insert(t.defaults, subject, values | units)
             return 1
         return self._update(t.defaults, key, version, subject, {"document": document})
 
@@ -505,13 +614,14 @@ class Repository:
         department_id: int | None = None,
         project_id: int | None = None,
         kind: str = DISTRIBUTED_POLICY,
+        cluster_id: int | None = None,
     ) -> int:
         """Insert (``version`` None or 0) or replace the policy of ``kind`` of one scope, as
         :meth:`put_defaults`; returns the new version."""
         table, where = self._policy_table(kind)
         if not version:
             values: dict[str, Any] = {"scope_key": key, "document": document, "text": text}
-            values |= {"department_id": department_id, "project_id": project_id}
+            values |= {"department_id": department_id, "project_id": project_id, "cluster_id": cluster_id}
             self._insert(table, subject, values if where is None else values | {"kind": kind})
             return 1
         if where is None:
@@ -547,6 +657,7 @@ class Repository:
             row.department_id,
             row.project_id,
             row.runai,
+            row.cluster_id,
         )
 
     def assets(
@@ -573,7 +684,7 @@ class Repository:
 
     @staticmethod
     def _scope_is(scope_type: str, unit: int | None) -> ColumnElement[bool]:
-        column = {"department": t.assets.c.department_id, "project": t.assets.c.project_id}.get(scope_type)
+        column = t.assets.c.get(UNIT_COLUMNS.get(scope_type, ""))
         if column is None or unit is None:
             return t.assets.c.scope_type == scope_type
         return and_(t.assets.c.scope_type == scope_type, column == unit)
@@ -620,13 +731,13 @@ class Repository:
         name: str,
         document: dict[str, Any],
         subject: str,
-        scope: tuple[str, int | None, int | None] = ("tenant", None, None),
+        scope: tuple[str, int | None] = ("tenant", None),
         runai: dict[str, Any] | None = None,
     ) -> None:
-        """A new asset; ``scope`` is ``(scope_type, department_id, project_id)`` (``tables.assets``),
-        ``runai`` Run:ai's meta fields that compose nothing here, as given."""
+        """A new asset; ``scope`` is ``(scope_type, unit_id)`` (``tables.assets``), ``runai`` Run:ai's meta
+        fields that compose nothing here, as given."""
         description = (document.get("meta") or {}).get("description")
-        scope_type, department_id, project_id = scope
+        scope_type, unit_id = scope
         values = {
             "id": asset_id,
             "kind": kind,
@@ -634,8 +745,7 @@ class Repository:
             "description": description,
             "document": document,
             "scope_type": scope_type,
-            "department_id": department_id,
-            "project_id": project_id,
+            **scope_columns(scope_type, unit_id),
             "runai": runai or None,
         }
         self._insert(t.assets, subject, values)
@@ -647,18 +757,16 @@ class Repository:
         values = {"name": name, "description": description, "document": document}
         return self._update(t.assets, asset_id, version, subject, values)
 
-    def set_asset_scope(
-        self, asset_id: str, scope_type: str, department_id: int | None, project_id: int | None
-    ) -> None:
-        """Place an asset in its scope (``tenant``, ``department`` with its id, ``project`` with its id):
-        the columns only, its version and audit as they are (``db import`` writes a file's placement)."""
-        values = {"scope_type": scope_type, "department_id": department_id, "project_id": project_id}
+    def set_asset_scope(self, asset_id: str, scope_type: str, unit_id: int | None) -> None:
+        """Place an asset in its scope (``tenant``, or a level with its unit's id): the columns only, its
+        version and audit as they are (``db import`` writes a file's placement)."""
+        values = {"scope_type": scope_type, **scope_columns(scope_type, unit_id)}
         self.connection.execute(update(t.assets).where(t.assets.c.id == asset_id).values(**values))
 
     def assets_of_unit(self, kind: str, unit_id: int) -> list[AssetRow]:
         """The assets scoped to the department or project ``unit_id`` (``kind``: ``department``,
         ``project``), by kind and name."""
-        column = t.assets.c.project_id if kind == "project" else t.assets.c.department_id
+        column = t.assets.c[UNIT_COLUMNS[kind]]
         query = select(t.assets).where(column == unit_id).order_by(t.assets.c.kind, t.assets.c.name)
         return [self._asset(r) for r in self.connection.execute(query)]
 
@@ -688,6 +796,7 @@ class Repository:
             row.document,
             _audit(row),
             kind=row.kind,
+            cluster_id=row.cluster_id,
         )
 
     def templates(self, scope_keys: Sequence[str] | None = None) -> list[TemplateRow]:
@@ -728,6 +837,7 @@ class Repository:
                 _audit(row),
                 head=True,
                 kind=row.kind,
+                cluster_id=row.cluster_id,
             )
             out.append(head)
         return out
@@ -765,8 +875,7 @@ class Repository:
             "description": meta.get("description"),
             "scope_type": scope_type,
             "scope_key": scope_key(scope_type, scope_id),
-            "department_id": scope_id if scope_type == "department" else None,
-            "project_id": scope_id if scope_type == "project" else None,
+            **scope_columns(scope_type, scope_id),
             "document": document,
         }
         self._insert(t.templates, subject, values)

@@ -407,7 +407,7 @@ def _template_page(ctx: Ctx, template_id: str, view_key: str | None) -> tuple[Pa
     row = ctx.repo.template(ident)
     if row is None:
         raise ApiError(404, f"No such template: {template_id!r}.")
-    own = template_scope(ctx, row.scope_type, row.department_id, row.project_id)
+    own = template_scope(ctx, row)
     ctx.access.require_read(own.ref)
     view = pages.placement_of(ctx, view_key) if view_key else own
     if not own.contains(view):
