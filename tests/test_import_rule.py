@@ -435,3 +435,116 @@ def test_the_architecture_page_names_every_module_that_does_io() -> None:
 )
 def test_the_io_reader_sees_each_kind_of_io(text: str, found: list[str]) -> None:
     assert _io_uses(ast.parse(text)) == found
+
+
+# -- the architecture page's module map and its walks --------------------------------------------------------
+
+
+def _page_section(title: str) -> str:
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return page.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """docs/architecture.md ("The modules") names every module of the package by its path."""
+    section = _page_section("The modules")
+    named = set(re.findall(r"`([A-Za-z0-9_/]+\.py)`", section))
+    rows = set(re.findall(r"^\| `([A-Za-z0-9_/]+\.py)` \|", section, re.MULTILINE))
+    modules = {path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")}
+    assert sorted(modules - named) == []
+    assert sorted(rows - modules) == []  # a row of a module that is gone
+
+
+def recursions(tree: ast.Module) -> list[list[tuple[str, str | None]]]:
+    """The functions of a module that call themselves, or call each other in a cycle: each cycle as its
+    ``(function name, class name)`` members.  A bare name calls the function of that name defined in the
+    module or in an enclosing function; ``self.f``/``cls.f`` calls the method ``f`` of the same class."""
+    functions: dict[int, tuple[ast.AST, str, str | None, tuple[int, ...]]] = {}
+
+    def collect(node: ast.AST, scopes: tuple[int, ...], cls: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                functions[id(child)] = (child, child.name, cls, scopes)
+                collect(child, (*scopes, id(child)), None)
+            elif isinstance(child, ast.ClassDef):
+                collect(child, scopes, child.name)
+            else:
+                collect(child, scopes, cls)
+
+    collect(tree, (), None)
+    calls: dict[int, set[int]] = {key: set() for key in functions}
+    for key, (node, _, cls, scopes) in functions.items():
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            target = call.func
+            if isinstance(target, ast.Name):
+                visible = (*scopes, key)
+                enclosing = {visible[:i] for i in range(len(visible) + 1)}
+                calls[key] |= {
+                    other
+                    for other, (_, name, other_cls, where) in functions.items()
+                    if name == target.id and other_cls is None and where in enclosing
+                }
+            elif (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in ("self", "cls")
+                and cls is not None
+            ):
+                calls[key] |= {
+                    other
+                    for other, (_, name, other_cls, where) in functions.items()
+                    if name == target.attr and other_cls == cls and where == scopes
+                }
+    reach: dict[int, set[int]] = {}
+    for key in functions:
+        seen, todo = set(), list(calls[key])
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo.extend(calls[other])
+        reach[key] = seen
+    cycles: list[list[tuple[str, str | None]]] = []
+    done: set[int] = set()
+    for key in functions:
+        if key in reach[key] and key not in done:
+            members = [other for other in functions if other in reach[key] and key in reach[other]]
+            done |= set(members)
+            cycles.append(sorted((functions[m][1], functions[m][2]) for m in members))
+    return cycles
+
+
+def test_the_recursion_finder_finds_self_and_mutual_calls() -> None:
+    text = (
+        "def f(x):\n    return f(x)\n"
+        "def g(x):\n    return h(x)\n"
+        "def h(x):\n    return g(x)\n"
+        "def pairs(x):\n    return 1\n"
+        "class C:\n    def pairs(self):\n        return pairs(self)\n"
+        "    def walk(self, v):\n        return [self.walk(i) for i in v]\n"
+    )
+    assert sorted(recursions(ast.parse(text))) == [
+        [("f", None)],
+        [("g", None), ("h", None)],
+        [("walk", "C")],
+    ]
+
+
+def test_the_architecture_page_names_every_recursion() -> None:
+    """docs/architecture.md ("The walks that remain, and why") names every recursive function of the package
+    (by its name or its class) and its module: a new walk is listed there with its reason.  Walks with a
+    stack of their own, and a call through an alias (``build = self.build``), are listed by hand: this finds
+    only recursion it can see."""
+    section = _page_section("The walks that remain, and why")
+    named = set(re.findall(r"`([^`]+)`", section))
+    words = {word for text in named for word in re.split(r"[^A-Za-z0-9_]+", text) if word}
+    missing = []
+    for module, path in MODULES.items():
+        rel = path.relative_to(PACKAGE).as_posix()
+        for cycle in recursions(_tree(module)):
+            for name, cls in cycle:
+                if not any(rel in text for text in named) or not ({name, cls} & words):
+                    missing.append(f"{rel}: {cls + '.' if cls else ''}{name}")
+    assert missing == []
