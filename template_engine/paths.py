@@ -77,3 +77,15 @@ def value_at(value: Any, *names: str) -> Any:
     for name in names:
         value = value.get(name) if isinstance(value, Mapping) else None
     return value
+
+
+def with_value_at(data: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A copy of ``data`` with ``path`` set to ``value`` (mappings made on the way where there are none); the
+    mappings on the way keep their keys sorted, as rendered.  ``data`` is not changed."""
+    out = dict(data)
+    if len(path) == 1:
+        out[path[0]] = value
+    else:
+        inner = out.get(path[0])
+        out[path[0]] = with_value_at(inner if isinstance(inner, Mapping) else {}, path[1:], value)
+    return dict(sorted(out.items()))

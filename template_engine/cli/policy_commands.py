@@ -34,14 +34,12 @@ __all__ = ["kinds", "policy"]
 
 
 def source_of_rule(scope: Scope) -> dict[str, Any]:
-    """Run:ai's ``sourceOfRule``: the scope, and the department or project it names (by name here)."""
-    out: dict[str, Any] = {"scope": LEVEL_BY_TYPE[scope.type].runai_scope}
-    if scope.type == "cluster":
-        out["clusterId"] = scope.name
-    elif scope.type == "department":
-        out["departmentId"] = scope.name
-    elif scope.type == "project":
-        out["projectId"] = scope.name
+    """Run:ai's ``sourceOfRule``: the scope, and the cluster, department or project it names (by name here),
+    in its level's id field."""
+    level = LEVEL_BY_TYPE[scope.type]
+    out: dict[str, Any] = {"scope": level.runai_scope}
+    if level.id_field is not None:
+        out[level.id_field] = scope.name
     return out
 
 

@@ -68,6 +68,7 @@ class Pair:
             "pair": self.id,
             "project": self.view.project,
             "department": self.view.department,
+            **({"cluster": self.view.cluster} if self.view.cluster is not None else {}),
             "template": self.template.name,
             "scope": str(self.template.scope),
             "workloadType": self.template.kind.workload_type,

@@ -163,11 +163,13 @@ class _Walk:
         clusters: Mapping[str, tuple[str, ...]],
     ) -> None:
         self.source = source
+        #: The names of each named level's scopes (``org.yaml``'s), by level.
         self.known: dict[ScopeType, list[str]] = {
             "cluster": list(clusters),
             "department": list(departments),
             "project": [p for ps in departments.values() for p in ps],
         }
+        assert set(self.known) == {level.type for level in NAMED_LEVELS}
         self.layout = Layout()
         self.supposed: dict[Ref, str] = {}
         #: Every asset file found, by kind and name.

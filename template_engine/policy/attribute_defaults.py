@@ -25,7 +25,7 @@ from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.engine import clone
 from template_engine.merge.plan import PlanNode, item_key
 from template_engine.org import Scope
-from template_engine.paths import Path
+from template_engine.paths import Path, with_value_at
 from template_engine.policy.spec_values import field_value, unset
 from template_engine.policy.vocabulary import ItemsFamily, Node, Replica, RuleFamily, Section, kind_vocabulary
 
@@ -300,17 +300,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _set(data: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    """A copy of ``data`` with ``path`` set; the mappings on the way keep their keys sorted, as rendered."""
-    out = dict(data)
-    if len(path) == 1:
-        out[path[0]] = value
-    else:
-        inner = out.get(path[0])
-        out[path[0]] = _set(inner if isinstance(inner, Mapping) else {}, path[1:], value)
-    return dict(sorted(out.items()))
-
-
 def apply_attribute_defaults(
     spec: Mapping[str, Any], defaults: Iterable[AttributeDefault], plan: PlanNode
 ) -> tuple[dict[str, Any], dict[Path, AttributeDefault]]:
@@ -331,10 +320,10 @@ def apply_attribute_defaults(
             if isinstance(item, Mapping) and unset(field_value(item, default.attribute)):
                 match = item_key(item, node.key)
                 if match is not None:
-                    item = _set(item, default.attribute, clone(default.value))
+                    item = with_value_at(item, default.attribute, clone(default.value))
                     applied[(*default.path, match, *default.attribute)] = default
                     changed = True
             new_items.append(item)
         if changed:
-            out = _set(out, default.path, new_items)
+            out = with_value_at(out, default.path, new_items)
     return out, applied

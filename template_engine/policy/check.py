@@ -17,7 +17,7 @@ from typing import Any
 from template_engine.errors import Location
 from template_engine.kinds import DISTRIBUTED, WorkloadKind
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Match, Path, format_path
+from template_engine.paths import Match, Path, format_path, with_value_at
 from template_engine.policy.bounds import value_bounds
 from template_engine.policy.document import FieldRules, ImposedAsset
 from template_engine.policy.spec_values import field_value, unset
@@ -403,7 +403,7 @@ def _apply_one(
                 applied[(*rule.path, match, *rule.attribute)] = rule
                 item, changed = filled, True
         new_items.append(item)
-    return _set(out, rule.path, new_items) if changed else out
+    return with_value_at(out, rule.path, new_items) if changed else out
 
 
 def _fill(
@@ -425,15 +425,4 @@ def _fill(
     computed = Decimal(str(section[sibling])) * factor if kind != "quantity" else None
     if not held(value, computed):
         return data, False
-    return _set(data, path, value), True
-
-
-def _set(data: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    """A copy of ``data`` with ``path`` set; the mappings on the way keep their keys sorted, as rendered."""
-    out = dict(data)
-    if len(path) == 1:
-        out[path[0]] = value
-    else:
-        inner = out.get(path[0])
-        out[path[0]] = _set(inner if isinstance(inner, Mapping) else {}, path[1:], value)
-    return dict(sorted(out.items()))
+    return with_value_at(data, path, value), True

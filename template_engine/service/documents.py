@@ -268,7 +268,10 @@ def check_asset(kind: AssetKind, data: Any) -> EnvironmentAsset | ComputeAsset |
 
 
 def strip_nulls(value: Any) -> Any:
-    """``null`` means "no opinion": it is not stored."""
+    """``value`` with every ``null`` of an object left out, at any depth: in a document ``null`` means "no
+    opinion", and it is not stored; in Run:ai's requests (nullable where its answers are not:
+    ``ResourcesNullable``, ``NodeTypesPerWorkload``'s lists, ``overtimeData``) it means "not set", and an
+    answer says so by leaving the field out."""
     if isinstance(value, Mapping):
         return {k: strip_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):

@@ -25,6 +25,7 @@ from template_engine.scopes import DEPARTMENT_LEVEL, PROJECT_LEVEL, ScopeLevel
 from template_engine.service.auth import require
 from template_engine.service.composer import audit_fields
 from template_engine.service.context import SERVED_LEVELS, Ctx, Placement
+from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, field_error
 from template_engine.service.etags import check_if_match
 from template_engine.service.ids import parse_id
@@ -44,7 +45,6 @@ from template_engine.service.orgunit_shapes import (
     resources_out,
     total_resources,
     updated_runai,
-    without_nulls,
 )
 from template_engine.service.storage.repository import (
     CLUSTERS,
@@ -132,12 +132,12 @@ PROJECT_LISTING = Listing(
 
 def _unit_body(row: DepartmentRow | ProjectRow, place: Placement) -> dict[str, Any]:
     """The fields every unit has: the stored Run:ai fields as stored (a ``null`` given in a request, Run:ai's
-    "not set", left out: :func:`without_nulls`), then Run:ai's required ones (``clusterId``: the unit's
+    "not set", left out: :func:`strip_nulls`), then Run:ai's required ones (``clusterId``: the unit's
     cluster's UUID, or in an org without clusters the one given, :data:`NO_CLUSTER` if none;
     ``resources``, ``totalResources``)."""
     runai = dict(row.runai or {})
     body: dict[str, Any] = {"id": str(row.id), "name": row.name, "description": row.description or ""}
-    body |= without_nulls({k: v for k, v in runai.items() if k != "resources"})
+    body |= strip_nulls({k: v for k, v in runai.items() if k != "resources"})
     cluster = place.cluster
     body["clusterId"] = cluster.uuid if cluster is not None else runai.get("clusterId") or NO_CLUSTER
     body["resources"] = resources_out(runai.get("resources"))

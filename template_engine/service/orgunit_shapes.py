@@ -34,6 +34,7 @@ from template_engine.models.orgunit import (
     SchedulingRules,
     quota_overflows,
 )
+from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import bad_request
 from template_engine.service.schemas import Name, OrgUnitId
 
@@ -132,18 +133,6 @@ def updated_runai(stored: Mapping[str, Any] | None, body: BaseModel, fields: Seq
 # -- derived fields -----------------------------------------------------------------------------------------
 
 
-def without_nulls(value: Any) -> Any:
-    """``value`` with every ``null`` of an object left out, at any depth.  Run:ai's request types are
-    nullable where its answers are not (``ResourcesNullable`` and ``Resources``, ``NodeTypesPerWorkload``'s
-    lists, ``overtimeData``): a ``null`` in a request means "not set", and an answer says so by leaving the
-    field out."""
-    if isinstance(value, Mapping):
-        return {key: without_nulls(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [without_nulls(item) for item in value]
-    return value
-
-
 def resources_out(stored: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
     """Run:ai's ``Resources`` of stored ``ResourcesNullable``: each entry as stored, with ``gpu`` and its
     ``deserved`` defaulted to 0 where not given (the default Run:ai's schema states for both), and an
@@ -154,7 +143,7 @@ def resources_out(stored: Sequence[Mapping[str, Any]] | None) -> list[dict[str, 
     for entry in stored or ():
         gpu = dict(entry.get("gpu") or {})
         gpu.setdefault("deserved", 0)
-        out.append({**without_nulls(entry), "gpu": without_nulls(gpu)})
+        out.append({**strip_nulls(entry), "gpu": strip_nulls(gpu)})
     return out
 
 
@@ -234,13 +223,13 @@ def effective(project: Mapping[str, Any] | None, department: Mapping[str, Any] |
     """Run:ai's ``ProjectEffective``: what applies to the project's workloads.  Each scheduling rule is the
     project's where it sets one, else its department's; ``defaultNodePools`` and ``nodeTypes`` are the
     project's where given, else the department's (``None`` when neither gives them), a ``null`` inside them
-    (``NodeTypesPerWorkload``'s "not set") left out as in the unit's own fields: :func:`without_nulls`."""
+    (``NodeTypesPerWorkload``'s "not set") left out as in the unit's own fields (``strip_nulls``)."""
     own, parent = project or {}, department or {}
     rules = {**(parent.get("schedulingRules") or {})}
     rules |= {k: v for k, v in (own.get("schedulingRules") or {}).items() if v is not None}
     out: dict[str, Any] = {"schedulingRules": rules or None}  # absent values are left out
     for key in ("defaultNodePools", "nodeTypes"):
-        out[key] = without_nulls(own.get(key) if own.get(key) is not None else parent.get(key))
+        out[key] = strip_nulls(own.get(key) if own.get(key) is not None else parent.get(key))
     return {k: v for k, v in out.items() if v is not None}
 
 
