@@ -390,7 +390,18 @@ class Access:
     principal: Principal
     #: The department of a department admin or project editor (its project's), as before the scope table.
     department: str | None
-    binding: ScopeRef = ScopeRef("system")
+    #: The scope the role is bound to, with the names above it (``None``: the principal's own names).
+    resolved: ScopeRef | None = None
+
+    @property
+    def binding(self) -> ScopeRef:
+        """The scope the role is bound to: as resolved against the database, or as the principal names it."""
+        if self.resolved is not None:
+            return self.resolved
+        principal, level = self.principal, self.principal.level
+        if level is None:
+            return ScopeRef("system")
+        return ScopeRef(level, self.department, principal.project, principal.cluster)  # type: ignore[arg-type]
 
     @property
     def subject(self) -> str:

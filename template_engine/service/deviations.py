@@ -37,6 +37,12 @@ REASONS: Mapping[str, str] = {
     "503": "the database is unreachable or locked: declared on every operation",
 }
 
+_CLUSTER_BODY = (
+    "a body that is not Run:ai's ClusterCreationRequest (a name that is not one, an unknown field)"
+)
+_CLUSTER_NAME = "another cluster has that name: names are unique in the org, as folders of clusters/ are"
+_NO_CLUSTER = "no cluster has that UUID (Run:ai declares 404 on the cluster's read, not on its writes)"
+_CLUSTER_IN_USE = "the cluster holds departments, templates or assets (each named): nothing is deleted"
 _DELETED = "the workload is deleted: it is neither suspended nor resumed (Run:ai declares no 400 either)"
 _IN_USE = "the department or project is not empty, or a write collided with another: nothing is deleted"
 _ASSET_IN_USE = "templates use the asset or policies impose it (or the new name is taken): it is kept"
@@ -102,6 +108,15 @@ DEVIATIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("GET", f"{W}/{{workloadId}}"): _row("400", "413"),
     ("POST", "/api/v1/token"): _row("413"),
     ("GET", "/api/v2/policy"): _row("400", "413", "500"),
+    ("GET", "/api/v1/clusters"): _row("400", "413"),
+    ("POST", "/api/v1/clusters"): _row("400", "409", "413", s400=_CLUSTER_BODY, s409=_CLUSTER_NAME),
+    ("GET", "/api/v1/clusters/{clusterUuid}"): _row("400", "413"),
+    ("PUT", "/api/v1/clusters/{clusterUuid}"): _row(
+        "404", "409", "412", "413", s404=_NO_CLUSTER, s409=_CLUSTER_NAME
+    ),
+    ("DELETE", "/api/v1/clusters/{clusterUuid}"): _row(
+        "400", "404", "409", "412", "413", s404=_NO_CLUSTER, s409=_CLUSTER_IN_USE
+    ),
     **{
         (method, f"/api/v2/policy/{kind.policy_segment}"): _row(*statuses)
         for kind in KINDS

@@ -400,13 +400,16 @@ def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -
     engine = create_db_engine(sqlite_url)
     ensure_schema(engine)
     import_folder(engine, TEMPLATES)
+    with engine.connect() as connection:  # the rows as the head reads them
+        before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
+    assert len(before[0]) == 3 and before[1]
     scripts = database._scripts()
 
     def down(current: Any, _context: Any) -> Any:
         return scripts._downgrade_revs("0005", current)
 
     with (
-        transaction(engine, write=True, org=False) as connection,
+        transaction(engine, write=True, org=False, schema=True) as connection,
         EnvironmentContext(Config(), scripts, fn=down, destination_rev="0005") as environment,
     ):
         environment.configure(connection=connection)
@@ -414,8 +417,7 @@ def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -
             environment.run_migrations()
     with engine.connect() as connection:
         assert not inspect(connection).has_table("kind_policies")
-        before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
-    assert len(before[0]) == 3 and before[1]
+        assert connection.exec_driver_sql("SELECT count(*) FROM policies").scalar_one() == 3
     result = upgrade(engine)
     assert result.found.revision == "0005"
     with engine.connect() as connection:

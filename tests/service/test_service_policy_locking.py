@@ -103,8 +103,10 @@ def test_every_write_is_refused_on_a_stale_if_match_and_changes_nothing(client: 
 BAD_IF_MATCH = ("garbage", "", "3", "W/3", '"3", garbage', '"3" "4"', "**", '"a b"', '"3', 'w/"3"')
 
 
-def _concrete(path: str, ids: Ids) -> str:
+def _concrete(path: str, ids: Ids, cluster: str = "") -> str:
     values = {
+        "clusterUuid": cluster,
+        "clusterId": cluster,
         "templateId": ids.template("pytorch-elastic"),
         "assetId": next(iter(ids.assets.values())),
         "departmentId": next(iter(ids.departments.values())),
@@ -126,12 +128,13 @@ def test_a_malformed_if_match_is_a_400_on_every_route_that_takes_one(client: Any
     kinds = {path.split("/")[3] for _, path in taking}
     assert {"workload-templates", "defaults", "asset", "org-unit", "policy"} <= kinds, kinds
     assert {("PUT", P), ("PATCH", P), ("DELETE", P)} <= set(taking)
+    cluster = client.post("/api/v1/clusters", json={"name": "main"}).json()["uuid"]
     before = client.get("/api/v1/defaults/system")
     for method, path in taking:
         for bad in BAD_IF_MATCH:
             params = TENANT if path == P and method == "DELETE" else None
             response = client.request(
-                method, _concrete(path, ids), params=params, json={}, headers={"If-Match": bad}
+                method, _concrete(path, ids, cluster), params=params, json={}, headers={"If-Match": bad}
             )
             assert response.status_code == 400, (method, path, bad, response.json())
             problem = next(p for p in response.json()["problems"] if p.get("field") == "If-Match")

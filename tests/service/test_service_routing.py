@@ -56,8 +56,9 @@ def test_every_path_parameter_of_the_api_is_typed() -> None:
     # project, and each data source kind at its own path (issue 19: nfs, pvc, git, s3, host-path, config-map
     # and secrets instead of one datasource path), the workload paths of each other kind (issue 32: read
     # and delete of trainings, workspaces, inferences; suspend and resume of trainings and workspaces) and a
-    # template of each other kind (trainings, workspaces, inferences: one, its explain and its manifests)
-    assert len(WITH_PARAMETERS) == 40
+    # template of each other kind (trainings, workspaces, inferences: one, its explain and its manifests),
+    # and a cluster and a cluster's defaults (issue 33)
+    assert len(WITH_PARAMETERS) == 42
     for template in WITH_PARAMETERS:
         assert re.sub(r"{\w+:\w+}", "", template).count("{") == 0, template
 

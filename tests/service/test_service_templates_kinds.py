@@ -319,9 +319,26 @@ def test_preview_and_explain_of_a_workspace(client: Any, ids: Ids) -> None:
 
 
 def _downgrade_to_0005(url: str) -> None:
-    """The database as revision 0005 left it, its rows kept: what revision 0006 added dropped (SQLite's
-    ``DROP COLUMN``), and the revision set back."""
+    """The database as revision 0005 left it, its rows kept: the later revisions' own downgrades to 0006, then
+    what revision 0006 added dropped (SQLite's ``DROP COLUMN``), and the revision set back."""
+    from alembic.config import Config
+    from alembic.runtime.environment import EnvironmentContext
+
+    from template_engine.service.storage import database
+
     engine = create_db_engine(url)
+    scripts = database._scripts()
+
+    def down(current: Any, _context: Any) -> Any:
+        return scripts._downgrade_revs("0006", current)
+
+    with (
+        transaction(engine, write=True, org=False, schema=True) as connection,
+        EnvironmentContext(Config(), scripts, fn=down, destination_rev="0006") as environment,
+    ):
+        environment.configure(connection=connection)
+        with environment.begin_transaction():
+            environment.run_migrations()
     with engine.begin() as connection:
         for statement in (
             "DROP TABLE kind_policies",
@@ -365,7 +382,7 @@ def test_db_upgrade_from_0005_keeps_every_template_distributed(make_app: MakeApp
 
     result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", sqlite_url])
     assert result.exit_code == 0, result.output
-    assert "from revision 0005 to revision 0006" in result.output, result.output
+    assert "from revision 0005 to revision 0007" in result.output, result.output
 
     rows = _stored(sqlite_url)
     assert {r.id: r.document for r in rows} == documents  # every document as it was
