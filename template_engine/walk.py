@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from template_engine.merge.plan import PlanNode, item_key
-from template_engine.paths import Match, Path, Segment, value_at
+from template_engine.paths import Match, Path, Segment
 
 __all__ = ["Step", "Steps", "items", "rebuild", "steps"]
 
@@ -43,15 +43,18 @@ def items_at(spec: Any, names: tuple[str, ...], plan: PlanNode) -> Iterator[tupl
     """``(path, item)`` for each mapping item of the list at ``names`` of ``spec`` (``plan`` is the plan of
     ``spec``): a keyed list's items named by their key, as :func:`items` names them.  The one such reader:
     the runnable rules and the pod mapping read lists this way."""
-    node = plan
-    for name in names:
+    node, value = plan, spec
+    for name in names:  # one pass down the plan and the spec (this is read for every pod of every pair)
         node = node.child(name)
-    value = value_at(spec, *names)
+        value = value.get(name) if isinstance(value, Mapping) else None
     if not isinstance(value, list):
         return
-    for segment, item in items(value, node):
-        if type(item) is dict or isinstance(item, Mapping):  # the exact type first: cheaper
-            yield (*names, segment), item
+    key = node.key
+    for index, item in enumerate(value):
+        if type(item) is not dict and not isinstance(item, Mapping):  # the exact type first: cheaper
+            continue
+        match = item_key(item, key) if key is not None else None
+        yield (*names, index if match is None else match), item
 
 
 def keyed_path(spec: Any, path: Path, plan: PlanNode) -> Path:
