@@ -198,9 +198,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         if kind_folder is None:
             problems.append(Problem(f"{label} has an unknown kind", (), None, ", ".join(ASSET_FOLDERS)))
             continue
-        unit = asset.unit_id
-        scope = Scope(asset.scope_type, names[asset.scope_type][unit]) if unit is not None else SYSTEM  # type: ignore[arg-type]
-        files.append(_File(asset_file(asset.kind, asset.name, scope), label, asset.document))  # type: ignore[arg-type]
+        owner, level = asset.unit_id, asset.scope_type
+        home = SYSTEM if owner is None else Scope(level, names[level][owner])  # type: ignore[arg-type]
+        rel = asset_file(asset.kind, asset.name, home)  # type: ignore[arg-type]  # a kind of ASSET_FOLDERS
+        files.append(_File(rel, label, asset.document))
         entries[files[-1].rel] = {
             "id": asset.id,
             "sha256": fingerprint(asset.document),

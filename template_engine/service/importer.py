@@ -98,7 +98,7 @@ class Report:
         target[what] = target.get(what, 0) + 1
 
     def summary(self) -> str:
-        kinds = ("departments", "projects", "defaults", "policies", "assets", "templates")
+        kinds: tuple[str, ...] = ("departments", "projects", "defaults", "policies", "assets", "templates")
         if self.added.get("clusters") or self.replaced.get("clusters"):  # said only of an org that has them
             kinds = ("clusters", *kinds)
         parts = [f"{self.added.get(k, 0)} added, {self.replaced.get(k, 0)} replaced {k}" for k in kinds]
