@@ -546,3 +546,27 @@ def _the_cluster_layer_is_its_own(
         assert any(f'"priorityClassName": "{c}"' in text[name] for c in classes), name
         others = {"scavenger", "reserved", "spot", "on-demand"} - set(classes)
         assert not any(f'"priorityClassName": "{c}"' in text[name] for c in others), name
+
+
+def test_an_org_without_clusters_exports_as_before(sqlite_url: str, tmp_path: Path) -> None:
+    """Nothing of the clusters is written for a database that has none: no clusters/ folder, no new key in
+    the bookkeeping, the summary as before."""
+    engine = _engine(sqlite_url)
+    import_folder(engine, REPO / "templates")
+    report = export_folder(engine, tmp_path / "out")
+    engine.dispose()
+    assert report.summary().startswith("2 departments, 4 projects")
+    assert not (tmp_path / "out/clusters").exists() and (tmp_path / "out/cluster.yaml").is_file()
+    meta = yaml.safe_load((tmp_path / "out" / META_FILE).read_text())
+    assert list(meta) == [
+        "format",
+        "schemaVersion",
+        "sequences",
+        "departments",
+        "projects",
+        "files",
+        "workloads",
+    ]
+    assert list(meta["sequences"]) == ["departments", "projects"]
+    assert all("cluster" not in entry for entry in meta["departments"])
+    assert list(yaml.safe_load((tmp_path / "out/org.yaml").read_text())) == ["departments"]
