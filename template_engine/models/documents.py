@@ -255,12 +255,21 @@ class OrgDepartment(DepartmentRunaiFields):
 
 
 class OrgCluster(_Strict):
-    """A cluster of ``org.yaml``: its name and its departments (each with its projects).  Its settings, and
+    """A cluster of ``org.yaml``: its name, Run:ai's fields of a cluster that compose nothing (``domain``,
+    ``version``: ``ClusterCreationRequest``) and its departments (each with its projects).  Its settings, and
     any defaults, policies, templates and assets of its own, are in ``clusters/NAME/``."""
 
     name: str = _NAME
     description: str | None = None
+    domain: str | None = Field(default=None, max_length=253)
+    version: str | None = Field(default=None, max_length=64)
     departments: list[OrgDepartment] = Field(default_factory=list)
+
+    def runai(self) -> dict[str, Any]:
+        """The fields the entry gives beside its name and departments, as given (what the service stores in
+        ``clusters.runai``: Run:ai's ``domain`` and ``version``, and the description, which Run:ai's clusters
+        do not have)."""
+        return self.model_dump(mode="json", exclude_unset=True, exclude={"name", "departments"})
 
 
 class OrgDocument(_Strict):

@@ -45,6 +45,7 @@ _Subject = Annotated[str, Field(min_length=1, max_length=253)]
 _Name = Annotated[str, Field(min_length=1, max_length=253)]
 _Uuid = Annotated[str, Field(min_length=1, max_length=36)]
 _Description = Annotated[str | None, Field(max_length=250)]
+_SHA256 = r"^[0-9a-f]{64}$"
 
 
 class _Strict(BaseModel):
@@ -61,10 +62,35 @@ class Audited(_Strict):
     updatedAt: _Stamp
 
 
+class ClusterUnitEntry(Audited):
+    """A cluster (``tables.clusters``): its id, Run:ai's UUID, the fingerprint of its fields beside its name
+    in ``org.yaml`` (``domain``, ``version``, ``description``) as exported, and its settings' own version and
+    the fingerprint of their document (``None``: no settings were stored, so no ``cluster.yaml`` was
+    written)."""
+
+    name: _Name
+    id: _Id
+    uuid: _Uuid
+    sha256: str = Field(pattern=_SHA256)
+    settingsVersion: int = Field(ge=0, le=_INT4 - 1)
+    settingsSha256: str | None = Field(default=None, pattern=_SHA256)
+
+
+class OrgClusterSettings(Audited):
+    """The settings of the org of one cluster (``tables.cluster_settings``), kept by a database that has had
+    clusters since (``GET /api/v1/cluster-settings`` without ``clusterId`` still reads them): a folder that
+    names clusters has no file for them (a top-level ``cluster.yaml`` beside ``clusters:`` is an error)."""
+
+    document: dict[str, Any]
+    text: str | None = None
+
+
 class DepartmentEntry(Audited):
     name: _Name
     id: _Id
     description: _Description = None
+    #: The department's cluster (absent: an org without clusters).
+    cluster: _Name | None = None
 
 
 class ProjectEntry(Audited):
@@ -78,7 +104,7 @@ class FileEntry(Audited):
     """One document file: ``id`` for assets and templates (defaults are identified by their scope)."""
 
     id: _Uuid | None = None
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: str = Field(pattern=_SHA256)
 
 
 #: The kinds a workload may be of (those with workload routes).
@@ -114,12 +140,17 @@ class Sequences(_Strict):
 
     departments: int = Field(ge=0, le=_INT4)
     projects: int = Field(ge=0, le=_INT4)
+    #: Absent (0) in an export of a database that never had clusters.
+    clusters: int = Field(default=0, ge=0, le=_INT4)
 
 
 class ExportMeta(_Strict):
     format: int
     schemaVersion: int = Field(ge=1)
     sequences: Sequences
+    #: Absent in an export of a database without clusters.
+    clusters: list[ClusterUnitEntry] = Field(default_factory=list)
+    clusterSettings: OrgClusterSettings | None = None
     departments: list[DepartmentEntry] = Field(default_factory=list)
     projects: list[ProjectEntry] = Field(default_factory=list)
     files: dict[str, FileEntry] = Field(default_factory=dict)
@@ -127,6 +158,9 @@ class ExportMeta(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> ExportMeta:
+        _once("cluster name", [c.name for c in self.clusters])
+        _once("cluster id", [c.id for c in self.clusters])
+        _once("cluster uuid", [c.uuid for c in self.clusters])
         _once("department name", [d.name for d in self.departments])
         _once("department id", [d.id for d in self.departments])
         _once("project name", [p.name for p in self.projects])
@@ -136,6 +170,9 @@ class ExportMeta(_Strict):
         live = [(w.projectId, w.name) for w in self.workloads if w.deletedAt is None]
         _once("live workload name in a project", live)
         return self
+
+    def cluster(self, name: str) -> ClusterUnitEntry | None:
+        return next((c for c in self.clusters if c.name == name), None)
 
     def department(self, name: str) -> DepartmentEntry | None:
         return next((d for d in self.departments if d.name == name), None)

@@ -26,7 +26,7 @@ from template_engine.service.documents import strip_nulls
 from template_engine.service.errors import ApiError, not_found
 from template_engine.service.etags import check_if_match
 from template_engine.service.schemas import TENANT_ID, Name
-from template_engine.service.storage.repository import CLUSTERS, ClusterUnitRow
+from template_engine.service.storage.repository import CLUSTERS, ClusterUnitRow, Repository
 
 
 class ClusterCreate(BaseModel):
@@ -94,14 +94,19 @@ def create_cluster(store: Store, principal: Principal, body: ClusterCreate) -> d
         runai = body.model_dump(exclude={"name"}, exclude_none=True)
         cluster_id = ctx.repo.add_cluster(str(uuid.uuid4()), body.name, runai, ctx.subject)
         if first:
-            ctx.repo.adopt_departments(cluster_id)
-            settings = ctx.repo.cluster_settings()
-            if settings is not None:
-                ctx.repo.put_cluster_unit_settings(
-                    cluster_id, settings.document, settings.text, 0, ctx.subject
-                )
+            adopt_org(ctx.repo, cluster_id, ctx.subject)
         row = ctx.cluster(cluster_id)
     return cluster_body(row)
+
+
+def adopt_org(repo: Repository, cluster_id: int, subject: str) -> None:
+    """The first cluster of an org of one: it takes every department and the org's cluster settings, so that
+    the org composes as it did (``POST /api/v1/clusters`` and ``db import`` of a folder that names
+    clusters)."""
+    repo.adopt_departments(cluster_id)
+    settings = repo.cluster_settings()
+    if settings is not None:
+        repo.put_cluster_unit_settings(cluster_id, settings.document, settings.text, 0, subject)
 
 
 def rename_cluster(

@@ -495,7 +495,10 @@ def import_command(root: Path, database_url: str | None) -> None:
 @click.option(
     "--overwrite",
     is_flag=True,
-    help="Replace org.yaml, cluster.yaml, system/, departments/, projects/, assets/, .template-engine/.",
+    help=(
+        "Replace org.yaml, cluster.yaml, system/, clusters/, departments/, projects/, assets/, "
+        ".template-engine/."
+    ),
 )
 def export_command(root: Path, database_url: str | None, overwrite: bool) -> None:
     """Write the database as a templates folder.

@@ -1,13 +1,13 @@
 """``db export``: the database as a templates folder plus its bookkeeping, replaced whole or not at all.
 
-The folder is what ``validate`` reads (``org.yaml``, ``system/``, ``departments/``, ``projects/``,
-``assets/``), with the documents as stored (a policy imported from a file as that file was written, comments
-included, so that the lines its rules are named by stay where they were), and ``.template-engine/export.yaml``
-(:mod:`.bookkeeping`) for what those files cannot hold. Everything is read in one consistent transaction,
-checked, written into a new sibling folder and read back with the importer's own reader; only then does it
-replace the managed entries of the target, by renames. A record that could not be written or read back as
-stored (a name too long for a file name, a NUL character or lone surrogate in a text...) stops the export with
-its name and field, and the previous export is left as it was.
+The folder is what ``validate`` reads (``org.yaml``, ``cluster.yaml`` or ``clusters/``, ``system/``,
+``departments/``, ``projects/``, ``assets/``), with the documents as stored (a policy imported from a file as
+that file was written, comments included, so that the lines its rules are named by stay where they were), and
+``.template-engine/export.yaml`` (:mod:`.bookkeeping`) for what those files cannot hold. Everything is read in
+one consistent transaction, checked, written into a new sibling folder and read back with the importer's own
+reader; only then does it replace the managed entries of the target, by renames. A record that could not be
+written or read back as stored (a name too long for a file name, a NUL character or lone surrogate in a
+text...) stops the export with its name and field, and the previous export is left as it was.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,22 +25,32 @@ from sqlalchemy import Engine
 
 from template_engine.errors import InputError, Location, Problem
 from template_engine.kinds import DISTRIBUTED, kind_named
+from template_engine.loader.layout import asset_file, scope_folder
 from template_engine.loader.tree import CLUSTER_FILE
 from template_engine.loader.validate import locate
 from template_engine.models.documents import ASSET_FOLDERS
+from template_engine.org import SYSTEM, Scope
 from template_engine.paths import Path as FieldPath
 from template_engine.service.bookkeeping import FORMAT, HEADER, META_FILE, META_FOLDER, fingerprint
 from template_engine.service.importer import read_folder
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
-from template_engine.service.storage.repository import AssetRow, Audit, Repository, unstorable
+from template_engine.service.storage.repository import (
+    CLUSTERS,
+    Audit,
+    ClusterUnitRow,
+    DepartmentRow,
+    ProjectRow,
+    Repository,
+    unstorable,
+)
 from template_engine.service.stored import kind_document
 from template_engine.service.yamltext import dump_yaml
 from template_engine.staging import exists, sibling
 
 #: The entries of the target folder an export writes (and ``--overwrite`` replaces); nothing else is touched.
-MANAGED = ("org.yaml", "cluster.yaml", "system", "departments", "projects", "assets", META_FOLDER)
+MANAGED = ("org.yaml", "cluster.yaml", "system", "clusters", "departments", "projects", "assets", META_FOLDER)
 _READABLE = (
     "text without NUL characters or lone surrogates (U+D800 to U+DFFF), and finite numbers: "
     "change the value through the API, then export again"
@@ -64,7 +74,8 @@ class ExportReport:
 
     def summary(self) -> str:
         kinds = ("departments", "projects", "defaults", "policies", "assets", "templates", "workloads")
-        return ", ".join(f"{self.counts.get(k, 0)} {k}" for k in kinds)
+        clusters = ("clusters",) if self.counts.get("clusters") else ()  # said only of an org that has them
+        return ", ".join(f"{self.counts.get(k, 0)} {k}" for k in (*clusters, *kinds))
 
 
 def export_folder(engine: Engine, root: Path, overwrite: bool = False) -> ExportReport:
@@ -124,6 +135,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
     """Every file of the export, the problems of records that cannot be exported, and the counts."""
     with transaction(engine, write=False, consistent=True) as connection:
         repo = Repository(connection)
+        clusters = repo.units(CLUSTERS)
         departments = repo.departments()
         projects = repo.projects()
         all_defaults = repo.all_defaults()
@@ -136,35 +148,40 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
             "departments": snapshot.high_water(connection, t.departments),
             "projects": snapshot.high_water(connection, t.projects),
         }
-    dept_names = {d.id: d.name for d in departments}
-    project_names = {p.id: p.name for p in projects}
+        cluster_counter = snapshot.high_water(connection, t.clusters)
+    if cluster_counter:  # said only by a database that has had clusters: the export of others is as before
+        sequences["clusters"] = cluster_counter
+    names: dict[str, dict[int, str]] = {
+        "cluster": {c.id: c.name for c in clusters},
+        "department": {d.id: d.name for d in departments},
+        "project": {p.id: p.name for p in projects},
+    }
+    cluster_names, dept_names = names["cluster"], names["department"]
     problems: list[Problem] = []
 
     def folder(key: str) -> tuple[str, str]:
+        """The folder of the scope of ``key`` (``system``, ``clusters/C``...) and the scope as messages say
+        it."""
         kind, _, ident = key.partition(":")
-        if kind == "department":
-            name = dept_names[int(ident)]
-            return f"departments/{name}", f"department {name!r}"
-        if kind == "project":
-            name = project_names[int(ident)]
-            return f"projects/{name}", f"project {name!r}"
-        return "system", "system"
+        if kind not in names:
+            return "system", "system"
+        scope = Scope(kind, names[kind][int(ident)])  # type: ignore[arg-type]
+        return scope_folder(scope), f"{kind} {scope.name!r}"
 
-    org_yaml: list[dict[str, Any]] = []
-    for dept in departments:
-        entry: dict[str, Any] = {"name": dept.name}
-        if dept.description is not None:
-            entry["description"] = dept.description
-        entry |= dept.runai or {}  # Run:ai's fields beside the name, as stored
-        entry["projects"] = [
-            {"name": p.name, **p.runai} if p.runai else p.name for p in projects if p.department_id == dept.id
-        ]
-        org_yaml.append(entry)
-    files = [_File("org.yaml", "the departments and their projects", {"departments": org_yaml})]
+    files = [_org_file(clusters, departments, projects, problems)]
     entries: dict[str, dict[str, Any]] = {}
-    if cluster is not None:
+    kept_settings: dict[str, Any] | None = None
+    if cluster is not None and clusters:
+        # The settings of the org before its first cluster: no file holds them beside ``clusters:``.
+        kept_settings = {"document": cluster.document, "text": cluster.text, **_audit(cluster.audit)}
+    elif cluster is not None:
         files.append(_File(CLUSTER_FILE, "the cluster settings", cluster.document, cluster.text))
         entries[CLUSTER_FILE] = {"sha256": fingerprint(cluster.document), **_audit(cluster.audit)}
+    for unit in clusters:
+        if unit.settings is not None:
+            rel = f"{scope_folder(Scope('cluster', unit.name))}/{CLUSTER_FILE}"
+            label = f"the settings of cluster {unit.name!r}"
+            files.append(_File(rel, label, unit.settings, unit.settings_text))
     for row in all_defaults:
         where, scope = folder(row.scope_key)
         files.append(_File(f"{where}/defaults.yaml", f"the defaults of {scope}", row.document))
@@ -181,8 +198,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         if kind_folder is None:
             problems.append(Problem(f"{label} has an unknown kind", (), None, ", ".join(ASSET_FOLDERS)))
             continue
-        where = _asset_folder(asset, dept_names, project_names)
-        files.append(_File(f"{where}assets/{kind_folder}/{asset.name}.yaml", label, asset.document))
+        owner, level = asset.unit_id, asset.scope_type
+        home = SYSTEM if owner is None else Scope(level, names[level][owner])  # type: ignore[arg-type]
+        rel = asset_file(asset.kind, asset.name, home)  # type: ignore[arg-type]  # a kind of ASSET_FOLDERS
+        files.append(_File(rel, label, asset.document))
         entries[files[-1].rel] = {
             "id": asset.id,
             "sha256": fingerprint(asset.document),
@@ -196,8 +215,10 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         audit = _audit(template.audit)
         entries[files[-1].rel] = {"id": template.id, "sha256": fingerprint(document), **audit}
 
+    cluster_entries = {f"cluster {c.name!r} ({c.uuid})": _cluster_entry(c) for c in clusters}
     dept_entries = {
         f"department {d.name!r} ({d.id})": {"name": d.name, "id": d.id, "description": d.description}
+        | ({"cluster": cluster_names[d.cluster_id]} if d.cluster_id in cluster_names else {})
         | _audit(d.audit)
         for d in departments
     }
@@ -212,16 +233,20 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         for p in projects
     }
     workload_entries = {f"workload {w['name']!r} ({w['id']})": _workload(w) for w in workloads}
-    meta = {
-        "format": FORMAT,
-        "schemaVersion": t.SCHEMA_VERSION,
-        "sequences": sequences,
+    meta: dict[str, Any] = {"format": FORMAT, "schemaVersion": t.SCHEMA_VERSION, "sequences": sequences}
+    if cluster_entries:  # said only by an org that has clusters
+        meta["clusters"] = list(cluster_entries.values())
+    if kept_settings is not None:
+        meta["clusterSettings"] = kept_settings
+    meta |= {
         "departments": list(dept_entries.values()),
         "projects": list(project_entries.values()),
         "files": {rel: entries[rel] for rel in sorted(entries)},
         "workloads": list(workload_entries.values()),
     }
-    records = {**dept_entries, **project_entries, **workload_entries}
+    records = {**cluster_entries, **dept_entries, **project_entries, **workload_entries}
+    if kept_settings is not None:
+        records["the cluster settings of the org before its clusters"] = kept_settings
     records |= {f"the audit fields of {rel}": entry for rel, entry in entries.items()}
     for file in files:
         problems += _refused(file.label, file.document, file.rel)
@@ -231,6 +256,7 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
         problems += _refused(label, fields, META_FILE)
     files.append(_File(META_FILE, "the bookkeeping of the export", meta))
     counts = {
+        "clusters": len(clusters),
         "departments": len(departments),
         "projects": len(projects),
         "defaults": len(all_defaults),
@@ -242,14 +268,65 @@ def _collect(engine: Engine) -> tuple[list[_File], list[Problem], dict[str, int]
     return files, problems, counts
 
 
-def _asset_folder(asset: AssetRow, dept_names: Mapping[int, str], project_names: Mapping[int, str]) -> str:
-    """The folder of an asset's scope, where the loader reads that scope from (``loader/layout.py``):
-    ``projects/P/``, ``departments/D/``, or the top for the tenant's."""
-    if asset.scope_type == "project" and asset.project_id is not None:
-        return f"projects/{project_names[asset.project_id]}/"
-    if asset.scope_type == "department" and asset.department_id is not None:
-        return f"departments/{dept_names[asset.department_id]}/"
-    return ""
+def _org_file(
+    clusters: Sequence[ClusterUnitRow],
+    departments: Sequence[DepartmentRow],
+    projects: Sequence[ProjectRow],
+    problems: list[Problem],
+) -> _File:
+    """``org.yaml``: the departments and their projects, or in an org that has clusters the clusters (each
+    with its Run:ai fields beside its name, as stored) and the departments of each.  A department of no
+    cluster in an org that has clusters (which no request makes) is a problem: no folder could hold it."""
+
+    def department(dept: DepartmentRow) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": dept.name}
+        if dept.description is not None:
+            entry["description"] = dept.description
+        entry |= dept.runai or {}  # Run:ai's fields beside the name, as stored
+        entry["projects"] = [
+            {"name": p.name, **p.runai} if p.runai else p.name for p in projects if p.department_id == dept.id
+        ]
+        return entry
+
+    if not clusters:
+        document = {"departments": [department(d) for d in departments]}
+        return _File("org.yaml", "the departments and their projects", document)
+    known = {c.id for c in clusters}
+    for dept in departments:
+        if dept.cluster_id not in known:
+            problems.append(
+                Problem(
+                    f"department {dept.name!r} ({dept.id}) cannot be exported: it belongs to no cluster "
+                    "of an org that has clusters",
+                    (),
+                    Location("org.yaml"),
+                    "a department of one of the clusters: give it its clusterId through the API, then export "
+                    "again",
+                )
+            )
+    entries = [
+        {
+            "name": c.name,
+            **(c.runai or {}),
+            "departments": [department(d) for d in departments if d.cluster_id == c.id],
+        }
+        for c in clusters
+    ]
+    return _File("org.yaml", "the clusters, their departments and their projects", {"clusters": entries})
+
+
+def _cluster_entry(row: ClusterUnitRow) -> dict[str, Any]:
+    """The bookkeeping of a cluster (:class:`..bookkeeping.ClusterUnitEntry`)."""
+    entry: dict[str, Any] = {
+        "name": row.name,
+        "id": row.id,
+        "uuid": row.uuid,
+        "sha256": fingerprint(row.runai or {}),
+        "settingsVersion": row.settings_version,
+    }
+    if row.settings is not None:
+        entry["settingsSha256"] = fingerprint(row.settings)
+    return entry | _audit(row.audit)
 
 
 def _workload(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,16 @@ surrogate in any text, descriptions that fit their column); a folder with any pr
 database is touched, with each problem's file, field and what is expected.
 
 The import is one transaction. Into an empty database, a folder written by ``db export`` (one with
-``.template-engine/export.yaml``, see :mod:`.bookkeeping`) is restored as it was exported: the same ids,
-versions, audit fields, project descriptions, id counters and workloads. Otherwise departments, projects,
-defaults, policies, assets and templates are added or replaced by name, with ids of the database's choosing,
-and nothing the folder does not name is removed (an export's workloads, which belong to the ids of the
-database they were exported from, are then not imported: the report says so).
+``.template-engine/export.yaml``, see :mod:`.bookkeeping`) is restored as it was exported: the same ids (and
+clusters' UUIDs), versions, audit fields, project descriptions, id counters and workloads. Otherwise
+clusters, departments, projects, defaults, policies, assets and templates are added or replaced by name, with
+ids of the database's choosing, and nothing the folder does not name is removed (an export's workloads, which
+belong to the ids of the database they were exported from, are then not imported: the report says so).
+
+A folder that names clusters puts each department in its cluster and each document of ``clusters/C/`` at
+cluster C's scope (``cluster:<id>``); the first cluster of a database that had none adopts every department
+and the org's cluster settings, as ``POST /api/v1/clusters`` does (:func:`.clusters.adopt_org`).  A folder
+that names none adds no department to a database that has clusters (the department would belong to none).
 """
 
 from __future__ import annotations
@@ -27,22 +32,26 @@ from sqlalchemy import Engine, Table
 from template_engine.errors import InputError, Location, Problem
 from template_engine.kinds import DISTRIBUTED
 from template_engine.loader.sources import FolderSource
-from template_engine.loader.tree import load_org, read_source, reference_problems
+from template_engine.loader.tree import department_entries, load_org, read_source, reference_problems
 from template_engine.loader.validate import locate, validate
 from template_engine.loader.values import quantities_as_text
-from template_engine.models.documents import AssetKind, OrgDocument, asset_refs
+from template_engine.models.documents import AssetKind, OrgCluster, OrgDepartment, OrgDocument, asset_refs
 from template_engine.org import Org, Scope, Source, Template
+from template_engine.paths import Path as FieldPath
 from template_engine.service.bookkeeping import META_FILE, Audited, ExportMeta, fingerprint, read_meta
+from template_engine.service.clusters import adopt_org
 from template_engine.service.policy_store import stored_problems
 from template_engine.service.schemas import NAME_PATTERN, NAME_RULE
 from template_engine.service.storage import snapshot
 from template_engine.service.storage import tables as t
 from template_engine.service.storage.database import transaction
 from template_engine.service.storage.repository import (
+    CLUSTERS,
     DEPARTMENTS,
     PROJECTS,
     Repository,
     Unstorable,
+    scope_columns,
     scope_key,
     unstorable,
 )
@@ -89,10 +98,15 @@ class Report:
         target[what] = target.get(what, 0) + 1
 
     def summary(self) -> str:
-        kinds = ("departments", "projects", "defaults", "policies", "assets", "templates")
+        kinds: tuple[str, ...] = ("departments", "projects", "defaults", "policies", "assets", "templates")
+        if self.added.get("clusters") or self.replaced.get("clusters"):  # said only of an org that has them
+            kinds = ("clusters", *kinds)
         parts = [f"{self.added.get(k, 0)} added, {self.replaced.get(k, 0)} replaced {k}" for k in kinds]
-        if self.added.get(_CLUSTER) or self.replaced.get(_CLUSTER):
-            parts.append(f"cluster settings {'added' if self.added.get(_CLUSTER) else 'replaced'}")
+        added, replaced = self.added.get(_CLUSTER, 0), self.replaced.get(_CLUSTER, 0)
+        if added + replaced == 1:
+            parts.append(f"cluster settings {'added' if added else 'replaced'}")
+        elif added + replaced > 1:
+            parts.append(f"{added} added, {replaced} replaced cluster settings")
         text = "; ".join(parts)
         if self.workloads is None:
             return text
@@ -118,11 +132,11 @@ def read_folder(root: Path) -> Folder:
     if source is not None:
         doc, more = validate(OrgDocument, source.data, "org.yaml", source.lines)
     problems += more
-    for name in [*org.departments, *org.projects()]:
+    for name in [*org.clusters, *org.departments, *org.projects()]:
         if not re.fullmatch(NAME_PATTERN, name):  # the pattern bounds the length too
             problems.append(
                 Problem(
-                    f"{name!r} cannot be a department or project name of the service",
+                    f"{name!r} cannot be a cluster, department or project name of the service",
                     (),
                     Location("org.yaml"),
                     NAME_RULE,
@@ -137,15 +151,17 @@ def read_folder(root: Path) -> Folder:
         if read is not None and isinstance(raw, bytes):
             sources[read.file] = read
             texts[read.file] = raw.decode("utf-8")
-    if org.cluster_source is not None:  # cluster.yaml, kept with its text as a policy file is
-        cluster = org.cluster_source
+    settings = [org.cluster_source, *(entry.source for entry in org.clusters.values())]
+    for cluster in settings:  # each cluster.yaml, kept with its text as a policy file is
+        if cluster is None:
+            continue
         sources[cluster.file] = cluster
         raw = files.read(cluster.file)
         if isinstance(raw, bytes):
             texts[cluster.file] = raw.decode("utf-8")
     if source is not None:
         sources["org.yaml"] = source
-        problems += _long_descriptions(source)
+        problems += _long_descriptions(source, doc)
     meta, meta_source, more = read_meta(root)
     problems += more
     if meta_source is not None:
@@ -175,13 +191,16 @@ def _unstorable(source: Source) -> list[Problem]:
     ]
 
 
-def _long_descriptions(source: Source) -> list[Problem]:
+def _long_descriptions(source: Source, doc: OrgDocument | None) -> list[Problem]:
+    """The descriptions of departments and clusters longer than the database keeps."""
+    if doc is None:
+        return []
     problems = []
-    departments = source.data.get("departments")
-    for index, dept in enumerate(departments if isinstance(departments, list) else []):
-        description = dept.get("description") if isinstance(dept, Mapping) else None
-        if isinstance(description, str) and len(description) > _DESCRIPTION:
-            path = ("departments", index, "description")
+    described = [(at, dept.description) for at, dept in department_entries(doc)]
+    described += [(("clusters", index), c.description) for index, c in enumerate(doc.clusters or ())]
+    for at, description in described:
+        if description is not None and len(description) > _DESCRIPTION:
+            path = (*at, "description")
             problems.append(
                 Problem(
                     f"description of {len(description)} characters is longer than the database keeps",
@@ -240,15 +259,21 @@ class _Import:
         self.report = report
         self.meta = meta
         self.now = t.now()
+        self.clusters: dict[str, int] = {}
         self.departments: dict[str, int] = {}
         self.projects: dict[str, int] = {}
+        #: The clusters whose settings were restored with their row (not written again).
+        self.restored_settings: set[str] = set()
 
     def run(self) -> None:
         if self.meta is not None:
+            self.restore_clusters(self.meta)
             self.restore_org_units(self.meta)
         else:
+            self.merge_clusters()
             self.merge_org_units()
         self.put_cluster()
+        self.put_cluster_units()
         self.put_defaults()
         self.put_policies()
         asset_ids = self.put_assets()
@@ -289,31 +314,127 @@ class _Import:
         if kept is not None:
             snapshot.set_audit(self.repo.connection, table, key, kept[1])
 
+    # -- clusters -------------------------------------------------------------------------------------------
+
+    def settings_of(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The document of cluster ``name``'s ``cluster.yaml`` (``None``: the folder has none) and its text
+        when an export would not write that text."""
+        source = self.folder.org.clusters[name].source
+        if source is None:
+            return None, None
+        data = dict(source.data)
+        text = self.folder.texts.get(source.file)
+        return data, text if text is not None and text != dump_yaml(data) else None
+
+    def restore_clusters(self, meta: ExportMeta) -> None:
+        """Into an empty database: each exported cluster with its id, UUID, audit fields and settings as
+        exported (the next version of what was edited since: its fields in org.yaml, its cluster.yaml), then
+        the counter, then the folder's new clusters."""
+        added = []
+        for cluster in self.folder.doc.clusters or ():
+            entry = meta.cluster(cluster.name)
+            if entry is None:
+                added.append(cluster)
+                continue
+            runai = cluster.runai()
+            settings, text = self.settings_of(cluster.name)
+            settings_version = entry.settingsVersion
+            found = fingerprint(settings) if settings is not None else None
+            audit = self.stamp(entry, fingerprint(runai) != entry.sha256)
+            if found != entry.settingsSha256:  # as a write of the settings: their version on, the row stamped
+                self.report.edited += 1
+                settings_version += 1
+                audit |= {"updated_by": self.subject, "updated_at": self.now}
+            row: dict[str, Any] = {"id": entry.id, "uuid": entry.uuid, "name": cluster.name, **audit}
+            row |= {"runai": runai or None, "settings_text": text, "settings_version": settings_version}
+            if settings is not None:  # none stored is the column's NULL, as a new cluster has
+                row["settings"] = settings
+            snapshot.insert_rows(self.repo.connection, t.clusters, [row])
+            self.clusters[cluster.name] = entry.id
+            self.restored_settings.add(cluster.name)
+            self.report.count("clusters", True)
+            if settings is not None:
+                self.report.count(_CLUSTER, True)
+        snapshot.raise_high_water(self.repo.connection, t.clusters, meta.sequences.clusters)
+        for cluster in added:
+            self.add_cluster(cluster)
+        kept = meta.clusterSettings
+        if kept is not None and self.folder.doc.clusters is not None:
+            # the org's settings of before its first cluster, which no file of a folder with clusters holds
+            self.repo.put_cluster_settings(kept.document, kept.text, None, self.subject)
+            snapshot.set_audit(self.repo.connection, t.cluster_settings, 1, self.stamp(kept, False))
+
+    def add_cluster(self, cluster: OrgCluster) -> None:
+        """A new cluster, with a new UUID; the first of a database that had none adopts every department and
+        the org's cluster settings, as ``POST /api/v1/clusters`` does."""
+        first = not self.repo.units(CLUSTERS)
+        cluster_id = self.repo.add_cluster(str(uuid.uuid4()), cluster.name, cluster.runai(), self.subject)
+        if first:
+            adopt_org(self.repo, cluster_id, self.subject)
+        self.clusters[cluster.name] = cluster_id
+        self.report.count("clusters", True)
+
+    def merge_clusters(self) -> None:
+        """Add the folder's clusters by name, or update their fields beside the name when they changed."""
+        for cluster in self.folder.doc.clusters or ():
+            found = self.repo.unit_named(CLUSTERS, cluster.name)
+            if found is None:
+                self.add_cluster(cluster)
+                continue
+            self.clusters[cluster.name] = found.id
+            if (found.runai or {}) != cluster.runai():
+                version = found.audit.version
+                self.repo.update_unit(
+                    CLUSTERS, found.id, version, found.name, None, self.subject, cluster.runai()
+                )
+            self.report.count("clusters", False)
+
+    def put_cluster_units(self) -> None:
+        """Each cluster's ``cluster.yaml``, when the folder has one (as :meth:`put_cluster`)."""
+        for name, cluster_id in self.clusters.items():
+            settings, text = self.settings_of(name)
+            if settings is None or name in self.restored_settings:
+                continue
+            row = self.repo.unit(CLUSTERS, cluster_id)
+            assert row is not None
+            self.repo.put_cluster_unit_settings(
+                cluster_id, settings, text, row.settings_version, self.subject
+            )
+            self.report.count(_CLUSTER, row.settings is None)
+
     # -- departments and projects ---------------------------------------------------------------------------
+
+    def folder_departments(self) -> list[tuple[FieldPath, OrgDepartment, str | None]]:
+        """Every department of org.yaml with its path there and its cluster's name (``None``: an org that
+        names no clusters)."""
+        of = {d.name: c.name for c in self.folder.doc.clusters or () for d in c.departments}
+        return [(at, dept, of.get(dept.name)) for at, dept in department_entries(self.folder.doc)]
 
     def restore_org_units(self, meta: ExportMeta) -> None:
         """Into an empty database: the exported ids and audit fields, then the counters, then new names."""
         connection = self.repo.connection
         new_departments = []
-        for dept in self.folder.doc.departments:
+        for _, dept, cluster in self.folder_departments():
             entry = meta.department(dept.name)
             if entry is None:
-                new_departments.append(dept)
+                new_departments.append((dept, cluster))
                 continue
-            audit = self.stamp(entry, entry.description != dept.description)
+            edited = entry.description != dept.description or entry.cluster != cluster
+            audit = self.stamp(entry, edited)
             row = {"id": entry.id, "name": dept.name, "description": dept.description, **audit}
             row["runai"] = dept.runai() or None
+            row["cluster_id"] = self.clusters[cluster] if cluster is not None else None
             snapshot.insert_rows(connection, t.departments, [row])
             self.departments[dept.name] = entry.id
             self.report.count("departments", True)
         snapshot.raise_high_water(connection, t.departments, meta.sequences.departments)
-        for dept in new_departments:
+        for dept, cluster in new_departments:
             self.departments[dept.name] = self.repo.add_unit(
-                DEPARTMENTS, dept.name, dept.description, self.subject, dept.runai()
+                DEPARTMENTS, dept.name, dept.description, self.subject, dept.runai(), self.cluster_id(cluster)
             )
             self.report.count("departments", True)
         new_projects = []
-        for dept in self.folder.doc.departments:
+        for dept in (dept for _, dept, _ in self.folder_departments()):
             for unit in dept.projects:
                 name = unit.name
                 project = meta.project(name)
@@ -335,19 +456,27 @@ class _Import:
             self.projects[unit.name] = project_id
             self.report.count("projects", True)
 
+    def cluster_id(self, cluster: str | None) -> int | None:
+        return self.clusters[cluster] if cluster is not None else None
+
     def merge_org_units(self) -> None:
-        """Add or update by name; a project keeps its department (moving one is refused)."""
+        """Add or update by name; a department goes to its cluster (moved there when it was in another); a
+        project keeps its department (moving one is refused)."""
         repo, subject = self.repo, self.subject
         described = self.folder.meta
-        for dept in self.folder.doc.departments:
+        for at, dept, cluster in self.folder_departments():
             found = repo.unit_named(DEPARTMENTS, dept.name)
+            cluster_id = self.cluster_id(cluster)
             if found is None:
+                if cluster_id is None:
+                    self.refuse_outside_clusters(at, dept.name)
                 self.departments[dept.name] = repo.add_unit(
-                    DEPARTMENTS, dept.name, dept.description, subject, dept.runai()
+                    DEPARTMENTS, dept.name, dept.description, subject, dept.runai(), cluster_id
                 )
             else:
                 self.departments[dept.name] = found.id
-                if found.description != dept.description or (found.runai or {}) != dept.runai():
+                moved = cluster_id is not None and found.cluster_id != cluster_id
+                if moved or found.description != dept.description or (found.runai or {}) != dept.runai():
                     repo.update_unit(
                         DEPARTMENTS,
                         found.id,
@@ -356,9 +485,10 @@ class _Import:
                         dept.description,
                         subject,
                         dept.runai(),
+                        cluster_id if moved else None,
                     )
             self.report.count("departments", found is None)
-        for dept in self.folder.doc.departments:
+        for dept in (dept for _, dept, _ in self.folder_departments()):
             for unit in dept.projects:
                 name = unit.name
                 entry = described.project(name) if described is not None else None
@@ -389,19 +519,42 @@ class _Import:
                         )
                 self.report.count("projects", project is None)
 
-    def place(self, scope: Scope) -> tuple[str, int | None, int | None]:
-        if scope.type == "department" and scope.name is not None:
-            found = self.departments[scope.name]
-            return scope_key("department", found), found, None
-        if scope.type == "project" and scope.name is not None:
-            found = self.projects[scope.name]
-            return scope_key("project", found), None, found
-        return "system", None, None
+    def refuse_outside_clusters(self, at: FieldPath, name: str) -> None:
+        """A new department of a folder that names no clusters, into a database that has some: it would
+        belong to none of them (as ``POST .../departments`` without ``clusterId`` is refused there)."""
+        clusters = [row.name for row in self.repo.units(CLUSTERS)]
+        if not clusters:
+            return
+        source = self.folder.sources["org.yaml"]
+        raise InputError(
+            [
+                Problem(
+                    f"department {name!r} would belong to no cluster: the database's org has clusters "
+                    f"({', '.join(clusters)})",
+                    at,
+                    locate("org.yaml", source.lines, at),
+                    "org.yaml naming the clusters and the departments of each: "
+                    "clusters: [{name, departments}]",
+                )
+            ]
+        )
+
+    def place(self, scope: Scope) -> tuple[str, int | None]:
+        """The scope key of ``scope`` (``system``, ``cluster:<id>``...) and its unit's id (``None``: the
+        system)."""
+        units = {"cluster": self.clusters, "department": self.departments, "project": self.projects}
+        if scope.name is None or scope.type not in units:
+            return "system", None
+        unit_id = units[scope.type][scope.name]
+        return scope_key(scope.type, unit_id), unit_id
+
+    def columns(self, scope: Scope) -> dict[str, int | None]:
+        """The unit columns of a document of ``scope``."""
+        return scope_columns(scope.type, self.place(scope)[1])
 
     def asset_place(self, scope: Scope) -> tuple[str, int | None]:
         """The asset columns of ``scope`` (the folder an asset file is in): ``tenant`` for the system's."""
-        _, dept_id, project_id = self.place(scope)
-        return ("tenant" if scope.type == "system" else scope.type), dept_id or project_id
+        return ("tenant" if scope.type == "system" else scope.type), self.place(scope)[1]
 
     # -- documents ------------------------------------------------------------------------------------------
 
@@ -422,10 +575,10 @@ class _Import:
 
     def put_defaults(self) -> None:
         for scope, entry in self.folder.org.defaults.items():
-            key, dept_id, project_id = self.place(scope)
+            key, _ = self.place(scope)
             current, version = self.repo.defaults_at(key)
             data = quantities_as_text(dict(entry.source.data))
-            self.repo.put_defaults(key, data, version, self.subject, dept_id, project_id)
+            self.repo.put_defaults(key, data, version, self.subject, **self.columns(scope))
             self.restamp(t.defaults, key, self.kept(entry.source))
             self.report.count("defaults", current is None)
 
@@ -436,12 +589,13 @@ class _Import:
         every: list[tuple[Scope, str, Any]] = [(s, DISTRIBUTED.name, p) for s, p in org.policies.items()]
         every += [(scope, kind, p) for (scope, kind), p in org.kind_policies.items()]
         for scope, kind, policy in every:
-            key, dept_id, project_id = self.place(scope)
+            key, _ = self.place(scope)
             current, version = self.repo.policy_at(key, kind=kind)
             data = dict(self.folder.sources[policy.file].data)
             text = self.folder.texts.get(policy.file)
             kept_text = text if text is not None and text != dump_yaml(data) else None
-            self.repo.put_policy(key, data, kept_text, version, self.subject, dept_id, project_id, kind=kind)
+            columns = self.columns(scope)
+            self.repo.put_policy(key, data, kept_text, version, self.subject, kind=kind, **columns)
             table, row = (t.policies, key) if kind == DISTRIBUTED.name else (t.kind_policies, (key, kind))
             self.restamp(table, row, self.kept(self.folder.sources[policy.file]))
             self.report.count("policies", current is None)
@@ -467,7 +621,7 @@ class _Import:
 
     def put_templates(self, asset_ids: dict[tuple[str, str], str]) -> None:
         for scope, by_name in self.folder.org.templates.items():
-            key, dept_id, project_id = self.place(scope)
+            key, unit = self.place(scope)
             for name, template in by_name.items():
                 data = _stored_template(template)
                 kind = template.kind.name
@@ -475,7 +629,6 @@ class _Import:
                 kept = self.kept(template.source)
                 if existing is None:
                     template_id = str(kept[0] if kept is not None and kept[0] else uuid.uuid4())
-                    unit = dept_id or project_id
                     self.repo.add_template(template_id, scope.type, unit, data, self.subject, kind)
                     self.restamp(t.templates, template_id, kept)
                 else:

@@ -5,10 +5,11 @@ holds the distributed ones, a ``policy.yaml`` each; ``kind_policies`` every othe
 A stored policy is the document its file holds (``rules``, ``imposedAssets`` by data source name, and for a
 kind but distributed its value defaults), read with the kind's reader (``read_policy(..., kind=)``).
 The engine names a rule by its file and line; the service names it by the file a ``db export`` writes for
-it (``system/policy.yaml``, ``departments/D/training-policy.yaml``, ``projects/P/policy.yaml``) and its line
-there: in the text the policy was imported from when it was (:attr:`PolicyRow.text`, comments included),
-otherwise in the YAML the export writes for the document.  So a compliance issue's ``source`` is the same
-whether the org is read from its folder or served from the database, and points at a real line of the export.
+it (``system/policy.yaml``, ``clusters/C/policy.yaml``, ``departments/D/training-policy.yaml``,
+``projects/P/policy.yaml``) and its line there: in the text the policy was imported from when it was
+(:attr:`PolicyRow.text`, comments included), otherwise in the YAML the export writes for the document.  So a
+compliance issue's ``source`` is the same whether the org is read from its folder or served from the
+database, and points at a real line of the export.
 
 Policies are held to the loader's rules whenever they are written: :func:`stored_problems` checks every
 stored policy together (each imposed asset a data source of the database, one owner per field in every
@@ -23,6 +24,7 @@ from typing import Any
 
 from template_engine.errors import InputError, Problem
 from template_engine.kinds import DISTRIBUTED, KINDS, WorkloadKind, kind_named
+from template_engine.loader.layout import scope_folder
 from template_engine.loader.policies import org_policy_problems
 from template_engine.loader.yaml_safe import load_yaml
 from template_engine.models.documents import AssetKind
@@ -41,12 +43,9 @@ from template_engine.service.yamltext import dump_yaml
 
 
 def policy_file(scope: Scope, kind: WorkloadKind = DISTRIBUTED) -> str:
-    """The file of a scope's policy of ``kind`` in a templates folder (and in an export)."""
-    if scope.type == "department":
-        return f"departments/{scope.name}/{kind.policy_file}"
-    if scope.type == "project":
-        return f"projects/{scope.name}/{kind.policy_file}"
-    return f"system/{kind.policy_file}"
+    """The file of a scope's policy of ``kind`` in a templates folder (and in an export): ``system/``,
+    ``clusters/C/``, ``departments/D/`` or ``projects/P/``, then the kind's file name."""
+    return f"{scope_folder(scope)}/{kind.policy_file}"
 
 
 def _lines(row: PolicyRow, file: str) -> Mapping[Path, tuple[int, int]]:

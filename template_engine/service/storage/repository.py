@@ -981,7 +981,7 @@ class Repository:
 
     def is_empty(self) -> bool:
         scoped = (t.defaults, t.policies, t.kind_policies)
-        for table in (t.departments, *scoped, t.assets, t.templates, t.cluster_settings):
+        for table in (t.clusters, t.departments, *scoped, t.assets, t.templates, t.cluster_settings):
             query = select(func.count()).select_from(table)
             if any(table is one for one in scoped):
                 query = query.where(_live(table))

@@ -2,8 +2,8 @@
 
 The repository stamps every row it writes (version 1, the writer, the time) and lets the database choose
 integer ids; a restore needs the opposite: rows written with the ids, versions and audit fields they had, and
-the id counters (the high-water marks of ``departments`` and ``projects``) set back, so that an id given
-before a delete is never given again.
+the id counters (the high-water marks of ``departments``, ``projects`` and ``clusters``) set back, so that an
+id given before a delete is never given again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ COUNTED = (t.departments, t.projects)
 def is_blank(connection: Connection) -> bool:
     """Nothing in any table (workloads included): a restore cannot collide with anything."""
     tables = (t.departments, t.projects, t.defaults, t.policies, t.assets, t.templates, t.workloads)
-    for table in (*tables, t.kind_policies, t.cluster_settings):
+    for table in (*tables, t.kind_policies, t.cluster_settings, t.clusters):
         if connection.execute(select(func.count()).select_from(table)).scalar_one():
             return False
     return True
