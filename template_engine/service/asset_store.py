@@ -30,12 +30,12 @@ from template_engine.service.asset_shapes import (
 from template_engine.service.auth import Principal
 from template_engine.service.budget import admit_answer
 from template_engine.service.compliance import Comply
-from template_engine.service.composer import audit_fields
+from template_engine.service.composer import audit_fields, scope_id
 from template_engine.service.context import Ctx, Store
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, bad_request, field_error, not_found
 from template_engine.service.etags import check_if_match
-from template_engine.service.placements import lineage, malformed
+from template_engine.service.placements import lineage, malformed, runai_scope, template_scope
 from template_engine.service.policy_store import policies_imposing, policy_file
 from template_engine.service.quota import admit_write
 from template_engine.service.schemas import TENANT_ID, UUID_PATTERN
@@ -284,11 +284,11 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
             "id": t.id,
             "name": t.name,
             "scopeType": t.scope_type,
-            "scopeId": str(t.project_id or t.department_id) if t.scope_type != "system" else str(TENANT_ID),
+            "scopeId": scope_id(template_scope(ctx, t)),
         }
         for t in users
     ]
-    policies = [_policy_ref(policy, scope) for policy, scope in imposing]
+    policies = [_policy_ref(ctx, policy, scope) for policy, scope in imposing]
     reasons = []
     if users:
         reasons.append("templates use it: " + ", ".join(f"{t.name!r} ({t.id})" for t in users))
@@ -307,14 +307,11 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
     )
 
 
-def _policy_ref(policy: PolicyRow, scope: Scope) -> dict[str, Any]:
+def _policy_ref(ctx: Ctx, policy: PolicyRow, scope: Scope) -> dict[str, Any]:
+    """Run:ai's ``PolicyRef`` of a stored policy: its scope as Run:ai names it, with its own level's id."""
     kind, _, ident = policy.scope_key.partition(":")
-    ref: dict[str, Any] = {"scope": "tenant" if kind == "system" else kind}
-    if kind == "department":
-        ref["departmentId"] = ident
-    elif kind == "project":
-        ref["projectId"] = int(ident)
-    return ref | {"name": scope.name or "tenant"}
+    place = ctx.placement(kind, int(ident) if ident else None)
+    return runai_scope(place) | {"name": scope.name or "tenant"}
 
 
 def _name_free(ctx: Ctx, kind: RunaiKind, name: str) -> None:

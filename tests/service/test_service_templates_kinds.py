@@ -365,7 +365,7 @@ def test_db_upgrade_from_0005_keeps_every_template_distributed(make_app: MakeApp
 
     result = CliRunner().invoke(main, ["db", "upgrade", "--database-url", sqlite_url])
     assert result.exit_code == 0, result.output
-    assert "from revision 0005 to revision 0006" in result.output, result.output
+    assert "from revision 0005 to revision 0007" in result.output, result.output  # 0007: clusters
 
     rows = _stored(sqlite_url)
     assert {r.id: r.document for r in rows} == documents  # every document as it was
