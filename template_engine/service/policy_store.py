@@ -29,6 +29,7 @@ from template_engine.models.documents import AssetKind
 from template_engine.org import SYSTEM, Asset, Scope
 from template_engine.paths import Path
 from template_engine.policy.document import PolicyDocument, read_policy
+from template_engine.scopes import LEVEL_BY_TYPE
 from template_engine.service.cache import CACHE, MODEL_BYTES_PER_JSON_BYTE, json_size
 from template_engine.service.storage.repository import (
     CLUSTERS,
@@ -41,12 +42,12 @@ from template_engine.service.yamltext import dump_yaml
 
 
 def policy_file(scope: Scope, kind: WorkloadKind = DISTRIBUTED) -> str:
-    """The file of a scope's policy of ``kind`` in a templates folder (and in an export)."""
-    if scope.type == "department":
-        return f"departments/{scope.name}/{kind.policy_file}"
-    if scope.type == "project":
-        return f"projects/{scope.name}/{kind.policy_file}"
-    return f"system/{kind.policy_file}"
+    """The file of a scope's policy of ``kind`` in a templates folder (and in an export): the scope table's
+    folder of its level (``clusters/east/``, ``departments/research/``...), ``system/`` for the top."""
+    level = LEVEL_BY_TYPE[scope.type]
+    if level.named:
+        return f"{level.folder}/{scope.name}/{kind.policy_file}"
+    return f"{level.own_folder}/{kind.policy_file}"
 
 
 def _lines(row: PolicyRow, file: str) -> Mapping[Path, tuple[int, int]]:
