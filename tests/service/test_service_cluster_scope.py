@@ -1,5 +1,5 @@
-"""The API at cluster scope, as Run:ai's (issue 33, build 3): templates (``scopeType: cluster``, ``scopeId`` the
-cluster's UUID), assets (``meta.scope: cluster`` with ``clusterId``), cluster defaults
+"""The API at cluster scope, as Run:ai's (issue 33, build 3): templates (``scopeType: cluster``, ``scopeId``
+the cluster's UUID), assets (``meta.scope: cluster`` with ``clusterId``), cluster defaults
 (``/api/v1/defaults/clusters/{clusterUuid}``), workloads' ``clusterId`` and their cluster's settings, and what
 a cluster admin may do.  Every answer is validated against Run:ai's whole document (``sdk_helpers``, installed
 by ``conftest.py``).
