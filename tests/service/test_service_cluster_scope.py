@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import bearer, open_client
 from fastapi.testclient import TestClient
+from sdk_helpers import service_document
 
 from template_engine.service.app import create_app
 from template_engine.service.settings import Settings
@@ -83,10 +84,6 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Org
 @pytest.fixture
 def org(service: tuple[Any, Org]) -> Org:
     return service[1]
-
-
-def _as(org: Org, token: str) -> dict[str, str]:
-    return bearer(token)
 
 
 def _template(org: Org, path: str, name: str, scope_type: str, scope_id: str, **more: Any) -> dict[str, Any]:
@@ -363,3 +360,34 @@ def test_a_rule_of_a_cluster_policy_is_named_by_its_clusters_file(org: Org) -> N
     assert response.status_code == 400, response.text
     (problem,) = response.json()["problems"]
     assert "cluster east policy (clusters/east/policy.yaml:" in problem["message"], problem
+
+
+# -- the document -------------------------------------------------------------------------------------------
+
+
+def test_the_document_states_the_cluster_scope() -> None:
+    document = service_document()
+    schemas = document["components"]["schemas"]
+    assert "cluster" in schemas["TemplateCreateMeta"]["properties"]["scopeType"]["enum"]
+    assert "cluster" in schemas["TemplateMetaOut"]["properties"]["scopeType"]["enum"]
+    for name in ("PolicyMetaIn", "PolicyMetaOut", "PolicyRefOut", "AssetMetaOut"):
+        assert "cluster" in schemas[name]["properties"]["scope"]["enum"], name
+        assert "clusterId" in schemas[name]["properties"], name
+    cluster_rule = [
+        rule["then"]
+        for rule in schemas["PolicyMetaIn"]["allOf"]
+        if rule["if"]["properties"]["scope"].get("const") == "cluster"
+    ]
+    assert cluster_rule == [
+        {
+            "required": ["clusterId"],
+            "properties": {
+                "clusterId": {"not": {"type": "null"}},
+                "departmentId": {"type": "null"},
+                "projectId": {"type": "null"},
+            },
+        }
+    ]
+    assert "/api/v1/defaults/clusters/{clusterUuid}" in document["paths"]
+    listed = document["paths"]["/api/v1/asset/compute"]["get"]["parameters"]
+    assert {p["name"] for p in listed} >= {"scope", "clusterId", "departmentId", "projectId"}
