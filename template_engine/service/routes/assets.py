@@ -5,16 +5,17 @@ source as Run:ai's ``DatasourceListResponse``.
 
 A body is Run:ai's ``*CreationRequest`` / ``*UpdateRequest``; the database keeps the templates folder's
 document of the asset (:mod:`..asset_shapes` translates the ``spec`` both ways), held to the same rules as an
-asset file.  ``meta`` answers as Run:ai's ``AssetMeta``: the scope (``tenant``, ``department``, ``project``)
-is stored in ``tables.assets``, the fields that compose nothing here (``workloadSupportedTypes``,
-``autoDelete``, ``private``, ``clusterId``) as given.  Names are unique per folder kind across the org
-(every data source kind shares one namespace, as the folder's ``assets/datasources/``); templates refer to
-assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
-is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
-admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
-``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter by the
-workload kinds an asset may be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``,
-``distributedFramework``: :class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes``.
+asset file.  ``meta`` answers as Run:ai's ``AssetMeta``: the scope (``tenant``, ``cluster``, ``department``,
+``project``) is stored in ``tables.assets``, the fields that compose nothing here (``workloadSupportedTypes``,
+``autoDelete``, ``private``, and ``clusterId``: a cluster asset's UUID) as given.  Names are unique per folder
+kind across the org (every data source kind shares one namespace, as the folder's ``assets/datasources/``);
+templates refer to assets by name and policies impose data sources by name, so an asset that templates use or
+a policy imposes is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads
+assets; system admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and
+reads asked ``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter
+by scope (``scope``, ``clusterId``, ``departmentId``, ``projectId``) and by the workload kinds an asset may
+be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``, ``distributedFramework``:
+:class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes`` (:mod:`..asset_queries`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
