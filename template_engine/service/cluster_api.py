@@ -24,7 +24,7 @@ from template_engine.cluster.mapping import Derived, Manifests, SettingSource, S
 from template_engine.cluster.mapping import Source as ValueSource
 from template_engine.cluster.outcome import cluster_outcome
 from template_engine.cluster.problems import ObjectPath
-from template_engine.cluster.settings import ClusterSettings
+from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.compose import Composition
 from template_engine.errors import Location
 from template_engine.loader.validate import validate
@@ -38,7 +38,6 @@ from template_engine.service.schemas import RunnableIssueOut, RunnableOut
 from template_engine.service.storage.repository import ClusterRow, WorkloadRow
 from template_engine.service.stored import (
     CLUSTER_SOURCE,
-    DEFAULT_SETTINGS,
     cluster_unit_file,
     stored_cluster,
     stored_cluster_unit,
