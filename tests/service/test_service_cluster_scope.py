@@ -391,3 +391,15 @@ def test_the_document_states_the_cluster_scope() -> None:
     assert "/api/v1/defaults/clusters/{clusterUuid}" in document["paths"]
     listed = document["paths"]["/api/v1/asset/compute"]["get"]["parameters"]
     assert {p["name"] for p in listed} >= {"scope", "clusterId", "departmentId", "projectId"}
+
+
+def test_a_pending_change_names_a_cluster_template_by_its_uuid(org: Org) -> None:
+    _template(org, WORKSPACES, "pending", "cluster", org.west, spec={"image": "python:3.12"})
+    path = f"/api/v1/defaults/clusters/{org.west}"
+    response = org.client.put(
+        path, params={"validateOnly": "true"}, json={"spec": {"workingDir": "/pending"}}
+    )
+    assert response.status_code == 200, response.text
+    affected = [a for a in response.json()["affectedTemplates"] if a["name"] == "pending"]
+    assert affected and {(a["scopeType"], a["scopeId"]) for a in affected} == {("cluster", org.west)}
+    assert org.client.get(path).json() == {}  # nothing stored
