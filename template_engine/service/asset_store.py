@@ -336,6 +336,8 @@ def create_asset(
     with store.write(principal) as ctx:
         ctx.access.require_admin()
         scope = creation_scope(ctx, meta)
+        if scope[0] == "cluster" and scope[1] is not None:  # the UUID as the service writes it
+            runai["clusterId"] = ctx.cluster(scope[1]).uuid
         _name_free(ctx, kind, document["meta"]["name"])
         asset_id = str(uuid.uuid4())
         admit_write(ctx.repo, "asset", scope[0], scope[1], document)

@@ -158,7 +158,7 @@ def test_a_cluster_scope_needs_a_known_cluster_uuid(org: Org) -> None:
 
 
 def test_a_cluster_asset_is_listed_by_its_cluster_and_usable_only_below_it(org: Org) -> None:
-    meta = {"name": "east-small", "scope": "cluster", "clusterId": org.east}
+    meta = {"name": "east-small", "scope": "cluster", "clusterId": org.east.upper()}
     created = org.client.post(COMPUTE, json={"meta": meta, "spec": {"cpuCoreRequest": 1}})
     assert created.status_code == 202, created.text
     assert (created.json()["meta"]["scope"], created.json()["meta"]["clusterId"]) == ("cluster", org.east)
