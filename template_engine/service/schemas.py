@@ -237,7 +237,7 @@ class AcceptedOut(BaseModel):
 
 
 #: The scope rule in the document: the top scope (``system`` or ``tenant``) takes no id but the tenant's own,
-#: a department or project scope needs one.
+#: a cluster, department or project scope needs one.
 SCOPE_ID_RULE: dict[str, Any] = {
     "if": {"properties": {"scopeType": {"enum": ["system", "tenant"]}}, "required": ["scopeType"]},
     "then": {"properties": {"scopeId": {"enum": [None, str(TENANT_ID), TENANT_ID]}}},
