@@ -3,10 +3,10 @@
 A submission of a kind composes that kind (:func:`~template_engine.compose.compose` with ``kind=``): the
 project's defaults (system, cluster, department, project), the template named by ``templateId`` (which must be
 visible from the project, and of the kind: else a 400 naming both kinds) and the submitted ``spec`` (and,
-distributed, ``masterSpec``: the highest layer); a bare submission's ``spec`` is held to the kind's spec model.  It is
-refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``): what the schema refuses,
-keyed-list items without their key, unknown projects and templates, and every runnable issue of what remains
-once the refused parts are set aside.  Otherwise the workload is stored with its kind and the effective spec
+distributed, ``masterSpec``: the highest layer); a bare submission's ``spec`` is held to the kind's spec
+model.  It is refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``): what the schema
+refuses, keyed-list items without their key, unknown projects and templates, a ``clusterId`` that is not the
+project's cluster's, and every runnable issue of what remains once the refused parts are set aside.  Otherwise the workload is stored with its kind and the effective spec
 (``combinedSpec``; a distributed ``masterSpec`` is the separately composed master, ``null`` when the master
 is the worker or there is none).
 
