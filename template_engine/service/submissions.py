@@ -6,9 +6,9 @@ visible from the project, and of the kind: else a 400 naming both kinds) and the
 distributed, ``masterSpec``: the highest layer); a bare submission's ``spec`` is held to the kind's spec
 model.  It is refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``): what the schema
 refuses, keyed-list items without their key, unknown projects and templates, a ``clusterId`` that is not the
-project's cluster's, and every runnable issue of what remains once the refused parts are set aside.  Otherwise the workload is stored with its kind and the effective spec
-(``combinedSpec``; a distributed ``masterSpec`` is the separately composed master, ``null`` when the master
-is the worker or there is none).
+project's cluster's, and every runnable issue of what remains once the refused parts are set aside.
+Otherwise the workload is stored with its kind and the effective spec (``combinedSpec``; a distributed
+``masterSpec`` is the separately composed master, ``null`` when the master is the worker or there is none).
 
 Pull secrets a kind's composition has no field for are set aside while composing and added to what it
 composed: a distributed ``masterSpec``'s own (Run:ai's ``MasterSpec`` has them; templates and defaults keep
