@@ -401,12 +401,14 @@ def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -
     ensure_schema(engine)
     import_folder(engine, TEMPLATES)
     scripts = database._scripts()
+    with engine.connect() as connection:  # read at the head: the repository reads the head's columns
+        before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
 
     def down(current: Any, _context: Any) -> Any:
         return scripts._downgrade_revs("0005", current)
 
     with (
-        transaction(engine, write=True, org=False) as connection,
+        transaction(engine, write=True, org=False, schema=True) as connection,  # 0007 rebuilds tables
         EnvironmentContext(Config(), scripts, fn=down, destination_rev="0005") as environment,
     ):
         environment.configure(connection=connection)
@@ -414,8 +416,8 @@ def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -
             environment.run_migrations()
     with engine.connect() as connection:
         assert not inspect(connection).has_table("kind_policies")
-        before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
-    assert len(before[0]) == 3 and before[1]
+        kept = connection.exec_driver_sql("SELECT count(*) FROM policies").scalar()
+    assert len(before[0]) == 3 == kept and before[1]
     result = upgrade(engine)
     assert result.found.revision == "0005"
     with engine.connect() as connection:
