@@ -16,7 +16,7 @@ from typing import Any
 from template_engine.errors import Problem
 from template_engine.kinds import KINDS as WORKLOAD_KINDS
 from template_engine.org import Scope
-from template_engine.scopes import LEVEL_BY_ALIAS, NAMED_LEVELS
+from template_engine.scopes import LEVEL_BY_ALIAS, NAMED_LEVELS, ScopeLevel
 from template_engine.service.asset_shapes import (
     LIST_SPEC_KEYS,
     RunaiKind,
@@ -30,16 +30,16 @@ from template_engine.service.asset_shapes import (
 from template_engine.service.auth import Principal
 from template_engine.service.budget import admit_answer
 from template_engine.service.compliance import Comply
-from template_engine.service.composer import audit_fields
+from template_engine.service.composer import audit_fields, scope_id
 from template_engine.service.context import Ctx, Store
 from template_engine.service.documents import check_asset, strip_nulls
 from template_engine.service.errors import ApiError, bad_request, field_error, not_found
 from template_engine.service.etags import check_if_match
-from template_engine.service.ids import parse_id
+from template_engine.service.placements import lineage, malformed, runai_scope, template_scope
 from template_engine.service.policy_store import policies_imposing, policy_file
 from template_engine.service.quota import admit_write
 from template_engine.service.schemas import TENANT_ID, UUID_PATTERN
-from template_engine.service.storage.repository import DEPARTMENTS, PROJECTS, AssetRow, PolicyRow
+from template_engine.service.storage.repository import AssetRow, PolicyRow
 
 #: Run:ai's meta fields that compose nothing here, stored as given (``tables.assets.runai``).
 RUNAI_META_FIELDS = ("clusterId", "autoDelete", "workloadSupportedTypes", "private")
@@ -57,10 +57,19 @@ SUPPORT_FILTERS: Mapping[str, str] = {
 FRAMEWORK_FILTER = "distributedFramework"
 
 
-#: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetProjectFilter``,
-#: ``AssetDepartmentFilter``, ``assetIdsFilter``, and the kind filters).
+#: The list filters served (Run:ai's ``AssetNameFilter``, ``AssetScopeFilter``, ``AssetClusterFilter``,
+#: ``AssetProjectFilter``, ``AssetDepartmentFilter``, ``assetIdsFilter``, and the kind filters).
 SERVED_FILTERS = frozenset(
-    {"name", "scope", "projectId", "departmentId", "assetIds", *SUPPORT_FILTERS, FRAMEWORK_FILTER}
+    {
+        "name",
+        "scope",
+        "clusterId",
+        "projectId",
+        "departmentId",
+        "assetIds",
+        *SUPPORT_FILTERS,
+        FRAMEWORK_FILTER,
+    }
 )
 
 
@@ -70,7 +79,6 @@ COMPLIANCE_PARAMETERS = frozenset({"complyToProject", "complyToWorkloadType", "c
 
 #: Run:ai's other list parameters, and why each is not served (a 400 when given).
 UNSERVED_FILTERS: dict[str, str] = {
-    "clusterId": "this service has no clusters as scopes",
     "includeDescendants": "not served; list each department's or project's assets with scope and its id",
     "usageInfo": "this service keeps no usage information of assets",
     "statusInfo": "this service keeps no cluster status of assets",
@@ -161,39 +169,42 @@ def creation_scope(ctx: Ctx, meta: dict[str, Any]) -> tuple[str, int | None]:
     return level.type, unit
 
 
-def _department_id(ctx: Ctx, text: str, path: tuple[str, ...]) -> int:
-    number = parse_id(text, path, "department id")
-    if ctx.repo.unit(DEPARTMENTS, number) is None:
-        raise field_error(path, f"unknown department {text!r}", "the id of a department, such as '1'")
-    return number
+def _unit_in_query(ctx: Ctx, level: ScopeLevel, text: str) -> int:
+    """The unit a list's ``clusterId``, ``departmentId`` or ``projectId`` names; a 400 on it otherwise."""
+    field = str(level.id_field)
+    bad = malformed(level.type, text)
+    if bad is not None:
+        raise field_error((field,), bad[0], bad[1])
+    unit = ctx.unit_id(level.type, text)
+    if unit is None:
+        raise field_error((field,), f"unknown {level.type} {text!r}", f"the id of a {level.type}")
+    return unit
 
 
 def list_scopes(ctx: Ctx, query: dict[str, str]) -> list[tuple[str, int | None]] | None:
-    """The scopes a list answers, from Run:ai's ``scope``, ``projectId`` and ``departmentId`` filters:
-    with ``scope`` only that scope (of the given unit); without it, the unit's scope and every scope above it
-    (a project's department and the tenant).  ``None``: every scope."""
+    """The scopes a list answers, from Run:ai's ``scope``, ``clusterId``, ``departmentId`` and ``projectId``
+    filters: with ``scope`` only that scope (of the given unit); without it, each named unit's scope and every
+    scope above it (a project's department, its cluster and the tenant).  ``None``: every scope."""
+    named = {
+        level.type: _unit_in_query(ctx, level, query[str(level.id_field)])
+        for level in NAMED_LEVELS
+        if str(level.id_field) in query
+    }
     scope = query.get("scope")
-    department = (
-        _department_id(ctx, query["departmentId"], ("departmentId",)) if "departmentId" in query else None
-    )
-    project: int | None = None
-    project_department: int | None = None
-    if "projectId" in query:
-        text = query["projectId"]
-        row = ctx.repo.unit(PROJECTS, parse_id(text, ("projectId",), "project id"))
-        if row is None:
-            raise field_error(("projectId",), f"unknown project {text!r}", "the id of a project")
-        project, project_department = row.id, row.department_id
     if scope is not None:
         if scope not in LEVEL_BY_ALIAS:
-            raise field_error(("scope",), f"unknown scope {scope!r}", "tenant, department or project")
-        unit = {"department": department, "project": project}.get(scope)
-        return [(scope, unit)]
-    if department is None and project is None:
+            raise field_error(
+                ("scope",), f"unknown scope {scope!r}", "tenant, cluster, department or project"
+            )
+        return [(scope, named.get(LEVEL_BY_ALIAS[scope].type))]
+    if not named:
         return None
-    scopes: list[tuple[str, int | None]] = [("tenant", None)]
-    scopes += [("department", d) for d in (department, project_department) if d is not None]
-    return scopes + ([("project", project)] if project is not None else [])
+    scopes: list[tuple[str, int | None]] = []
+    for level_type, unit in named.items():
+        for place in lineage(ctx.placement(level_type, unit)):
+            found = (place.type if place.own is not None else "tenant", place.id)
+            scopes += [found] if found not in scopes else []
+    return scopes
 
 
 def list_query(items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -273,11 +284,11 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
             "id": t.id,
             "name": t.name,
             "scopeType": t.scope_type,
-            "scopeId": str(t.project_id or t.department_id) if t.scope_type != "system" else str(TENANT_ID),
+            "scopeId": scope_id(template_scope(ctx, t)),
         }
         for t in users
     ]
-    policies = [_policy_ref(policy, scope) for policy, scope in imposing]
+    policies = [_policy_ref(ctx, policy, scope) for policy, scope in imposing]
     reasons = []
     if users:
         reasons.append("templates use it: " + ", ".join(f"{t.name!r} ({t.id})" for t in users))
@@ -296,14 +307,11 @@ def _in_use(ctx: Ctx, row: AssetRow, doing: str) -> None:
     )
 
 
-def _policy_ref(policy: PolicyRow, scope: Scope) -> dict[str, Any]:
+def _policy_ref(ctx: Ctx, policy: PolicyRow, scope: Scope) -> dict[str, Any]:
+    """Run:ai's ``PolicyRef`` of a stored policy: its scope as Run:ai names it, with its own level's id."""
     kind, _, ident = policy.scope_key.partition(":")
-    ref: dict[str, Any] = {"scope": "tenant" if kind == "system" else kind}
-    if kind == "department":
-        ref["departmentId"] = ident
-    elif kind == "project":
-        ref["projectId"] = int(ident)
-    return ref | {"name": scope.name or "tenant"}
+    place = ctx.placement(kind, int(ident) if ident else None)
+    return runai_scope(place) | {"name": scope.name or "tenant"}
 
 
 def _name_free(ctx: Ctx, kind: RunaiKind, name: str) -> None:
@@ -328,6 +336,8 @@ def create_asset(
     with store.write(principal) as ctx:
         ctx.access.require_admin()
         scope = creation_scope(ctx, meta)
+        if scope[0] == "cluster" and scope[1] is not None:  # the UUID as the service writes it
+            runai["clusterId"] = ctx.cluster(scope[1]).uuid
         _name_free(ctx, kind, document["meta"]["name"])
         asset_id = str(uuid.uuid4())
         admit_write(ctx.repo, "asset", scope[0], scope[1], document)

@@ -15,7 +15,7 @@ Both are extensions of Run:ai's API (docs/http-api.md, "Cluster settings and man
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,18 +24,24 @@ from template_engine.cluster.mapping import Derived, Manifests, SettingSource, S
 from template_engine.cluster.mapping import Source as ValueSource
 from template_engine.cluster.outcome import cluster_outcome
 from template_engine.cluster.problems import ObjectPath
-from template_engine.cluster.settings import ClusterSettings
+from template_engine.cluster.settings import DEFAULT_SETTINGS, ClusterSettings
 from template_engine.compose import Composition
 from template_engine.errors import Location
 from template_engine.loader.validate import validate
 from template_engine.paths import format_path
 from template_engine.policy.document import origin_kind
 from template_engine.runnable import Runnable
+from template_engine.service.context import Ctx, Placement
 from template_engine.service.documents import BODY
 from template_engine.service.errors import bad_request
 from template_engine.service.schemas import RunnableIssueOut, RunnableOut
 from template_engine.service.storage.repository import ClusterRow, WorkloadRow
-from template_engine.service.stored import CLUSTER_SOURCE, stored_cluster
+from template_engine.service.stored import (
+    CLUSTER_SOURCE,
+    cluster_unit_file,
+    stored_cluster,
+    stored_cluster_unit,
+)
 
 # -- settings -----------------------------------------------------------------------------------------------
 
@@ -120,18 +126,47 @@ def value_sources(manifests: Manifests, resolve: Resolve) -> list[dict[str, Any]
     return out
 
 
-def _setting(settings: Mapping[str, Any], version: int | None, key: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class StoredSettings:
+    """The cluster settings a composition or a workload runs with: the model, the stored document (``{}``:
+    none stored), its version (``None``: none stored) and the file that names it (the org's
+    ``db:cluster-settings``, or a cluster's ``db:clusters/NAME``)."""
+
+    settings: ClusterSettings
+    document: Mapping[str, Any]
+    version: int | None
+    file: str
+
+
+#: The settings of an org that stores none: every setting its default.
+NO_SETTINGS = StoredSettings(DEFAULT_SETTINGS, {}, None, CLUSTER_SOURCE)
+
+
+def settings_for(ctx: Ctx, place: Placement | None) -> StoredSettings:
+    """The cluster settings of the scope ``place`` (a composition's view, a workload's project): its own
+    cluster's in an org with clusters, as the core's ``Org.settings_of`` takes them; the org's otherwise."""
+    unit = place.cluster if place is not None else None
+    if unit is None:
+        row = ctx.repo.cluster_settings()
+        settings, _, _ = stored_cluster(row)
+        version = row.audit.version if row is not None else None
+        return StoredSettings(settings, row.document if row is not None else {}, version, CLUSTER_SOURCE)
+    entry, _ = stored_cluster_unit(unit, ())
+    version = unit.settings_version if unit.settings is not None else None
+    return StoredSettings(entry.settings, unit.settings or {}, version, cluster_unit_file(unit.name))
+
+
+def _setting(stored: StoredSettings, key: str) -> dict[str, Any]:
     root = key.split(".", 1)[0]
-    if version is not None and root in settings:
-        layer = f"cluster settings, version {version}"
-        return {"source": "setting", "setting": key, "layer": layer, "file": CLUSTER_SOURCE}
+    if stored.version is not None and root in stored.document:
+        layer = f"cluster settings, version {stored.version}"
+        return {"source": "setting", "setting": key, "layer": layer, "file": stored.file}
     return {"source": "setting", "setting": key, "layer": "cluster settings' default"}
 
 
-def _other(found: ValueSource, cluster: ClusterRow | None) -> dict[str, Any]:
+def _other(found: ValueSource, stored: StoredSettings | None) -> dict[str, Any]:
     if isinstance(found, SettingSource):
-        stored = cluster.document if cluster is not None else {}
-        return _setting(stored, cluster.audit.version if cluster is not None else None, found.key)
+        return _setting(stored or NO_SETTINGS, found.key)
     assert isinstance(found, Derived)
     return {"source": "derived", "reason": found.reason}
 
@@ -145,7 +180,7 @@ def _located(location: Location | None) -> dict[str, Any]:
     return out
 
 
-def composition_resolver(composition: Composition, cluster: ClusterRow | None) -> Resolve:
+def composition_resolver(composition: Composition, cluster: StoredSettings | None) -> Resolve:
     """Origins in a composition: a spec field's layer and stored document (a policy's ``defaultFrom`` rule
     for a value it set, as explain says it), a cluster setting's document or its default."""
 
@@ -165,7 +200,7 @@ def composition_resolver(composition: Composition, cluster: ClusterRow | None) -
     return resolve
 
 
-def workload_resolver(row: WorkloadRow, cluster: ClusterRow | None) -> Resolve:
+def workload_resolver(row: WorkloadRow, cluster: StoredSettings) -> Resolve:
     """Origins in a stored workload: its stored effective spec, a cluster setting, or the mapping."""
 
     def resolve(found: ValueSource) -> dict[str, Any]:
@@ -197,11 +232,12 @@ def manifests_body(
 
 
 def workload_manifests(
-    row: WorkloadRow, project: str | None, cluster: ClusterRow | None
+    row: WorkloadRow, project: str | None, cluster: StoredSettings
 ) -> tuple[Manifests, dict[str, Any]]:
-    """The objects of a stored workload, from its stored effective spec and the org's cluster settings as they
-    are now, named after the workload; and its ``runnable`` (what the cluster would refuse in them)."""
-    settings, _, _ = stored_cluster(cluster)
+    """The objects of a stored workload, from its stored effective spec and its cluster's settings as they
+    are now (:func:`settings_for` its project), named after the workload; and its ``runnable`` (what the
+    cluster would refuse in them)."""
+    settings = cluster.settings
     manifests, refused = cluster_outcome(
         row.spec,
         row.master_spec,
@@ -221,6 +257,7 @@ __all__ = [
     "composition_resolver",
     "manifests_body",
     "settings_body",
+    "settings_for",
     "value_sources",
     "workload_manifests",
     "workload_resolver",

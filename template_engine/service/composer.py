@@ -32,6 +32,7 @@ from template_engine.service.cache import (
 )
 from template_engine.service.context import Ctx, Placement
 from template_engine.service.metrics import composing
+from template_engine.service.placements import public_id
 from template_engine.service.policy_store import stored_policy
 from template_engine.service.schemas import TENANT_ID
 from template_engine.service.storage.repository import UNIT_TABLES, AssetRow, Audit, TemplateRow
@@ -208,7 +209,8 @@ def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str
     meta["description"] = (row.document.get("meta") or {}).get("description")
     meta |= {"workloadType": kind_named(row.kind).workload_type, "scopeType": row.scope_type}
     meta["scopeId"] = scope_id(own)
-    meta["clusterId"] = None  # templates here belong to no cluster
+    # the cluster UUID of the scope it is seen from (none in an org without clusters)
+    meta["clusterId"] = view.cluster.uuid if view.cluster is not None else None
     meta["departmentId"] = str(view.department.id) if view.department is not None else None
     # an integer in Run:ai's TemplateMetaFields
     meta["projectId"] = view.project.id if view.project is not None else None
@@ -216,8 +218,10 @@ def template_meta(row: TemplateRow, own: Placement, view: Placement) -> dict[str
 
 
 def scope_id(own: Placement) -> str:
-    """A scope's ``scopeId`` as Run:ai writes it: always text, the tenant's id for the top scope."""
-    return str(own.id) if own.id is not None else str(TENANT_ID)
+    """A scope's ``scopeId`` as Run:ai writes it: always text, the tenant's id for the top scope, a cluster's
+    UUID, a department's or project's id."""
+    row = own.own
+    return public_id(own.type, row) if row is not None else str(TENANT_ID)
 
 
 def template_body(

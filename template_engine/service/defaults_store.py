@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from template_engine.scopes import LEVEL_BY_TYPE, ScopeLevel
 from template_engine.service.auth import Principal
 from template_engine.service.cache import uncommitted
-from template_engine.service.context import Ctx, Placement, Store
+from template_engine.service.context import SERVED_LEVELS, Ctx, Placement, Store
 from template_engine.service.documents import check_defaults, clear_fields, merge_patch, strip_nulls
+from template_engine.service.errors import field_error, not_found
 from template_engine.service.etags import check_if_match
-from template_engine.service.ids import parse_id
 from template_engine.service.impact import (
     Affected,
     DryRun,
@@ -26,14 +27,61 @@ from template_engine.service.impact import (
     affected_body,
     stored_org,
 )
+from template_engine.service.placements import malformed, path_id
+from template_engine.service.storage.repository import scope_columns
 
 _ROOTS = ("spec", "masterSpecSameAsWorker", "master")
 
 
-def _scope(ctx: Ctx, kind: str, scope_id: str | None, lock: bool = False) -> Placement:
-    if kind == "system":
+@dataclass(frozen=True, slots=True)
+class ScopeFamily:
+    """One kind of scope with defaults: its path under ``/api/v1/defaults``, the path parameter naming it
+    (``None``: the one system scope) and the pattern of its value, how the docs name its defaults, and what
+    reading them says.  A family is a served level of the scope table (:func:`family`)."""
+
+    kind: str
+    path: str
+    param: str | None
+    pattern: str
+    defaults: str
+    reads: str
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """404 for an unknown id in the path; the system scope always exists."""
+        return (404,) if self.param else ()
+
+
+def family(level: ScopeLevel) -> ScopeFamily:
+    """The defaults' family of a level: ``/system`` for the top, ``/<folder>/{<id>}`` for the others (a
+    cluster named by its UUID, ``{clusterUuid}`` as in Run:ai's cluster routes; a department or project by
+    its id)."""
+    if not level.named:
+        reads = f"The {level.type} defaults (``{{}}`` when there are none)."
+        return ScopeFamily(level.type, f"/{level.type}", None, "", f"the {level.type} defaults", reads)
+    param, pattern = path_id(level)
+    words = f"a {level.type}'s defaults"
+    return ScopeFamily(level.type, f"/{level.folder}/{{{param}}}", param, pattern, words, f"A {words}.")
+
+
+#: The defaults' families, one per served level, top first.
+FAMILIES = tuple(family(level) for level in SERVED_LEVELS)
+
+
+def _scope(ctx: Ctx, kind: str, given: object, lock: bool = False) -> Placement:
+    """The scope a defaults path names: the system, or a unit by its id (a cluster by its UUID, which the
+    route may give as a ``uuid.UUID``); 404 when there is no such unit."""
+    level = LEVEL_BY_TYPE[kind]
+    if not level.named:
         return Placement("system")
-    return ctx.placement(kind, parse_id(scope_id or "", f"{kind}Id"), lock=lock)
+    scope_id = str(given)
+    bad = malformed(kind, scope_id)
+    if bad is not None:
+        raise field_error((path_id(level)[0],), *bad)
+    unit = ctx.unit_id(kind, scope_id)
+    if unit is None:
+        raise not_found(f"{kind} {scope_id}")
+    return ctx.placement(kind, unit, lock=lock)
 
 
 def read_defaults(
@@ -98,10 +146,7 @@ def write_defaults(
                 document,
                 current,
                 ctx.subject,
-                department_id=place.department.id
-                if place.type == "department" and place.department
-                else None,
-                project_id=place.project.id if place.project else None,
+                **scope_columns(place.type, place.id),
             )
             if before is not None:
                 after = stored_org(ctx)

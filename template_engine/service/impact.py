@@ -196,7 +196,9 @@ def affected_body(found: list[Affected], stored: StoredOrg) -> list[dict[str, An
     for item, shown in zip(found, shown_changes(found), strict=True):
         template = item.diff.pair.template
         scope_ids = stored.units.ids.get(template.scope, (None, None))
-        scope_id = scope_ids[1] if template.scope.type == "project" else scope_ids[0]
+        scope_id: Any = scope_ids[1] if template.scope.type == "project" else scope_ids[0]
+        if template.scope.type == "cluster":  # Run:ai names a cluster by its UUID
+            scope_id = stored.units.clusters[str(template.scope.name)][0].uuid
         entry: dict[str, Any] = {
             "id": item.row.id if item.row is not None else None,
             "name": template.name,

@@ -10,7 +10,7 @@ nothing the service refuses:
 * no text of a request body holds a NUL character (``not: {pattern: "\\u0000"}``): the service refuses
   one anywhere in a body;
 * ``filterBy`` and ``assetIds`` carry their exact grammar (:attr:`.listing.Listing.pattern`,
-  :data:`.routes.assets.IDS_PATTERN`, declared with the parameters themselves).
+  :data:`.asset_queries.IDS_PATTERN`, declared with the parameters themselves).
 
 ``tests/service/test_openapi_limits.py`` compares the document with the service.
 """

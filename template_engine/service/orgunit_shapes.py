@@ -12,8 +12,9 @@ nothing and measures nothing: a project's phase is ``Unknown``, and no allocatio
 answered (Run:ai's fields for them are optional).
 
 Where the service differs from Run:ai's requests, it takes more, never less: ``clusterId`` and ``resources``
-may be left out (the service has no cluster; :data:`NO_CLUSTER` answers the first, ``[]`` the second), a
-``PUT`` may rename (``name``) and a project's ``PUT`` may move it to another department (``parentId``).
+may be left out (``clusterId`` in an org without clusters, where :data:`NO_CLUSTER` answers it; an org with
+clusters needs a department's; ``[]`` answers ``resources``), a ``PUT`` may rename (``name``) and a
+project's ``PUT`` may move it to another department (``parentId``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ __all__ = [
     "total_resources",
 ]
 
-#: The ``clusterId`` of a unit created without one: the nil UUID (this service has no cluster layer).
+#: The ``clusterId`` of a unit created without one in an org without clusters: the nil UUID.
 NO_CLUSTER = "00000000-0000-0000-0000-000000000000"
 #: What Run:ai's ``ProjectStatus.phaseMessage`` says here.
 PHASE_MESSAGE = "this service schedules nothing: no cluster reports the project's phase or quota usage"

@@ -13,14 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from template_engine.errors import Problem
+from template_engine.models.orgunit import UUID_PATTERN
 from template_engine.paths import Path
-from template_engine.scopes import LEVEL_BY_TYPE, level_of
+from template_engine.scopes import LEVEL_BY_TYPE, ScopeLevel, level_of
 from template_engine.service.context import SERVED_LEVELS, Ctx, Placement
 from template_engine.service.errors import ApiError, bad_request
 from template_engine.service.ids import EXPECTED as ID_EXPECTED
 from template_engine.service.ids import UUID_EXPECTED, id_number, is_uuid
 from template_engine.service.ids import refused as refused_id
-from template_engine.service.schemas import TENANT_ID
+from template_engine.service.schemas import ID_PATTERN, TENANT_ID
 
 
 def template_scope(ctx: Ctx, row: Any) -> Placement:
@@ -36,6 +37,15 @@ def malformed(scope_type: str, given: object) -> tuple[str, str] | None:
             None if is_uuid(given) else (f"must be {UUID_EXPECTED} (got {str(given)[:80]!r})", UUID_EXPECTED)
         )
     return None if id_number(given) is not None else (refused_id(given), ID_EXPECTED)
+
+
+def path_id(level: ScopeLevel) -> tuple[str, str]:
+    """The path parameter naming a unit of a named ``level`` and its pattern: a cluster's ``clusterUuid`` (as
+    Run:ai's cluster routes name it), a UUID; a department's ``departmentId`` or a project's ``projectId``, an
+    id."""
+    if level.type == "cluster":
+        return "clusterUuid", UUID_PATTERN
+    return str(level.id_field), ID_PATTERN
 
 
 def scope_of(

@@ -697,10 +697,12 @@ def listed_policies(
     scope: str | None,
     department_id: str | None,
     project_id: str | None,
+    cluster_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """The policies of every kind the caller may read (Run:ai's ``PolicyListResponse`` entries): those of
     ``workload_type``'s kind (a 400 for another type), of ``scope`` (``tenant`` is the system), of the
-    department ``department_id`` and its projects, of the project ``project_id``."""
+    cluster ``cluster_id`` (a UUID) and the scopes below it, of the department ``department_id`` and its
+    projects, of the project ``project_id``."""
     if workload_type is not None and workload_type not in WORKLOAD_TYPES:
         refuse(
             [
@@ -717,6 +719,8 @@ def listed_policies(
 
     def wanted(place: Placement) -> bool:
         if level is not None and place.type != level:
+            return False
+        if cluster_id is not None and (place.cluster is None or place.cluster.uuid != cluster_id.lower()):
             return False
         if department_id is not None and (
             place.department is None or str(place.department.id) != department_id

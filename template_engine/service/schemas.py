@@ -75,25 +75,22 @@ PATTERN_RULES: dict[str, str] = {
 }
 #: The scope types a template has (responses): the top scope is answered ``system``.  The levels the
 #: service serves, as the scope table names them (checked below).
-OwnScopeType = Literal["system", "department", "project"]
+OwnScopeType = Literal["system", "cluster", "department", "project"]
 #: The served levels as Run:ai names them in a policy's ``scope`` and an asset's ``meta.scope``.
-ServedScope = Literal["tenant", "department", "project"]
+ServedScope = Literal["tenant", "cluster", "department", "project"]
 assert get_args(ServedScope) == tuple(LEVEL_BY_TYPE[level].runai_scope for level in get_args(OwnScopeType))
 #: The scope types the service takes: Run:ai calls the top scope ``tenant``; ``system`` is this service's
 #: name for it (and Run:ai's internal one).
 SCOPE_TYPES = tuple(alias for level in get_args(OwnScopeType) for alias in LEVEL_BY_TYPE[level].aliases)
-_NO_CLUSTER = (
-    " (`cluster`, which Run:ai has, is refused with a 400 that says why: this service has no cluster layer)"
-)
-#: The scope types a request may name.  ``cluster`` is read, so that its 400 says why it is refused, but the
-#: OpenAPI document does not offer it: the document states what the service takes.
+#: The scope types a request may name: every level of the scope table, and ``tenant`` (the system's other
+#: name).
 ScopeType = Annotated[
     RunaiScopeType,
     WithJsonSchema(
         {
             "type": "string",
             "enum": list(SCOPE_TYPES),
-            "description": "system (or tenant), department or project" + _NO_CLUSTER,
+            "description": "system (or tenant), cluster, department or project",
         }
     ),
 ]
@@ -218,6 +215,7 @@ class TemplateRefOut(BaseModel):
 
 class PolicyRefOut(BaseModel):
     scope: ServedScope
+    clusterId: UUID | None = None
     departmentId: str | None = None
     projectId: int | None = None
     name: str
@@ -239,21 +237,21 @@ class AcceptedOut(BaseModel):
 
 
 #: The scope rule in the document: the top scope (``system`` or ``tenant``) takes no id but the tenant's own,
-#: a department or project scope needs one.
+#: a cluster, department or project scope needs one.
 SCOPE_ID_RULE: dict[str, Any] = {
     "if": {"properties": {"scopeType": {"enum": ["system", "tenant"]}}, "required": ["scopeType"]},
     "then": {"properties": {"scopeId": {"enum": [None, str(TENANT_ID), TENANT_ID]}}},
     "else": {"required": ["scopeId"], "properties": {"scopeId": {"type": ["string", "integer"]}}},
 }
 SCOPE_ID_WORDS = (
-    f"The department or project id. The system scope takes none, or the tenant's id {TENANT_ID} (tenant is "
-    "Run:ai's name for the system scope); any other is a 400."
+    "The cluster's UUID, or the department or project id. The system scope takes none, or the tenant's id "
+    f"{TENANT_ID} (tenant is Run:ai's name for the system scope); any other is a 400."
 )
 
 
 class TemplateCreateMeta(_Body):
     """A template's scope: the top scope (``system``, or ``tenant`` as Run:ai calls it) without ``scopeId``,
-    or a department or project by id.  ``cluster`` is refused: this service has no cluster layer."""
+    a cluster by its UUID, or a department or project by id."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=SCOPE_ID_RULE)
 
@@ -547,26 +545,34 @@ class _Audited(BaseModel):
 
 # -- policies -----------------------------------------------------------------------------------------------
 
-#: Run:ai's ``PolicyScope`` parameter (``tenant`` is the top scope; ``system`` is taken as its other name;
-#: ``cluster`` is read and refused with a 400 that says why, and not offered by the document).
+#: Run:ai's ``PolicyScope`` parameter (``tenant`` is the top scope; ``system`` is taken as its other name).
 PolicyScopeType = Annotated[
     RunaiScopeType,
     WithJsonSchema(
         {
             "type": "string",
-            "enum": ["tenant", "system", "department", "project"],
-            "description": "tenant (or system), department or project" + _NO_CLUSTER,
+            "enum": ["tenant", "system", "cluster", "department", "project"],
+            "description": "tenant (or system), cluster, department or project",
         }
     ),
 ]
 _NULL = {"type": "null"}
-#: Which ids each policy scope takes, in the document as the service enforces it (``routes/policies._place``):
-#: the tenant none, a department its ``departmentId`` and no ``projectId``, a project its ``projectId``.
+#: Which ids each policy scope takes, in the document as the service enforces it
+#: (:func:`~.placements.policy_scope`): the tenant none, a cluster its ``clusterId`` and no ``departmentId``
+#: or ``projectId``, a department its ``departmentId`` and no ``projectId``, a project its ``projectId`` (an
+#: id of a level above is taken when it is the scope's own).
 POLICY_SCOPE_RULE: dict[str, Any] = {
     "allOf": [
         {
             "if": {"properties": {"scope": {"enum": ["tenant", "system"]}}, "required": ["scope"]},
-            "then": {"properties": {"departmentId": _NULL, "projectId": _NULL}},
+            "then": {"properties": {"clusterId": _NULL, "departmentId": _NULL, "projectId": _NULL}},
+        },
+        {
+            "if": {"properties": {"scope": {"const": "cluster"}}, "required": ["scope"]},
+            "then": {
+                "required": ["clusterId"],
+                "properties": {"clusterId": {"not": _NULL}, "departmentId": _NULL, "projectId": _NULL},
+            },
         },
         {
             "if": {"properties": {"scope": {"const": "department"}}, "required": ["scope"]},
@@ -593,10 +599,10 @@ class PolicyMetaIn(_Body):
     """Run:ai's ``PolicyCreationFields``: which scope's policy a write is for.  ``name`` and ``scope`` are
     required (its ``required``); ``projectId`` is an integer (``ProjectIdOptional``), ``departmentId`` a
     department id (``DepartmentIdOptional``, a string whose example is ``2``: both are taken).  The service
-    names a policy after its scope: ``name`` is checked and not stored; there is no cluster layer,
-    ``clusterId`` is not used.  The tenant takes no id, a department its ``departmentId`` only, a project its
-    ``projectId`` (:data:`POLICY_SCOPE_RULE`).  The read-only fields of ``PolicyMeta`` (``id``, the audit
-    fields) are unknown fields here: a 400 names each."""
+    names a policy after its scope: ``name`` is checked and not stored.  The tenant takes no id, a cluster its
+    ``clusterId`` (its UUID), a department its ``departmentId``, a project its ``projectId``; the id of a
+    level above may be given when it is the scope's own (:data:`POLICY_SCOPE_RULE`).  The read-only fields of
+    ``PolicyMeta`` (``id``, the audit fields) are unknown fields here: a 400 names each."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=POLICY_SCOPE_RULE)
 
@@ -664,6 +670,7 @@ class PolicyMetaOut(_Audited):
     id: UUID
     name: str
     scope: ServedScope
+    clusterId: UUID | None = None
     departmentId: str | None = None
     projectId: int | None = None
     tenantId: int
@@ -699,8 +706,8 @@ class WorkloadSupportedTypesIn(_Body):
 
 class AssetCreationMetaIn(_Body):
     """Run:ai's ``AssetCreationRequest``: the name and description of the folder's asset meta, the scope
-    (``tenant``, ``department`` with ``departmentId``, ``project`` with ``projectId``; ``system`` and
-    ``cluster`` are refused), and the fields that compose nothing here, stored as given."""
+    (``tenant``, ``cluster`` with ``clusterId``, ``department`` with ``departmentId``, ``project`` with
+    ``projectId``; ``system`` is refused), and the fields that compose nothing here, stored as given."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     name: Name

@@ -122,6 +122,11 @@ def template_source(row: TemplateRow) -> Source:
 CLUSTER_SOURCE = "db:cluster-settings"
 
 
+def cluster_unit_file(name: str) -> str:
+    """The file that names a cluster's stored settings in problems and sources."""
+    return f"db:clusters/{name}"
+
+
 def stored_cluster_unit(
     row: ClusterUnitRow, departments: tuple[str, ...]
 ) -> tuple[ClusterEntry, list[Problem]]:
@@ -130,7 +135,7 @@ def stored_cluster_unit(
     ``db:clusters/NAME``)."""
     if row.settings is None:
         return ClusterEntry(row.name, departments), []
-    file = f"db:clusters/{row.name}"
+    file = cluster_unit_file(row.name)
     audit = replace(row.audit, version=row.settings_version)
     settings = stored_model(ClusterSettings, "cluster-unit", str(row.id), audit, row.settings)
     if isinstance(settings, list):
@@ -203,7 +208,7 @@ def org_of_rows(
         entry, problems = stored_cluster_unit(unit_row, unit_departments)
         entries[entry.name] = entry
         if problems:
-            broken[f"db:clusters/{entry.name}"] = tuple(problems)
+            broken[cluster_unit_file(entry.name)] = tuple(problems)
     broken_refs: dict[tuple[str, ...], str] = {}
     layers: dict[Scope, Defaults] = {}
     for scope, row in defaults:

@@ -1,14 +1,14 @@
 """Workload submission of every kind: a body in, the stored workload or one 400 with every problem out.
 
 A submission of a kind composes that kind (:func:`~template_engine.compose.compose` with ``kind=``): the
-project's defaults (system, department, project), the template named by ``templateId`` (which must be visible
-from the project, and of the kind: else a 400 naming both kinds) and the submitted ``spec`` (and, distributed,
-``masterSpec``: the highest layer); a bare submission's ``spec`` is held to the kind's spec model.  It is
-refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``): what the schema refuses,
-keyed-list items without their key, unknown projects and templates, and every runnable issue of what remains
-once the refused parts are set aside.  Otherwise the workload is stored with its kind and the effective spec
-(``combinedSpec``; a distributed ``masterSpec`` is the separately composed master, ``null`` when the master
-is the worker or there is none).
+project's defaults (system, cluster, department, project), the template named by ``templateId`` (which must be
+visible from the project, and of the kind: else a 400 naming both kinds) and the submitted ``spec`` (and,
+distributed, ``masterSpec``: the highest layer); a bare submission's ``spec`` is held to the kind's spec
+model.  It is refused with one 400 that names every problem (Run:ai's ``SubmissionErrorV2``): what the schema
+refuses, keyed-list items without their key, unknown projects and templates, a ``clusterId`` that is not the
+project's cluster's, and every runnable issue of what remains once the refused parts are set aside.
+Otherwise the workload is stored with its kind and the effective spec (``combinedSpec``; a distributed
+``masterSpec`` is the separately composed master, ``null`` when the master is the worker or there is none).
 
 Pull secrets a kind's composition has no field for are set aside while composing and added to what it
 composed: a distributed ``masterSpec``'s own (Run:ai's ``MasterSpec`` has them; templates and defaults keep
@@ -160,6 +160,16 @@ def _project(ctx: Ctx, project_id: str) -> tuple[Placement | None, list[Problem]
         return None, list(exc.problems)
 
 
+def _cluster_problems(view: Placement, given: object) -> list[Problem]:
+    """In an org with clusters, a submission's ``clusterId`` is its project's cluster's UUID (a ``clusterId``
+    that is not a UUID is the schema's problem); without clusters, it is stored as given."""
+    cluster = view.cluster
+    if cluster is None or not isinstance(given, str) or given.lower() == cluster.uuid:
+        return []
+    where = f"project {view.project.name if view.project else ''} is in cluster {cluster.name}"
+    return [Problem(f"{where} ({cluster.uuid}), not {given}", ("clusterId",), None, cluster.uuid)]
+
+
 def _layers(
     raw: dict[str, Any], problems: list[Problem], shapes: WorkloadShapes
 ) -> tuple[_Composable | None, Submission, list[Any]]:
@@ -248,7 +258,7 @@ def submit(kind: WorkloadKind, principal: Principal, raw: dict[str, Any], store:
     issues: list[dict[str, Any]] = []
     with store.write(principal) as ctx:
         view, more = _project(ctx, part.projectId) if part is not None else (None, [])
-        problems += more
+        problems += more + (_cluster_problems(view, raw.get("clusterId")) if view is not None else [])
         if view is not None:
             ctx.access.require_write(view.ref)
         row, own, more = _template(ctx, part.templateId, view, kind) if part and view else (None, None, [])
@@ -282,7 +292,7 @@ def submit(kind: WorkloadKind, principal: Principal, raw: dict[str, Any], store:
             "requested_name": body.name,
             "project_id": view.project.id,
             "department_id": view.department.id,
-            "cluster_id": str(body.clusterId),
+            "cluster_id": view.cluster.uuid if view.cluster is not None else str(body.clusterId),
             "template_id": row.id if row is not None else None,
             "desired_phase": "Running",
             "actual_phase": "Creating",

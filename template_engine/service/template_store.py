@@ -21,7 +21,7 @@ from template_engine.scopes import LEVEL_BY_ALIAS
 from template_engine.service.auth import Principal
 from template_engine.service.bodies import pruned, refuse, schema_problems, under
 from template_engine.service.cache import uncommitted
-from template_engine.service.cluster_api import composition_resolver, manifests_body
+from template_engine.service.cluster_api import composition_resolver, manifests_body, settings_for
 from template_engine.service.composer import (
     Composed,
     asset_scope_problems,
@@ -322,8 +322,11 @@ def template_manifests(
 ) -> dict[str, Any]:
     """The objects and claims a template becomes, seen from its scope or a project below it."""
     with store.read(principal) as ctx:
-        outcome, body = _seen(ctx, template_id, kind, project_id)[1]
-        cluster = ctx.repo.cluster_settings() if annotate else None
+        row, own = _load(ctx, template_id, kind)
+        ctx.access.require_read(own.ref)
+        view = view_from_query(ctx, own, project_id)
+        outcome, body = composed(ctx, row, own, view)
+        cluster = settings_for(ctx, view) if annotate else None
     if isinstance(outcome, list):
         return manifests_body(None, body["runnable"], bool(annotate), None)
     resolve = composition_resolver(outcome, cluster)

@@ -12,7 +12,12 @@ from typing import Any
 
 from template_engine.kinds import DISTRIBUTED, WorkloadKind, kind_named
 from template_engine.service.auth import Principal
-from template_engine.service.cluster_api import manifests_body, workload_manifests, workload_resolver
+from template_engine.service.cluster_api import (
+    manifests_body,
+    settings_for,
+    workload_manifests,
+    workload_resolver,
+)
 from template_engine.service.composer import timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.errors import ApiError, not_found
@@ -154,12 +159,12 @@ def manifests_of(
     store: Store, principal: Principal, workload_id: uuid.UUID, annotate: bool
 ) -> dict[str, Any]:
     """The objects of a distributed workload: its stored effective spec, named after the workload, in its
-    project's namespace and queue, rendered with the org's cluster settings as they are now."""
+    project's namespace and queue, rendered with its cluster's settings as they are now."""
     with store.read(principal) as ctx:
         row = _load(ctx, workload_id, write=False, kind=DISTRIBUTED)
         place = _readable(ctx, row)
         project = place.project.name if place is not None and place.project is not None else None
-        cluster = ctx.repo.cluster_settings()
+        cluster = settings_for(ctx, place)
     manifests, runnable = workload_manifests(row, project, cluster)
     return manifests_body(manifests, runnable, annotate, workload_resolver(row, cluster))
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import Ids
 
 from template_engine.kinds import KINDS
-from template_engine.service.routes.assets import SUPPORT_FILTERS
+from template_engine.service.asset_store import SUPPORT_FILTERS
 
 ENVIRONMENT = "/api/v1/asset/environment"
 COMPUTE = "/api/v1/asset/compute"

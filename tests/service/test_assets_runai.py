@@ -601,7 +601,7 @@ def test_the_example_org_s_assets_answer_in_run_ai_s_shapes(http: httpx.Client) 
     ("meta", "field", "words"),
     [
         ({"scope": "system"}, "meta.scope", "system assets are Run:ai's own"),
-        ({"scope": "cluster"}, "meta.scope", "no clusters"),
+        ({"scope": "cluster"}, "meta.clusterId", "needs its clusterId"),
         ({"scope": "department", "departmentId": "999"}, "meta.departmentId", "unknown department"),
         ({"scope": "department"}, "meta.departmentId", "needs its departmentId"),
         ({"scope": "project", "projectId": 999}, "meta.projectId", "unknown project"),

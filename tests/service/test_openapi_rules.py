@@ -19,6 +19,8 @@ from sdk_helpers import service_document
 T = "/api/v1/workload-templates/distributed"
 P = "/api/v2/policy/distributed"
 AVAILABLE = "/api/v1/workload-templates/name-availability"
+#: A cluster UUID (of no cluster: the bodies with it are refused before it is looked up).
+NO_CLUSTER = "00000000-0000-0000-0000-0000000000aa"
 
 
 @functools.cache
@@ -65,6 +67,8 @@ REFUSED_BODIES = [
     ("POST", T, {**_template(scopeType="system"), "spec": {"security": {"runAsUid": 2**63}}}),
     ("POST", T, {**_template(scopeType="system"), "spec": {"security": {"runAsGid": -(2**63) - 1}}}),
     ("PUT", P, _policy(scope="cluster")),
+    ("PUT", P, _policy(scope="cluster", clusterId=NO_CLUSTER, departmentId="{research}")),
+    ("PUT", P, _policy(scope="tenant", clusterId=NO_CLUSTER)),
     ("PUT", P, _policy(scope="tenant", projectId="{vision}")),
     ("PUT", P, _policy(scope="tenant", departmentId="{research}")),
     ("PUT", P, _policy(scope="department", projectId="{vision}", departmentId="{research}")),
@@ -121,22 +125,24 @@ def test_a_body_the_service_takes_the_document_takes(client: Any, ids: Ids, case
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "params", "name"),
+    ("method", "path", "params", "name", "needed"),
     [
-        ("GET", AVAILABLE, {"templateName": "free", "scopeType": "cluster"}, "scopeType"),
-        ("GET", P, {"scope": "cluster"}, "scope"),
-        ("DELETE", P, {"scope": "cluster"}, "scope"),
+        ("GET", AVAILABLE, {"templateName": "free", "scopeType": "cluster"}, "scopeType", "scopeId"),
+        ("GET", P, {"scope": "cluster"}, "scope", "clusterId"),
+        ("DELETE", P, {"scope": "cluster"}, "scope", "clusterId"),
     ],
 )
-def test_a_parameter_the_service_refuses_the_document_refuses(
-    client: Any, method: str, path: str, params: dict[str, str], name: str
+def test_the_document_offers_the_cluster_scope_and_the_service_wants_its_id(
+    client: Any, method: str, path: str, params: dict[str, str], name: str, needed: str
 ) -> None:
     response = client.request(method, path, params=params)
     assert response.status_code == 400
-    assert "no cluster scope" in response.json()["details"]
+    assert [p["field"] for p in response.json()["problems"]] == [needed]
+    assert "cluster" in response.json()["details"]
     schema = _parameter_schema(method, path, name)
-    assert _errors(schema, params[name])
+    assert _errors(schema, "cluster") == []
     assert _errors(schema, "tenant") == []
+    assert _errors(schema, "region")
 
 
 def test_the_documents_numbers_carry_run_ai_s_bounds() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from template_engine.scopes import LEVELS
-from template_engine.service.auth import Access, Principal
+from template_engine.service.auth import Access, Principal, ScopeRef
 from template_engine.service.context import SERVED_LEVELS, Placement
 from template_engine.service.org_units import UNIT_LEVELS
 from template_engine.service.routes.orgunits import router
@@ -44,8 +44,10 @@ def test_who_manages_a_unit_is_decided_by_its_parent_scope() -> None:
     system = Placement("system")
     research, sales = system.below("department", RESEARCH), system.below("department", SALES)
     admin = Access(Principal("a", "system-admin"), None)
-    head = Access(Principal("b", "department-admin", department="research"), "research")
-    editor = Access(Principal("c", "project-editor", project="vision"), "research")
+    # bound as Store._access binds them: to the unit, with the units above it
+    head = Access(Principal("b", "department-admin", department="research"), "research", research.ref)
+    vision = ScopeRef("project", department="research", project="vision")
+    editor = Access(Principal("c", "project-editor", project="vision"), "research", vision)
     assert all(admin.can_manage_units(place.ref) for place in (system, research, sales))
     assert head.can_manage_units(research.ref)
     assert not head.can_manage_units(sales.ref) and not head.can_manage_units(system.ref)

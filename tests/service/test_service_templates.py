@@ -137,7 +137,7 @@ def test_create_in_department_and_project_scopes(client: Any, ids: Ids) -> None:
         ({"name": "x", "scopeType": "project", "scopeId": "999"}, "meta.scopeId"),
         ({"name": "x", "scopeType": "system", "scopeId": "2"}, "meta.scopeId"),  # 1 is the tenant's id
         ({"name": "x", "scopeType": "tenant", "scopeId": "2"}, "meta.scopeId"),
-        ({"name": "x", "scopeType": "cluster"}, "meta.scopeType"),
+        ({"name": "x", "scopeType": "cluster"}, "meta.scopeId"),  # a cluster scope needs its UUID
         ({"name": "-x-", "scopeType": "system"}, "meta.name"),
         ({"name": "x" * 254, "scopeType": "system"}, "meta.name"),
         ({"name": "x", "scopeType": "system", "description": "d" * 251}, "meta.description"),

@@ -5,34 +5,30 @@ source as Run:ai's ``DatasourceListResponse``.
 
 A body is Run:ai's ``*CreationRequest`` / ``*UpdateRequest``; the database keeps the templates folder's
 document of the asset (:mod:`..asset_shapes` translates the ``spec`` both ways), held to the same rules as an
-asset file.  ``meta`` answers as Run:ai's ``AssetMeta``: the scope (``tenant``, ``department``, ``project``)
-is stored in ``tables.assets``, the fields that compose nothing here (``workloadSupportedTypes``,
-``autoDelete``, ``private``, ``clusterId``) as given.  Names are unique per folder kind across the org
-(every data source kind shares one namespace, as the folder's ``assets/datasources/``); templates refer to
-assets by name and policies impose data sources by name, so an asset that templates use or a policy imposes
-is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads assets; system
-admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and reads asked
-``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter by the
-workload kinds an asset may be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``,
-``distributedFramework``: :class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes``.
+asset file.  ``meta`` answers as Run:ai's ``AssetMeta``: the scope (``tenant``, ``cluster``, ``department``,
+``project``) is stored in ``tables.assets``, the fields that compose nothing here (``workloadSupportedTypes``,
+``autoDelete``, ``private``, and ``clusterId``: a cluster asset's UUID) as given.  Names are unique per folder
+kind across the org (every data source kind shares one namespace, as the folder's ``assets/datasources/``);
+templates refer to assets by name and policies impose data sources by name, so an asset that templates use or
+a policy imposes is neither deleted nor renamed: 409 with those templates and policies.  Every caller reads
+assets; system admins change them.  Creates, updates and deletes answer 202, as Run:ai declares.  Lists and
+reads asked ``complyToProject`` give each asset Run:ai's ``compliance`` (:mod:`..compliance`).  Lists filter
+by scope (``scope``, ``clusterId``, ``departmentId``, ``projectId``) and by the workload kinds an asset may
+be used by (``isDistributed``, ``isTraining``, ``isWorkspace``, ``isInference``, ``distributedFramework``:
+:class:`~..asset_store.Supported`), read from its stored ``workloadSupportedTypes`` (:mod:`..asset_queries`).
 """
 
 # No ``from __future__ import annotations``: the routes are made by a factory and FastAPI must see the
 # parameter types themselves, not their names.
 
-import inspect
 import uuid
-from collections.abc import Callable
-from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import WithJsonSchema
 
-from template_engine.models.spec_items import DistributedFramework
 from template_engine.service import asset_store as assets
+from template_engine.service.asset_queries import ListFilters
 from template_engine.service.asset_shapes import KINDS, RunaiKind
-from template_engine.service.asset_store import FRAMEWORK_FILTER, IDS, SUPPORT_FILTERS, Supported
 from template_engine.service.compliance import (
     Comply,
     ComplyToProject,
@@ -58,91 +54,6 @@ from template_engine.service.schemas import (
 )
 
 router = APIRouter(prefix="/api/v1/asset", tags=["Assets"], route_class=JsonRoute)
-
-
-def _supported_dependency() -> Callable[..., Supported]:
-    """The dependency that reads the kind filters: one boolean query parameter per
-    :data:`SUPPORT_FILTERS` entry and ``distributedFramework``, declared from the table (its signature is
-    made here, so the OpenAPI document lists each)."""
-
-    def supported(**given: Any) -> Supported:
-        fields = frozenset(
-            SUPPORT_FILTERS[name] for name, value in given.items() if name in SUPPORT_FILTERS and value
-        )
-        return Supported(fields, given.get(FRAMEWORK_FILTER))
-
-    params = [
-        inspect.Parameter(
-            name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=None,
-            annotation=Annotated[
-                bool | None,
-                Query(
-                    description=f"true: only assets a workload of type {field} may use (all but those whose "
-                    f"workloadSupportedTypes says {field}: false); false: no filter."
-                ),
-            ],
-        )
-        for name, field in SUPPORT_FILTERS.items()
-    ]
-    frameworks = ", ".join(get_args(DistributedFramework))
-    params.append(
-        inspect.Parameter(
-            FRAMEWORK_FILTER,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=None,
-            annotation=Annotated[
-                DistributedFramework | None,
-                Query(
-                    description="Only assets a distributed workload of this framework may use: not "
-                    "distributed: false, and a workloadSupportedTypes.distFramework of none or this one "
-                    f"({frameworks})."
-                ),
-            ],
-        )
-    )
-    supported.__signature__ = inspect.Signature(params, return_annotation=Supported)  # type: ignore[attr-defined]
-    return supported
-
-
-SupportedQ = Annotated[Supported, Depends(_supported_dependency())]
-
-
-# -- in use ---------------------------------------------------------------------------------------------
-
-
-# -- the routes of one kind -----------------------------------------------------------------------------
-
-
-Name = Annotated[str | None, Query(description="Only the asset of this name (Run:ai's AssetNameFilter).")]
-ScopeQ = Annotated[
-    str | None,
-    Query(description="Only assets of this scope: tenant, department or project (AssetScopeFilter)."),
-]
-ProjectQ = Annotated[
-    int | None,
-    Query(
-        alias="projectId",
-        description="With scope=project, that project's assets; otherwise the assets of the project, its "
-        "department and the tenant (AssetProjectFilter).",
-    ),
-]
-DepartmentQ = Annotated[
-    str | None,
-    Query(
-        alias="departmentId",
-        description="With scope=department, that department's assets; otherwise the department's and the "
-        "tenant's (AssetDepartmentFilter).",
-    ),
-]
-#: What the OpenAPI document says of ``assetIds``: what :data:`~..asset_store.IDS` takes (issue 30: it took
-#: ``assetIds=``).
-IDS_PATTERN = f"^{IDS.pattern}(?![\\s\\S])"
-IdsQ = Annotated[
-    Annotated[str, WithJsonSchema({"type": "string", "pattern": IDS_PATTERN})] | None,
-    Query(alias="assetIds", description="Only these assets: UUIDs separated by commas."),
-]
 
 
 def _routes(kind: RunaiKind) -> None:
@@ -172,12 +83,7 @@ def _routes(kind: RunaiKind) -> None:
         request: Request,
         principal: Auth,
         store: StoreDep,
-        supported: SupportedQ,
-        name: Name = None,
-        scope: ScopeQ = None,
-        project_id: ProjectQ = None,
-        department_id: DepartmentQ = None,
-        asset_ids: IdsQ = None,
+        supported: ListFilters,
         complyToProject: ComplyToProject = None,
         complyToWorkloadType: ComplyToWorkloadType = None,
         complyToReplicaType: ComplyToReplicaType = None,
@@ -257,12 +163,7 @@ def list_datasources(
     request: Request,
     principal: Auth,
     store: StoreDep,
-    supported: SupportedQ,
-    name: Name = None,
-    scope: ScopeQ = None,
-    project_id: ProjectQ = None,
-    department_id: DepartmentQ = None,
-    asset_ids: IdsQ = None,
+    supported: ListFilters,
     complyToProject: ComplyToProject = None,
     complyToWorkloadType: ComplyToWorkloadType = None,
     complyToReplicaType: ComplyToReplicaType = None,

@@ -1,5 +1,6 @@
-"""Org defaults per scope: ``/api/v1/defaults/{system | departments/ID | projects/ID}``, the four routes of
-each written once (:func:`_routes`, over the scope families of :data:`FAMILIES`).
+"""Org defaults per scope: ``/api/v1/defaults/{system | clusters/UUID | departments/ID | projects/ID}``, the
+four routes of each written once (:func:`_routes`, over the scope families of
+:data:`~..defaults_store.FAMILIES`).
 
 Each holds the layer document a ``defaults.yaml`` holds (``spec``, ``masterSpecSameAsWorker``,
 ``master: {spec}``).  A scope that never had defaults reads as ``{}`` with ETag ``"0"``; PUT replaces, PATCH
@@ -17,18 +18,19 @@ same call (:func:`~..defaults_store.write_defaults`).
 # No ``from __future__ import annotations``: the routes are made by a factory (:func:`_routes`) and FastAPI
 # must see the annotations themselves, not their names.
 
-from dataclasses import dataclass
+import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
-from template_engine.scopes import ScopeLevel
 from template_engine.service.auth import Principal
-from template_engine.service.context import SERVED_LEVELS, Store
+from template_engine.service.context import Store
 from template_engine.service.defaults_store import (
+    FAMILIES,
     Change,
+    ScopeFamily,
     delete_defaults,
     patching,
     read_defaults,
@@ -49,7 +51,7 @@ from template_engine.service.routes.common import (
     json_response,
     no_content,
 )
-from template_engine.service.schemas import ID_PATTERN, DefaultsDocument, DefaultsPatch
+from template_engine.service.schemas import UUID_PATTERN, DefaultsDocument, DefaultsPatch
 
 router = APIRouter(prefix="/api/v1/defaults", tags=["Org defaults"], route_class=JsonRoute)
 
@@ -84,38 +86,6 @@ def _write(
 # -- the routes, one family per scope kind ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeFamily:
-    """One kind of scope with defaults: its path under ``/api/v1/defaults``, the path parameter naming it
-    (``None``: the one system scope), how the docs name its defaults, and what reading them says.  A family
-    is a served level of the scope table (:func:`family`)."""
-
-    kind: str
-    path: str
-    param: str | None
-    defaults: str
-    reads: str
-
-    @property
-    def missing(self) -> tuple[int, ...]:
-        """404 for an unknown id in the path; the system scope always exists."""
-        return (404,) if self.param else ()
-
-
-def family(level: ScopeLevel) -> ScopeFamily:
-    """The defaults' family of a level: ``/system`` for the top, ``/<folder>/{<id field>}`` for the others."""
-    if not level.named:
-        reads = f"The {level.type} defaults (``{{}}`` when there are none)."
-        return ScopeFamily(level.type, f"/{level.type}", None, f"the {level.type} defaults", reads)
-    path = f"/{level.folder}/{{{level.id_field}}}"
-    return ScopeFamily(
-        level.type, path, level.id_field, f"a {level.type}'s defaults", f"A {level.type}'s defaults."
-    )
-
-
-FAMILIES = tuple(family(level) for level in SERVED_LEVELS)
-
-
 def _no_id() -> None:
     return None
 
@@ -124,7 +94,9 @@ def _scope_id(family: ScopeFamily) -> Any:
     """The handlers' annotation of the scope's id: the path parameter ``family.param`` (an id), or nothing."""
     if family.param is None:
         return Annotated[None, Depends(_no_id)]
-    return Annotated[str, PathParam(pattern=ID_PATTERN, alias=family.param)]
+    if family.pattern == UUID_PATTERN:  # a cluster's UUID, routed as one (:func:`.common.typed_path`)
+        return Annotated[uuid.UUID, PathParam(alias=family.param)]
+    return Annotated[str, PathParam(pattern=family.pattern, alias=family.param)]
 
 
 def _routes(family: ScopeFamily) -> None:

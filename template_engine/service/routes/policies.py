@@ -72,7 +72,7 @@ ProjectQuery = Annotated[
     str | None, Query(pattern=ID_PATTERN, description="The project, with scope=project.")
 ]
 ClusterQuery = Annotated[uuid.UUID | None, Query(description="The cluster, with scope=cluster.")]
-ApproveQuery = Annotated[bool | None, Query(description="Not used: this service has no cluster layer.")]
+ApproveQuery = Annotated[bool | None, Query(description="Not used: no cluster approves a policy here.")]
 ValidateOnly = Annotated[
     bool | None,
     Query(
@@ -199,10 +199,7 @@ WorkloadTypeQuery = Annotated[
         json_schema_extra={"enum": WORKLOAD_TYPES},
     ),
 ]
-ListScopeQuery = Annotated[
-    PolicyScopeType | None,
-    Query(description="Only the policies of this scope (cluster: none, this service has no cluster scope)."),
-]
+ListScopeQuery = Annotated[PolicyScopeType | None, Query(description="Only the policies of this scope.")]
 
 
 @router.get("", response_model=PolicyListOut, responses=errors())
@@ -217,14 +214,14 @@ def list_policies(
     projectId: Annotated[
         str | None, Query(pattern=ID_PATTERN, description="Only the project's policies.")
     ] = None,
-    clusterId: ClusterQuery = None,
+    clusterId: Annotated[uuid.UUID | None, Query(description="Only the cluster's, and below it.")] = None,
     includeFallbackPolicies: Annotated[
         bool | None, Query(description="Not used: this service has no fallback policies.")
     ] = None,
 ) -> JSONResponse:
     """The policies of every kind the caller may read (Run:ai's ``PolicyListResponse``): distributed first,
     then each kind of :data:`~template_engine.kinds.KINDS`, each by scope, filtered by ``workloadType``,
-    ``scope``, ``departmentId`` (the department's and its projects') and ``projectId``."""
+    ``scope``, ``clusterId``, ``departmentId`` (the unit's and those below it) and ``projectId``."""
     with store.read(principal) as ctx:
-        found = listed_policies(ctx, workloadType, scope, departmentId, projectId)
+        found = listed_policies(ctx, workloadType, scope, departmentId, projectId, _text(clusterId))
     return json_response({"policies": found})

@@ -148,7 +148,7 @@ def name_availability(
         ),
     ],
     scopeType: ScopeType,
-    scopeId: Annotated[str | None, Query(max_length=18, description=SCOPE_ID_WORDS)] = None,
+    scopeId: Annotated[str | None, Query(max_length=36, description=SCOPE_ID_WORDS)] = None,
 ) -> Response:
     """204 when create would take the name in that scope; 400 for a name create refuses (the same rules), 409
     when a template of that name, of any kind, exists (Run:ai's ``409Conflict`` here; create answers that
