@@ -219,9 +219,12 @@ class Org:
 
     def check_cluster(self, cluster: str) -> None:
         if cluster not in self.clusters:
-            raise NotFoundError(
-                [Problem(f"unknown cluster {cluster!r}", (), None, _known(list(self.clusters)))]
+            expected = (
+                _known(list(self.clusters))
+                if self.clusters
+                else "no --cluster: org.yaml names no clusters (the org runs on one, set by cluster.yaml)"
             )
+            raise NotFoundError([Problem(f"unknown cluster {cluster!r}", (), None, expected)])
 
     def settings_of(self, view: View) -> tuple[ClusterSettings, Source | None]:
         """The cluster settings a view's workloads run with, and where they were read: its cluster's, or the
@@ -357,7 +360,7 @@ class Org:
                             f"template {name!r} exists in several scopes ({where})",
                             (),
                             None,
-                            "--project or --department to say which view to compose",
+                            "--project, --department or --cluster to say which view to compose",
                         )
                     ]
                 )

@@ -207,7 +207,7 @@ def test_a_change_to_one_cluster_s_files_touches_that_cluster_s_pairs_only() -> 
         ),
         (
             {**FILES, "org.yaml": ORG + "- name: north\n  departments:\n  - name: research\n"},
-            "department 'research' is listed twice",
+            "department 'research' is listed twice (in cluster 'east' and in cluster 'north')",
         ),
         (
             {**FILES, "clusters/east/cluster.yaml": "namespacePatern: x-{project}\n"},

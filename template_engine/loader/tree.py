@@ -379,13 +379,22 @@ def _org_document(files: sources.Source) -> OrgDocument:
                 )
             )
     seen: dict[str, str] = {}
-    seen_departments: set[str] = set()
+    seen_departments: dict[str, Path] = {}
     for at, dept in department_entries(doc):
         if dept.name in seen_departments:
+            where = ""
+            if at[0] == "clusters" and doc.clusters is not None:
+                first = doc.clusters[int(str(seen_departments[dept.name][1]))].name
+                where = f" (in cluster {first!r} and in cluster {doc.clusters[int(str(at[1]))].name!r})"
             problems.append(
-                Problem(f"department {dept.name!r} is listed twice", at, locate("org.yaml", source.lines, at))
+                Problem(
+                    f"department {dept.name!r} is listed twice{where}",
+                    at,
+                    locate("org.yaml", source.lines, at),
+                    "department names unique across the org: a department belongs to one cluster",
+                )
             )
-        seen_departments.add(dept.name)
+        seen_departments.setdefault(dept.name, at)
         for p_index, project in enumerate(dept.project_names()):
             path = (*at, "projects", p_index)
             if project in seen:

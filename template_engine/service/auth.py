@@ -78,8 +78,10 @@ ROLE_LEVEL: dict[str, str | None] = {
 def _binding_problem(role: str, given: dict[str, str | None]) -> str | None:
     """Why a role binding's fields do not fit its role: the role's level's field, and only it."""
     wanted = ROLE_LEVEL[role]
+    if wanted is not None and given.get(wanted) is None:
+        return f"role {role} needs {wanted}: the name of the {wanted} it is bound to"
     for field, value in given.items():
-        if (value is not None) != (field == wanted):
+        if value is not None and field != wanted:
             return f"{field} goes with role {_ROLE_OF[field]}, and only with it"
     return None
 

@@ -23,10 +23,14 @@ from template_engine.service.cluster_api import check_settings, settings_body
 from template_engine.service.composer import timestamp
 from template_engine.service.context import Ctx, Placement, Store
 from template_engine.service.documents import strip_nulls
-from template_engine.service.errors import ApiError, not_found
+from template_engine.service.errors import ApiError, field_error, not_found
 from template_engine.service.etags import check_if_match
 from template_engine.service.schemas import TENANT_ID, Name
 from template_engine.service.storage.repository import CLUSTERS, ClusterUnitRow, Repository
+
+#: The most clusters an org may have: every list of them is answered whole, and every department's
+#: refusal names them (docs/decisions.md).
+MAX_CLUSTERS = 100
 
 
 class ClusterCreate(BaseModel):
@@ -90,7 +94,14 @@ def create_cluster(store: Store, principal: Principal, body: ClusterCreate) -> d
             raise ApiError(
                 409, problems=[Problem(f"a cluster named {body.name!r} already exists", ("name",))]
             )
-        first = not ctx.repo.units(CLUSTERS)
+        known = ctx.repo.units(CLUSTERS)
+        if len(known) >= MAX_CLUSTERS:
+            raise ApiError(
+                413,
+                f"The org has {len(known)} clusters, the most it may have ({MAX_CLUSTERS}); "
+                "delete one first.",
+            )
+        first = not known
         runai = body.model_dump(exclude={"name"}, exclude_none=True)
         cluster_id = ctx.repo.add_cluster(str(uuid.uuid4()), body.name, runai, ctx.subject)
         if first:
@@ -149,6 +160,7 @@ def read_settings(
             row = ctx.repo.cluster_settings()
             return settings_body(row, effective), row.audit.version if row else 0
         unit = _cluster(ctx, str(cluster))
+        ctx.access.require_read(Placement("system").below("cluster", unit).ref)
     body = dict(unit.settings or {})
     if effective:
         body = ClusterSettings.model_validate(body).model_dump(mode="json")
@@ -169,6 +181,12 @@ def write_settings(
     with store.write(principal) as ctx:
         if cluster is None:
             ctx.access.require_admin()
+            if ctx.repo.units(CLUSTERS):
+                raise field_error(
+                    ("clusterId",),
+                    "the org has clusters: each has its own settings, and nothing reads the org's",
+                    "?clusterId= of one of GET /api/v1/clusters",
+                )
             row = ctx.repo.cluster_settings(lock=True)
             current = row.audit.version if row is not None else 0
         else:

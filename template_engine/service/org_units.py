@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 from template_engine.cluster.settings import ClusterSettings
 from template_engine.errors import Problem
 from template_engine.loader.policies import org_policy_problems
+from template_engine.loader.tree import reference_problems
 from template_engine.scopes import DEPARTMENT_LEVEL, PROJECT_LEVEL, ScopeLevel
 from template_engine.service.auth import require
 from template_engine.service.composer import audit_fields
@@ -286,7 +287,8 @@ def cluster_parent(ctx: Ctx, body: Any) -> Placement:
     given = getattr(body, "clusterId", None)
     if not ctx.repo.units(CLUSTERS):
         return Placement("system")
-    known = ", ".join(row.uuid for row in ctx.repo.units(CLUSTERS))
+    rows = ctx.repo.units(CLUSTERS)
+    known = ", ".join(f"{row.uuid} ({row.name})" for row in rows[:5]) + (" ..." if len(rows) > 5 else "")
     if given is None:
         raise field_error(("clusterId",), "a department of an org with clusters needs its clusterId", known)
     row = ctx.repo.cluster_by_uuid(str(given).lower(), lock=True)
@@ -316,6 +318,15 @@ def create_unit(
     if ctx.repo.unit_named(unit.table, body.name) is not None:
         raise _name_taken(unit, body.name)
     runai = body.model_dump(mode="json", exclude_unset=True, exclude={"name", "description", "parentId"})
+    if parent.cluster is not None:  # the cluster row says it: a stored copy could only go stale
+        given_cluster = runai.pop("clusterId", None)
+        if given_cluster is not None and str(given_cluster).lower() != parent.cluster.uuid:
+            raise field_error(
+                ("clusterId",),
+                f"the {unit.type} would be in cluster {parent.cluster.name} ({parent.cluster.uuid}), "
+                f"not {given_cluster}",
+                f"{parent.cluster.uuid}, or no clusterId",
+            )
     unit_id = ctx.repo.add_unit(unit.table, body.name, body.description, ctx.subject, runai, parent.id)
     place = ctx.placement(unit.type, unit_id)
     assert place.own is not None
@@ -403,8 +414,11 @@ def _unloadable(stored: StoredOrg) -> set[str]:
     whole org (:func:`~template_engine.loader.policies.org_policy_problems`: one scope of a branch rules a
     field, imposed assets are data sources), as ``load_org`` runs them on a folder."""
     org = stored.org
-    policies = org_policy_problems(org.policies, org.departments, org.assets, set())
-    return set(org.broken) | set(policies)
+    clusters = {name: entry.departments for name, entry in org.clusters.items()}
+    policies = org_policy_problems(org.policies, org.departments, org.assets, set(), clusters)
+    # a template naming an asset its scope may no longer use (a department moved to another cluster)
+    used = {p.location.file for p in reference_problems(org) if p.location is not None}
+    return set(org.broken) | set(policies) | used
 
 
 def _refuse_breaking(ctx: Ctx, before: StoredOrg | None, what: str) -> None:

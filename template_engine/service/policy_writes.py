@@ -40,7 +40,7 @@ from template_engine.service.policy_api import (
     request_form,
 )
 from template_engine.service.policy_reset import reset_policy, reset_targets
-from template_engine.service.storage.repository import DefaultsRow, PolicyRow
+from template_engine.service.storage.repository import DefaultsRow, PolicyRow, scope_columns
 
 
 def read_only(raw: Mapping[str, Any]) -> list[Problem]:
@@ -128,20 +128,17 @@ def _save(ctx: Ctx, place: Placement, held: _Held, document: dict[str, Any], lay
     an empty one is removed, an unchanged one is left as it is (a policy imported from a file keeps its
     text).  Each write names the version read
     (:class:`~template_engine.service.storage.repository.StaleVersion` otherwise)."""
-    department_id = place.department.id if place.type == "department" and place.department else None
-    project_id = place.project.id if place.project else None
+    units = scope_columns(place.type, place.id)  # the unit's column: its rows go with the unit
     repo, subject, policy, defaults = ctx.repo, ctx.subject, held.policy, held.defaults
     kind = held.kind.name
     if document and (policy is None or policy.document != document):
-        repo.put_policy(
-            place.key, document, None, held.policy_at, subject, department_id, project_id, kind=kind
-        )
+        repo.put_policy(place.key, document, None, held.policy_at, subject, kind=kind, **units)
     elif not document and policy is not None:
         repo.delete_policy(place.key, held.policy_at, subject, kind=kind)
     if held.kind is not DISTRIBUTED:
         return
     if layer and (defaults is None or defaults.document != layer):
-        repo.put_defaults(place.key, layer, held.defaults_at, subject, department_id, project_id)
+        repo.put_defaults(place.key, layer, held.defaults_at, subject, **units)
     elif not layer and defaults is not None:
         repo.delete_defaults(place.key, held.defaults_at, subject)
 

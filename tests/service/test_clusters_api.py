@@ -135,3 +135,86 @@ def test_a_cluster_policy_reaches_its_departments_only(client: TestClient) -> No
     assert unknown.status_code == 404
     needs = client.get("/api/v2/policy/distributed", params={"scope": "cluster"})
     assert needs.status_code == 400 and "clusterId" in needs.text
+
+
+# -- what a newcomer's review found (issue 33) --------------------------------------------------------------
+
+
+def test_a_department_does_not_move_away_from_the_assets_its_templates_use(client: TestClient) -> None:
+    main = client.post(C, json={"name": "main"}).json()
+    other = client.post(C, json={"name": "other"}).json()
+    asset = {
+        "meta": {"name": "main-gpu", "scope": "cluster", "clusterId": main["uuid"]},
+        "spec": {"gpuDevicesRequest": 1},
+    }
+    assert client.post("/api/v1/asset/compute", json=asset).status_code == 202
+    research = next(d for d in client.get(D).json()["departments"] if d["name"] == "research")
+    template = {
+        "meta": {"name": "uses-main-gpu", "scopeType": "department", "scopeId": research["id"]},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 1},
+        "assets": {"compute": "main-gpu"},
+    }
+    assert client.post(T, json=template).status_code == 202
+    moved = client.put(f"{D}/{research['id']}", json={"clusterId": other["uuid"], "resources": []})
+    assert moved.status_code == 409, moved.text
+    assert "uses-main-gpu" in moved.text
+    still = next(d for d in client.get(D).json()["departments"] if d["name"] == "research")
+    assert still["clusterId"] == main["uuid"]
+
+
+def test_a_project_s_cluster_id_is_its_department_s(client: TestClient) -> None:
+    main = client.post(C, json={"name": "main"}).json()
+    other = client.post(C, json={"name": "other"}).json()
+    research = next(d for d in client.get(D).json()["departments"] if d["name"] == "research")
+    body = {"name": "stray", "parentId": research["id"], "clusterId": other["uuid"], "resources": []}
+    refused = client.post("/api/v1/org-unit/projects", json=body)
+    assert refused.status_code == 400 and refused.json()["problems"][0]["field"] == "clusterId"
+    assert "main" in refused.text
+    made = client.post("/api/v1/org-unit/projects", json={**body, "clusterId": main["uuid"].upper()})
+    assert made.status_code == 201 and made.json()["clusterId"] == main["uuid"]
+
+
+def test_a_deleted_cluster_takes_its_policy_and_defaults_with_it(client: TestClient, app: Any) -> None:
+    spare = client.post(C, json={"name": "main"}).json() and client.post(C, json={"name": "spare"}).json()
+    policy = {
+        "meta": {"name": "spare", "scope": "cluster", "clusterId": spare["uuid"]},
+        "policy": {
+            "rules": {"worker": {"backoffLimit": {"max": 3}}},
+            "defaults": {"worker": {"backoffLimit": 2}},
+        },
+    }
+    assert client.put("/api/v2/policy/distributed", json=policy).status_code == 200
+    assert client.delete(f"{C}/{spare['uuid']}").status_code == 204
+    with app.state.store.engine.connect() as connection:
+        left = [
+            connection.exec_driver_sql(
+                f"SELECT count(*) FROM {table} WHERE scope_key LIKE 'cluster:%'"
+            ).scalar_one()
+            for table in ("policies", "defaults")
+        ]
+    assert left == [0, 0]
+
+
+def test_the_org_s_own_settings_are_not_written_once_it_has_clusters(client: TestClient) -> None:
+    assert client.put(S, json={"namespacePattern": "org-{project}"}).status_code == 200  # no clusters yet
+    client.post(C, json={"name": "main"})
+    refused = client.put(S, json={"namespacePattern": "x-{project}"})
+    assert refused.status_code == 400 and refused.json()["problems"][0]["field"] == "clusterId"
+
+
+def test_an_org_has_a_bounded_number_of_clusters(client: TestClient, monkeypatch: Any) -> None:
+    from template_engine.service import clusters
+
+    monkeypatch.setattr(clusters, "MAX_CLUSTERS", 2)
+    assert client.post(C, json={"name": "a"}).status_code == 201
+    assert client.post(C, json={"name": "b"}).status_code == 201
+    over = client.post(C, json={"name": "c"})
+    assert over.status_code == 413 and "at most" not in over.text and "2 clusters" in over.text
+    assert [c["name"] for c in client.get(C).json()] == ["a", "b"]
+
+
+def test_a_department_admin_reads_its_own_cluster_s_settings_only(client: TestClient) -> None:
+    main = client.post(C, json={"name": "main"}).json()
+    other = client.post(C, json={"name": "other"}).json()
+    assert client.get(S, params={"clusterId": main["uuid"]}, headers=bearer(RESEARCH)).status_code == 200
+    assert client.get(S, params={"clusterId": other["uuid"]}, headers=bearer(RESEARCH)).status_code == 403

@@ -261,6 +261,14 @@ def test_tokens_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch, a
         ),
         ("tokens:\n  - {subject: a, token: secret-1, role: department-admin}\n", "department"),
         ("tokens:\n  - {subject: a, token: secret-1, role: viewer, project: p}\n", "project"),
+        (
+            "tokens:\n  - {subject: a, token: secret-1, role: cluster-admin}\n",
+            "role cluster-admin needs cluster",
+        ),
+        (
+            "tokens:\n  - {subject: a, token: secret-1, role: department-admin, department: d, cluster: c}\n",
+            "cluster goes with role cluster-admin",
+        ),
         ("tokens:\n  - {subject: a, sha256: nothex, role: viewer}\n", "sha256"),
         (
             "tokens:\n  - {subject: a, token: secret-1, role: viewer}\n"

@@ -71,7 +71,7 @@ def test_comply_to_replica_type_and_workload_type(client: Any, ids: Ids) -> None
 # -- 5. scopes ----------------------------------------------------------------------------------------------
 
 
-def test_tenant_is_the_top_scope_and_cluster_is_refused_clearly(client: Any) -> None:
+def test_tenant_is_the_top_scope_and_a_cluster_scope_needs_its_uuid(client: Any) -> None:
     created = client.post(T, json={"meta": {"name": "tenant-wide", "scopeType": "tenant"}})
     assert created.status_code == 202
     assert (created.json()["meta"]["scopeType"], created.json()["meta"]["scopeId"]) == ("system", "1")
@@ -79,8 +79,8 @@ def test_tenant_is_the_top_scope_and_cluster_is_refused_clearly(client: Any) -> 
     assert client.get(url, params={"templateName": "tenant-wide", "scopeType": "tenant"}).status_code == 409
     assert client.get(url, params={"templateName": "tenant-wide", "scopeType": "system"}).status_code == 409
     cluster = client.get(url, params={"templateName": "x", "scopeType": "cluster"})
-    assert cluster.status_code == 400 and _fields(cluster) == ["scopeType"]
-    assert "no cluster scope" in cluster.json()["details"]
+    assert cluster.status_code == 400 and _fields(cluster) == ["scopeId"]  # issue 33: clusters by UUID
+    assert "a cluster scope needs its id" in cluster.json()["details"]
     count = client.get("/api/v1/workload-templates/count", params={"filterBy": "scopeType==tenant"}).json()
     assert (
         count
