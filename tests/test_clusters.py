@@ -266,3 +266,38 @@ def test_the_cli_names_the_cluster_layer_and_uses_each_cluster_s_settings(tmp_pa
     assert wrong.exit_code != 0
     assert "project 'vision' belongs to cluster 'east', not 'west'" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("settings", "field", "expected"),
+    [
+        (
+            EAST.replace("preemptibleClass: low", "preemptibleClass: lo"),
+            "preemptibleClass",
+            "one of priorityClasses",
+        ),
+        (
+            EAST.replace("- {name: high, value: 90}", "- {name: low, value: 90}"),
+            "priorityClasses",
+            "given twice",
+        ),
+        (
+            EAST.replace("east-{project}", "Ëast-{project}"),
+            "namespacePattern",
+            "lowercase letters, digits and '-'",
+        ),
+    ],
+)
+def test_a_cluster_s_settings_are_refused_at_the_field_that_is_wrong(
+    settings: str, field: str, expected: str
+) -> None:
+    """A cross-field rule of cluster.yaml names its own field and line, not the document (``invalid value
+    dict`` at line 1 before)."""
+    with pytest.raises(InputError) as caught:
+        org_of({**FILES, "clusters/east/cluster.yaml": settings})
+    (problem,) = caught.value.problems
+    assert problem.path == (field,)
+    assert problem.location is not None and problem.location.file == "clusters/east/cluster.yaml"
+    line = next(n for n, text in enumerate(settings.splitlines(), 1) if text.startswith(field))
+    assert problem.location.line == line
+    assert expected in (problem.expected or "")

@@ -23,11 +23,13 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 #: KAI's threshold: a priority class of this value or more is not preemptible (``kai/priority_README.md``).
 NON_PREEMPTIBLE_FROM = 100
 
+#: What a namespace pattern may hold besides ``{project}`` (a DNS-1123 label's characters).
+_NAMESPACE_TEXT = re.compile(r"[a-z0-9-]*")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = Annotated[str, Field(min_length=1, max_length=253)]
 
@@ -73,18 +75,35 @@ class ClusterSettings(BaseModel):
         for name in _PLACEHOLDER.findall(pattern):
             if name != "project":
                 raise ValueError(f"a pattern whose only placeholder is {{project}} (got {{{name}}})")
+        fixed = pattern.replace("{project}", "")
+        if not _NAMESPACE_TEXT.fullmatch(fixed):
+            odd = sorted({c for c in fixed if not _NAMESPACE_TEXT.fullmatch(c)})
+            raise ValueError(
+                "a Kubernetes namespace around {project}: lowercase letters, digits and '-' "
+                f"(got {', '.join(repr(c) for c in odd)})"
+            )
         return pattern
 
-    @model_validator(mode="after")
-    def _classes_known(self) -> ClusterSettings:
-        names = [c.name for c in self.priorityClasses]
-        if len(set(names)) != len(names):
-            raise ValueError("priority class names that are unique")
-        for field in ("preemptibleClass", "nonPreemptibleClass"):
-            chosen = getattr(self, field)
-            if chosen not in names:
-                raise ValueError(f"{field} naming one of priorityClasses {names} (got {chosen!r})")
-        return self
+    @field_validator("priorityClasses")
+    @classmethod
+    def _unique_classes(cls, classes: list[PriorityClass]) -> list[PriorityClass]:
+        names = [c.name for c in classes]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"priority class names that are unique ({', '.join(repeated)} given twice)")
+        return classes
+
+    @field_validator("preemptibleClass", "nonPreemptibleClass")
+    @classmethod
+    def _class_known(cls, chosen: str, info: ValidationInfo) -> str:
+        """Checked at its own field (so a problem names it, at its line), against the classes read above."""
+        classes = info.data.get("priorityClasses")
+        if classes is None:  # the classes themselves are refused: their own problem says why
+            return chosen
+        names = [c.name for c in classes]
+        if chosen not in names:
+            raise ValueError(f"one of priorityClasses {names} (got {chosen!r})")
+        return chosen
 
     def namespace(self, project: str) -> str:
         return self.namespacePattern.replace("{project}", project)
