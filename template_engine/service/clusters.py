@@ -91,9 +91,7 @@ def create_cluster(store: Store, principal: Principal, body: ClusterCreate) -> d
     with store.write(principal) as ctx:
         require(ctx.access.may_manage("cluster"))
         if ctx.repo.unit_named(CLUSTERS, body.name) is not None:
-            raise ApiError(
-                409, problems=[Problem(f"a cluster named {body.name!r} already exists", ("name",))]
-            )
+            raise _name_taken(body.name)
         known = ctx.repo.units(CLUSTERS)
         if len(known) >= MAX_CLUSTERS:
             raise ApiError(
@@ -122,17 +120,18 @@ def adopt_org(repo: Repository, cluster_id: int, subject: str) -> None:
 
 def rename_cluster(
     store: Store, principal: Principal, cluster_uuid: str, body: ClusterUpdate, if_match: str | None
-) -> None:
+) -> int:
+    """Rename a cluster (system admins); its version after (unchanged when the name is the same)."""
     with store.write(principal) as ctx:
         require(ctx.access.may_manage("cluster"))
         row = _cluster(ctx, cluster_uuid, lock=True)
         check_if_match(if_match, row.audit.version)
         other = ctx.repo.unit_named(CLUSTERS, body.name)
         if other is not None and other.id != row.id:
-            raise ApiError(
-                409, problems=[Problem(f"a cluster named {body.name!r} already exists", ("name",))]
-            )
-        ctx.repo.update_unit(CLUSTERS, row.id, row.audit.version, body.name, None, ctx.subject)
+            raise _name_taken(body.name)
+        if body.name == row.name:
+            return row.audit.version
+        return ctx.repo.update_unit(CLUSTERS, row.id, row.audit.version, body.name, None, ctx.subject)
 
 
 def delete_cluster(store: Store, principal: Principal, cluster_uuid: str, if_match: str | None) -> None:

@@ -86,7 +86,9 @@ def test_a_cluster_is_renamed_and_deleted_only_when_empty(client: TestClient) ->
     taken = client.put(f"{C}/{second['uuid']}", json={"name": "main"})
     assert taken.status_code == 409
     renamed = client.put(f"{C}/{second['uuid']}", json={"name": "reserve"})
-    assert renamed.status_code == 204
+    assert renamed.status_code == 204 and renamed.headers["etag"] == '"2"'
+    same = client.put(f"{C}/{second['uuid']}", json={"name": "reserve"}, headers={"If-Match": '"2"'})
+    assert same.status_code == 204 and same.headers["etag"] == '"2"'  # nothing changed: no new version
     got = client.get(f"{C}/{second['uuid']}")
     assert got.json()["name"] == "reserve" and got.headers["etag"] == '"2"'
     in_use = client.delete(f"{C}/{first['uuid']}")

@@ -113,8 +113,7 @@ def update(
     clusterUuid: uuid.UUID, principal: Auth, body: ClusterUpdate, store: StoreDep, if_match: IfMatch = None
 ) -> Response:
     """Rename a cluster (system admins)."""
-    rename_cluster(store, principal, str(clusterUuid), body, if_match)
-    return no_content()
+    return no_content(rename_cluster(store, principal, str(clusterUuid), body, if_match))
 
 
 @clusters.delete("/{clusterUuid}", status_code=204, responses=errors(404, 409, 412))

@@ -213,8 +213,9 @@ def json_response(body: Any, status: int = 200, version: int | None = None) -> J
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def no_content() -> Response:
-    return Response(status_code=204)
+def no_content(version: int | None = None) -> Response:
+    """A 204; with ``version``, its ETag (the version a write made, so that the next write can name it)."""
+    return Response(status_code=204, headers={"ETag": etag(version)} if version is not None else None)
 
 
 # -- the dependencies every route module declares its handlers with -----------------------------------------
