@@ -56,6 +56,7 @@ from template_engine.service.storage.repository import (
     ProjectRow,
     UnitTable,
 )
+from template_engine.service.stored import stored_cluster_unit
 
 #: Run:ai's ``DepartmentFilterSortFields`` and ``ProjectFilterSortFields``.
 DepartmentField = Literal[
@@ -162,20 +163,15 @@ def project_body(place: Placement, namespace: Callable[[str], str]) -> dict[str,
     body.setdefault("enforceRunaiScheduler", True)  # Run:ai's default
     if body["enforceRunaiScheduler"] is None:
         body["enforceRunaiScheduler"] = True
-    own = place.cluster.settings if place.cluster is not None else None
-    body["status"] = project_status(
-        row.runai, _namespace(own, row.name) if own is not None else namespace(row.name)
+    # its cluster's settings, as every composition reads them (validated once per version: the cache)
+    own = (
+        stored_cluster_unit(place.cluster, ())[0].settings.namespace
+        if place.cluster is not None
+        else namespace
     )
+    body["status"] = project_status(row.runai, own(row.name))
     body["effective"] = effective(row.runai, department.runai)
     return body
-
-
-def _namespace(settings: dict[str, Any], project: str) -> str:
-    """A project's namespace by its cluster's stored settings."""
-    try:
-        return ClusterSettings.model_validate(settings).namespace(project)
-    except ValueError:
-        return ClusterSettings().namespace(project)
 
 
 def namespaces(ctx: Ctx) -> Callable[[str], str]:
@@ -285,9 +281,9 @@ def cluster_parent(ctx: Ctx, body: Any) -> Placement:
     ``clusterId`` when it names none of them, or is missing); the top scope in an org without clusters, where
     ``clusterId`` is one of Run:ai's fields, stored as given (docs/decisions.md)."""
     given = getattr(body, "clusterId", None)
-    if not ctx.repo.units(CLUSTERS):
-        return Placement("system")
     rows = ctx.repo.units(CLUSTERS)
+    if not rows:
+        return Placement("system")
     known = ", ".join(f"{row.uuid} ({row.name})" for row in rows[:5]) + (" ..." if len(rows) > 5 else "")
     if given is None:
         raise field_error(("clusterId",), "a department of an org with clusters needs its clusterId", known)

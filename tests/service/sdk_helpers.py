@@ -40,6 +40,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ from fastapi import FastAPI
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 from starlette import testclient
-from waiting import READY_WITHIN, wait_until
+from waiting import LIVE_TIMEOUT, READY_WITHIN, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runai"
 SUBSET = FIXTURES / "runai-openapi-subset.json"
@@ -460,6 +461,39 @@ def serve(app: FastAPI) -> Iterator[LiveServer]:
         live.server.should_exit = True
         live.thread.join(timeout=READY_WITHIN)
         live.sock.close()
+
+
+@dataclass
+class LiveOrg:
+    """A live server on an empty database, the SDK logged in to it, and a plain client for the extensions."""
+
+    server: LiveServer
+    database_url: str
+    sdk: Any
+    http: httpx.Client
+
+
+@contextmanager
+def live_org(folder: Path, client_id: str, secret: str, admin: str) -> Iterator[LiveOrg]:
+    """A new server on an empty SQLite database in ``folder`` (no seed), with an auth file of one system
+    admin token (``admin``) and one application (``client_id``/``secret``) the SDK logs in as; every answer
+    is checked against Run:ai's whole document while it runs."""
+    from template_engine.service.app import create_app
+    from template_engine.service.settings import Settings
+
+    auth = folder / "auth.yaml"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    auth.write_text(
+        'signingKey: "a-signing-key-of-at-least-32-characters"\n'
+        f"tokens:\n  - {{subject: alice, token: {admin}, role: system-admin}}\n"
+        f'applications:\n  - {{clientId: {client_id}, sha256: "{digest}", role: system-admin}}\n'
+    )
+    url = f"sqlite:///{folder / 'org.db'}"
+    with whole_document(), serve(create_app(Settings(database_url=url, auth_file=auth))) as server:
+        sdk = Lazy("runai.runai_client").RunaiClient(login_client(server.url, client_id, secret))
+        headers = {"Authorization": f"Bearer {admin}"}
+        with httpx.Client(base_url=server.url, headers=headers, timeout=LIVE_TIMEOUT) as http:
+            yield LiveOrg(server, url, sdk, http)
 
 
 def parsed(model: str, data: Any) -> Any:

@@ -13,26 +13,26 @@ service's answers, pair by pair, the cluster layer included.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 import yaml
 from click.testing import CliRunner
-from sdk_helpers import Lazy, LiveServer, install, login_client, parsed, serve, whole_document
-from waiting import LIVE_TIMEOUT
+from sdk_helpers import (
+    Lazy,
+    LiveOrg,
+    install,
+    live_org,
+    parsed,
+)
 
 from template_engine import compose, load_org
 from template_engine.cli import main
-from template_engine.service.app import create_app
-from template_engine.service.settings import Settings
 
 if TYPE_CHECKING:
-    from runai.runai_client import RunaiClient
+    pass
 
 install()
 
@@ -44,29 +44,15 @@ ADMIN = "clusters-admin-token"
 T = "/api/v1/workload-templates/distributed"
 
 
-@dataclass
-class Live:
-    server: LiveServer
-    database_url: str
-    sdk: RunaiClient
-    http: httpx.Client
+Live = LiveOrg
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Live]:
-    auth = tmp_path / "auth.yaml"
-    digest = hashlib.sha256(SECRET.encode()).hexdigest()
-    auth.write_text(
-        'signingKey: "a-signing-key-of-at-least-32-characters"\n'
-        f"tokens:\n  - {{subject: alice, token: {ADMIN}, role: system-admin}}\n"
-        f'applications:\n  - {{clientId: {CLIENT_ID}, sha256: "{digest}", role: system-admin}}\n'
-    )
-    url = f"sqlite:///{tmp_path / 'org.db'}"
-    with whole_document(), serve(create_app(Settings(database_url=url, auth_file=auth))) as server:
-        sdk = runai_client.RunaiClient(login_client(server.url, CLIENT_ID, SECRET))
-        headers = {"Authorization": f"Bearer {ADMIN}"}
-        with httpx.Client(base_url=server.url, headers=headers, timeout=LIVE_TIMEOUT) as http:
-            yield Live(server, url, sdk, http)
+    """A new server on an empty SQLite database (no seed) per test; every answer checked against the whole
+    document while it runs (:func:`sdk_helpers.live_org`)."""
+    with live_org(tmp_path, CLIENT_ID, SECRET, ADMIN) as found:
+        yield found
 
 
 SETTINGS = {

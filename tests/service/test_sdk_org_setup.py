@@ -22,7 +22,6 @@ database loaded with the library composing every template exactly as the service
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,21 +35,17 @@ from conftest import CLUSTER
 from sdk_helpers import (
     CONFORMANCE,
     Lazy,
-    LiveServer,
+    LiveOrg,
     install,
-    login_client,
+    live_org,
     parsed,
     runapy,
-    serve,
     whole_document,
     whole_schemas,
 )
-from waiting import LIVE_TIMEOUT
 
 from template_engine import Org, compose, load_org
 from template_engine.cli import main
-from template_engine.service.app import create_app
-from template_engine.service.settings import Settings
 
 if TYPE_CHECKING:
     from runai.runai_client import RunaiClient
@@ -66,33 +61,15 @@ ADMIN = "org-setup-admin-token"
 T = "/api/v1/workload-templates/distributed"
 
 
-@dataclass
-class Live:
-    """A live server on an empty database, the SDK logged in to it, and a plain client for the extensions."""
-
-    server: LiveServer
-    database_url: str
-    sdk: RunaiClient
-    http: httpx.Client
+Live = LiveOrg
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Live]:
     """A new server on an empty SQLite database (no seed) per test; every answer checked against the whole
-    document while it runs."""
-    auth = tmp_path / "auth.yaml"
-    digest = hashlib.sha256(SECRET.encode()).hexdigest()
-    auth.write_text(
-        'signingKey: "a-signing-key-of-at-least-32-characters"\n'
-        f"tokens:\n  - {{subject: alice, token: {ADMIN}, role: system-admin}}\n"
-        f'applications:\n  - {{clientId: {CLIENT_ID}, sha256: "{digest}", role: system-admin}}\n'
-    )
-    url = f"sqlite:///{tmp_path / 'org.db'}"
-    with whole_document(), serve(create_app(Settings(database_url=url, auth_file=auth))) as server:
-        sdk = runai_client.RunaiClient(login_client(server.url, CLIENT_ID, SECRET))
-        headers = {"Authorization": f"Bearer {ADMIN}"}
-        with httpx.Client(base_url=server.url, headers=headers, timeout=LIVE_TIMEOUT) as http:
-            yield Live(server, url, sdk, http)
+    document while it runs (:func:`sdk_helpers.live_org`)."""
+    with live_org(tmp_path, CLIENT_ID, SECRET, ADMIN) as found:
+        yield found
 
 
 def _conforms(schema: str, body: Any) -> Any:

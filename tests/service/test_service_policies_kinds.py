@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import TEMPLATES, Ids, MakeApp, open_client
+from schema_steps import downgrade
 
 from template_engine.kinds import DISTRIBUTED, KIND_BY_NAME, KINDS, TEMPLATE_KINDS, WorkloadKind
 
@@ -388,13 +389,10 @@ def test_each_kind_s_policy_round_trips_through_export_and_import(
 def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -> None:
     """A database at revision 0005 (before issue 32: no ``kind_policies``) upgraded to the head keeps every
     policy and defaults row as it was, and has the table of the other kinds' policies, empty."""
-    from alembic.config import Config
-    from alembic.runtime.environment import EnvironmentContext
     from sqlalchemy import inspect
 
     from template_engine.service.importer import import_folder
-    from template_engine.service.storage import database
-    from template_engine.service.storage.database import create_db_engine, ensure_schema, transaction, upgrade
+    from template_engine.service.storage.database import create_db_engine, ensure_schema, upgrade
     from template_engine.service.storage.repository import Repository
 
     engine = create_db_engine(sqlite_url)
@@ -403,18 +401,7 @@ def test_db_upgrade_from_revision_0005_keeps_every_policy_row(sqlite_url: str) -
     with engine.connect() as connection:  # the rows as the head reads them
         before = (Repository(connection).all_policies(), Repository(connection).all_defaults())
     assert len(before[0]) == 3 and before[1]
-    scripts = database._scripts()
-
-    def down(current: Any, _context: Any) -> Any:
-        return scripts._downgrade_revs("0005", current)
-
-    with (
-        transaction(engine, write=True, org=False, schema=True) as connection,
-        EnvironmentContext(Config(), scripts, fn=down, destination_rev="0005") as environment,
-    ):
-        environment.configure(connection=connection)
-        with environment.begin_transaction():
-            environment.run_migrations()
+    downgrade(engine, "0005")
     with engine.connect() as connection:
         assert not inspect(connection).has_table("kind_policies")
         assert connection.exec_driver_sql("SELECT count(*) FROM policies").scalar_one() == 3

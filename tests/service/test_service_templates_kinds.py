@@ -18,6 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import TEMPLATES, VISION, Ids, MakeApp, bearer, open_client
+from schema_steps import downgrade
 from sdk_helpers import CONFORMANCE, Lazy, LiveServer, bearer_client, install, parsed, serve
 from sqlalchemy import inspect
 
@@ -321,24 +322,8 @@ def test_preview_and_explain_of_a_workspace(client: Any, ids: Ids) -> None:
 def _downgrade_to_0005(url: str) -> None:
     """The database as revision 0005 left it, its rows kept: the later revisions' own downgrades to 0006, then
     what revision 0006 added dropped (SQLite's ``DROP COLUMN``), and the revision set back."""
-    from alembic.config import Config
-    from alembic.runtime.environment import EnvironmentContext
-
-    from template_engine.service.storage import database
-
     engine = create_db_engine(url)
-    scripts = database._scripts()
-
-    def down(current: Any, _context: Any) -> Any:
-        return scripts._downgrade_revs("0006", current)
-
-    with (
-        transaction(engine, write=True, org=False, schema=True) as connection,
-        EnvironmentContext(Config(), scripts, fn=down, destination_rev="0006") as environment,
-    ):
-        environment.configure(connection=connection)
-        with environment.begin_transaction():
-            environment.run_migrations()
+    downgrade(engine, "0006")
     with engine.begin() as connection:
         for statement in (
             "DROP TABLE kind_policies",

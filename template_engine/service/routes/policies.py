@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, Response
 
 from template_engine.kinds import KINDS, WorkloadKind
@@ -57,11 +57,6 @@ from template_engine.service.schemas import (
     PolicyScopeType,
 )
 
-
-def _text(value: uuid.UUID | None) -> str | None:
-    return str(value) if value is not None else None
-
-
 router = APIRouter(prefix="/api/v2/policy", tags=["Policy"], route_class=JsonRoute)
 
 ScopeQuery = Annotated[PolicyScopeType, Query(description="tenant, cluster, department or project.")]
@@ -72,7 +67,37 @@ ProjectQuery = Annotated[
     str | None, Query(pattern=ID_PATTERN, description="The project, with scope=project.")
 ]
 ClusterQuery = Annotated[uuid.UUID | None, Query(description="The cluster, with scope=cluster.")]
+
+
+def _scope_query(
+    scope: ScopeQuery,
+    departmentId: DepartmentQuery = None,
+    projectId: ProjectQuery = None,
+    clusterId: ClusterQuery = None,
+) -> tuple[str, dict[str, Any]]:
+    """The scope a policy's query names, and the id field of each level (``policy_scope`` reads them)."""
+    cluster = str(clusterId) if clusterId is not None else None
+    return scope, {"clusterId": cluster, "departmentId": departmentId, "projectId": projectId}
+
+
+#: The scope of a policy's ``GET`` and ``DELETE``: Run:ai's ``scope`` and its level's id field.
+ScopeIds = Annotated[tuple[str, dict[str, Any]], Depends(_scope_query)]
 ApproveQuery = Annotated[bool | None, Query(description="Not used: no cluster approves a policy here.")]
+
+
+def _delete_query(
+    scope: ScopeQuery,
+    departmentId: DepartmentQuery = None,
+    projectId: ProjectQuery = None,
+    clusterId: ClusterQuery = None,
+    approveClusterDeletion: ApproveQuery = None,
+) -> tuple[str, dict[str, Any]]:
+    """A ``DELETE``'s scope, its parameters in Run:ai's order (``approveClusterDeletion`` is read, and not
+    used)."""
+    return _scope_query(scope, departmentId, projectId, clusterId)
+
+
+DeleteIds = Annotated[tuple[str, dict[str, Any]], Depends(_delete_query)]
 ValidateOnly = Annotated[
     bool | None,
     Query(
@@ -108,17 +133,9 @@ def _add_routes(kind: WorkloadKind) -> None:
     texts = texts_of(kind)
     overwrite_model, change_model = body_models(kind)
 
-    def get_policy(
-        scope: ScopeQuery,
-        principal: Auth,
-        store: StoreDep,
-        departmentId: DepartmentQuery = None,
-        projectId: ProjectQuery = None,
-        clusterId: ClusterQuery = None,
-    ) -> JSONResponse:
+    def get_policy(at: ScopeIds, principal: Auth, store: StoreDep) -> JSONResponse:
         with store.read(principal) as ctx:
-            ids = {"clusterId": _text(clusterId), "departmentId": departmentId, "projectId": projectId}
-            body, version = read_policy(ctx, scope, ids, kind)
+            body, version = read_policy(ctx, *at, kind)
         return json_response(body, version=version)
 
     def overwrite_policy(
@@ -141,19 +158,9 @@ def _add_routes(kind: WorkloadKind) -> None:
     ) -> JSONResponse:
         return _write(store, principal, raw, validateOnly, changing(raw, change_model, kind), if_match, kind)
 
-    def delete_policy(
-        scope: ScopeQuery,
-        principal: Auth,
-        store: StoreDep,
-        departmentId: DepartmentQuery = None,
-        projectId: ProjectQuery = None,
-        clusterId: ClusterQuery = None,
-        approveClusterDeletion: ApproveQuery = None,
-        if_match: IfMatch = None,
-    ) -> Response:
+    def delete_policy(at: DeleteIds, principal: Auth, store: StoreDep, if_match: IfMatch = None) -> Response:
         with store.write(principal) as ctx:
-            ids = {"clusterId": _text(clusterId), "departmentId": departmentId, "projectId": projectId}
-            remove_policy(ctx, scope, ids, kind, if_match)
+            remove_policy(ctx, *at, kind, if_match)
         return no_content()
 
     routes: list[tuple[str, Callable[..., Any], str, str, dict[str, Any]]] = [
@@ -223,5 +230,6 @@ def list_policies(
     then each kind of :data:`~template_engine.kinds.KINDS`, each by scope, filtered by ``workloadType``,
     ``scope``, ``clusterId``, ``departmentId`` (the unit's and those below it) and ``projectId``."""
     with store.read(principal) as ctx:
-        found = listed_policies(ctx, workloadType, scope, departmentId, projectId, _text(clusterId))
+        cluster = str(clusterId) if clusterId is not None else None
+        found = listed_policies(ctx, workloadType, scope, departmentId, projectId, cluster)
     return json_response({"policies": found})
